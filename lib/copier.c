@@ -1,0 +1,274 @@
+/* The copier: moves published ranges from source blocks into sink blocks.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One pass visits every writer, copies [copy_off, published) of its oldest
+ * block with one memcpy when it fits the current sink block (record by
+ * record at a sink block's end, so records never straddle), follows sealed
+ * blocks, and returns each consumed source block at once.  The sink block is
+ * published once per pass.  Per writer the order is FIFO; nothing is copied
+ * twice because copy_off only moves forward.
+ */
+#include "tbq-private.h"
+
+void
+tbq_copier_publish_sink (TbqQueue * q)
+{
+  uint32_t off = (uint32_t) (q->spos - q->sink_cur->data);
+
+  if (off == q->spub_off)
+    return;
+  q->spub_off = off;
+  /* Release: the copied bytes before the offset that covers them. */
+  atomic_store_explicit (&q->sink_cur->published, off, memory_order_release);
+  tbq_event_notify (&q->read_ev);
+}
+
+static bool
+sink_space_ready (void *arg)
+{
+  TbqQueue *q = arg;
+
+  return tbq_pool_can_take (q->sink_pool)
+      || atomic_load_explicit (&q->copier_stop, memory_order_relaxed);
+}
+
+/* Seal the current sink block and continue in a fresh one. */
+static TbqStatus
+copier_next_sink (TbqQueue * q)
+{
+  TbqBlock *nb = tbq_pool_take (q->sink_pool);
+  TbqBlock *old = q->sink_cur;
+
+  if (nb == NULL) {
+    tbq_copier_publish_sink (q);
+    tbq_count (&q->sink_pressure_waits, 1);
+    for (;;) {
+      TbqStatus st = tbq_wait (q, &q->sink_pool->ev, false, 0, sink_space_ready, q,
+          -1);
+
+      if (st != TBQ_OK)
+        return st;
+      if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
+        return TBQ_INTERRUPTED;
+      nb = tbq_pool_take (q->sink_pool);
+      if (nb != NULL)
+        break;
+    }
+  }
+  atomic_store_explicit (&nb->published, 0, memory_order_relaxed);
+  atomic_store_explicit (&nb->next, NULL, memory_order_relaxed);
+  /* One reference for the copier (until sealed), one for the reader. */
+  atomic_store_explicit (&nb->refs, 2, memory_order_relaxed);
+  /* Final length of the old block (release: its bytes before it). */
+  atomic_store_explicit (&old->published, (uint32_t) (q->spos - old->data),
+      memory_order_release);
+  /* Release: final `published` and nb's fields before the link (seal). */
+  atomic_store_explicit (&old->next, nb, memory_order_release);
+  q->sink_cur = nb;
+  q->spos = nb->data;
+  q->send = nb->data + nb->capacity;
+  q->spub_off = 0;
+  tbq_block_unref (old);
+  tbq_event_notify (&q->read_ev);
+  return TBQ_OK;
+}
+
+/* Copy src[*off, end) into the sink layer. Updates *off as it goes. */
+static TbqStatus
+copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
+    uint32_t end)
+{
+  while (*off < end) {
+    size_t n = end - *off;
+    size_t room = (size_t) (q->send - q->spos);
+    size_t fit = 0;
+    TbqStatus st;
+
+    if (n <= room) {
+      memcpy (q->spos, src + *off, n);
+      q->spos += n;
+      *off = end;
+      break;
+    }
+    while (*off + fit < end) {
+      size_t span = TBQ_RECORD_SPAN (tbq_record_at (src + *off + fit)->size);
+
+      if (fit + span > room)
+        break;
+      fit += span;
+    }
+    if (fit > 0) {
+      memcpy (q->spos, src + *off, fit);
+      q->spos += fit;
+      *off += (uint32_t) fit;
+    }
+    st = copier_next_sink (q);
+    if (st != TBQ_OK)
+      return st;
+  }
+  return TBQ_OK;
+}
+
+/* Move what writer `w` published.  *moved is set when bytes moved. */
+static TbqStatus
+copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
+{
+  for (;;) {
+    TbqBlock *b = w->copy_blk;
+    /* Acquire: pairs with the writer's release store of `published`. */
+    uint32_t pub = atomic_load_explicit (&b->published, memory_order_acquire);
+    TbqBlock *next;
+
+    if (w->copy_off < pub) {
+      uint32_t from = w->copy_off;
+      TbqStatus st = copier_copy_range (q, b->data, &w->copy_off, pub);
+
+      /* Release: tbq_writer_sync() may read the sink layer after this. */
+      atomic_store_explicit (&w->copied_bytes,
+          atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
+          + (w->copy_off - from), memory_order_release);
+      tbq_count (&q->bytes_copied, w->copy_off - from);
+      *moved = true;
+      if (st != TBQ_OK)
+        return st;
+    }
+    /* Acquire: a non-NULL link makes the final `published` visible. */
+    next = atomic_load_explicit (&b->next, memory_order_acquire);
+    if (next == NULL)
+      return TBQ_OK;
+    if (w->copy_off < atomic_load_explicit (&b->published,
+            memory_order_relaxed))
+      continue;
+    w->copy_blk = next;
+    w->copy_off = 0;
+    tbq_pool_put_or_release (&w->pool, b);
+    tbq_event_notify (&w->pool.ev);
+  }
+}
+
+/* A closed writer whose records have all moved: free it. */
+static void
+copier_retire_writer (TbqQueue * q, TbqWriter * w)
+{
+  if (w->copy_blk != w->cur || w->copy_off !=
+      atomic_load_explicit (&w->cur->published, memory_order_acquire))
+    return;
+  pthread_mutex_lock (&q->lock);
+  atomic_store_explicit (&q->writers[w->slot], NULL, memory_order_relaxed);
+  tbq_writer_destroy (w);
+  pthread_mutex_unlock (&q->lock);
+}
+
+static TbqStatus
+copier_pass (TbqQueue * q, bool *moved)
+{
+  uint32_t i;
+
+  *moved = false;
+  for (i = 0; i < q->cfg.max_writers; i++) {
+    /* Acquire: pairs with the registration's release store. */
+    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+    TbqStatus st;
+    bool closed;
+
+    if (w == NULL)
+      continue;
+    /* Read `closed` before draining: the last publish precedes it. */
+    closed = atomic_load_explicit (&w->closed, memory_order_acquire);
+    st = copier_drain_writer (q, w, moved);
+    if (st != TBQ_OK) {
+      tbq_copier_publish_sink (q);
+      return st;
+    }
+    if (closed)
+      copier_retire_writer (q, w);
+  }
+  if (*moved) {
+    tbq_count (&q->copier_passes, 1);
+    tbq_copier_publish_sink (q);
+  }
+  return TBQ_OK;
+}
+
+static bool
+copier_work_ready (void *arg)
+{
+  TbqQueue *q = arg;
+  uint32_t i;
+
+  if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
+    return true;
+  for (i = 0; i < q->cfg.max_writers; i++) {
+    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+
+    if (w == NULL)
+      continue;
+    if (atomic_load_explicit (&w->copy_blk->published, memory_order_relaxed)
+        != w->copy_off
+        || atomic_load_explicit (&w->copy_blk->next, memory_order_relaxed)
+        != NULL || atomic_load_explicit (&w->closed, memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+TbqStatus
+tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
+{
+  TbqStatus st;
+  bool moved;
+  int64_t deadline;
+
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  if (atomic_exchange_explicit (&q->copier_busy, 1, memory_order_acquire))
+    return TBQ_BUSY;
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
+    st = TBQ_INTERRUPTED;
+    goto out;
+  }
+  st = copier_pass (q, &moved);
+  if (st != TBQ_OK || moved)
+    goto out;
+
+  /* Idle: give surplus sink blocks back, then wait for work. */
+  tbq_pool_trim (q->sink_pool);
+  deadline = tbq_deadline (timeout_ns);
+  if (atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
+    /* Lazy writers never wake us on publish: bound the pickup delay. */
+    int64_t pickup = tbq_deadline (q->cfg.pickup_interval_ns);
+
+    if (deadline < 0 || pickup < deadline)
+      deadline = pickup;
+  }
+  /* Asymmetric barrier: writers notify with a compiler barrier only. */
+  st = tbq_wait (q, &q->data_ev, q->asym, q->cfg.spin_iterations,
+      copier_work_ready, q, deadline);
+  if (st == TBQ_OK) {
+    tbq_count (&q->copier_wakeups, 1);
+    st = copier_pass (q, &moved);
+  } else if (st == TBQ_TIMEOUT) {
+    /* A lazy writer's records are picked up at the interval. */
+    st = copier_pass (q, &moved);
+    if (st == TBQ_OK && !moved && timeout_ns >= 0)
+      st = TBQ_TIMEOUT;
+  }
+out:
+  atomic_store_explicit (&q->copier_busy, 0, memory_order_release);
+  return st;
+}
+
+TbqStatus
+tbq_copier_run (TbqQueue * q)
+{
+  TbqStatus st = TBQ_OK;
+
+  while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
+    st = tbq_copier_step (q, -1);
+    if (st == TBQ_INTERRUPTED || st == TBQ_BUSY || st == TBQ_INVALID_ARGUMENT)
+      break;
+  }
+  return st;
+}

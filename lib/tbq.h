@@ -1,0 +1,343 @@
+/* libtbq — a two-layer producer/consumer record queue.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A *writer* (one per producer thread) appends records to a small *source
+ * pool* whose few blocks stay in the producer's cache.  A *copier* moves
+ * published ranges, in batches, into a large *sink pool* that holds the
+ * backlog, and returns each source block as soon as it is consumed.  A
+ * *reader* takes sink blocks in FIFO order and iterates their records.
+ *
+ *   writer ──► source pool ──► copier ──► sink pool ──► reader
+ *
+ * Records are 8-byte aligned, carry a 32-bit length and a 16-bit type tag,
+ * and never straddle blocks.  Every record offered to a writer is either
+ * delivered by the reader exactly once, in order, or counted as dropped (or
+ * discarded by tbq_queue_discard()).
+ *
+ * Threading contract:
+ *   - a TbqWriter is used by one thread at a time;
+ *   - the copier runs in one thread (tbq_queue_start() or tbq_copier_run());
+ *   - a TbqReader is used by one thread at a time;
+ *   - tbq_block_ref()/tbq_block_unref(), tbq_queue_interrupt(),
+ *     tbq_queue_get_stats() and tbq_reader_wake() may be called from any
+ *     thread.
+ */
+#ifndef TBQ_H
+#define TBQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TBQ_VERSION_MAJOR 0
+#define TBQ_VERSION_MINOR 1
+
+/* Bytes at the start of every block taken by its header. */
+#define TBQ_BLOCK_HEADER_SIZE 64u
+/* Bytes before each record's payload (length + type tag). */
+#define TBQ_RECORD_HEADER_SIZE 8u
+/* Records start on this boundary. */
+#define TBQ_RECORD_ALIGN 8u
+
+/* Bytes a record of `payload` bytes occupies in a block. */
+#define TBQ_RECORD_SPAN(payload) \
+  (TBQ_RECORD_HEADER_SIZE + (((size_t) (payload) + TBQ_RECORD_ALIGN - 1) & ~(size_t) (TBQ_RECORD_ALIGN - 1)))
+
+typedef enum
+{
+  TBQ_OK = 0,
+  TBQ_NO_SPACE,                 /* session: the current block is full (not an error) */
+  TBQ_DROPPED,                  /* DROP backpressure: no free source block, record dropped */
+  TBQ_TIMEOUT,                  /* a wait ran out of time (BLOCK backpressure: record dropped) */
+  TBQ_INTERRUPTED,              /* a wait was interrupted by tbq_queue_interrupt() */
+  TBQ_EMPTY,                    /* reader: no record available yet */
+  TBQ_TOO_LARGE,                /* record larger than a source block can hold */
+  TBQ_INVALID_CONFIG,           /* configuration refused by validation */
+  TBQ_INVALID_ARGUMENT,         /* NULL or out-of-range argument */
+  TBQ_NO_MEMORY,                /* allocation failed */
+  TBQ_BUSY,                     /* resource already in use (second reader, copier running) */
+  TBQ_LIMIT,                    /* too many writers */
+} TbqStatus;
+
+const char *tbq_status_to_string (TbqStatus status);
+
+typedef enum
+{
+  TBQ_BACKPRESSURE_BLOCK = 0,   /* wait for a free source block, up to block_timeout_ns */
+  TBQ_BACKPRESSURE_DROP = 1,    /* fail at once with TBQ_DROPPED */
+} TbqBackpressure;
+
+typedef enum
+{
+  TBQ_PUBLISH_EVERY_RECORD = 0, /* each commit is visible at once (lowest latency) */
+  TBQ_PUBLISH_EVERY_N = 1,      /* publish after every `publish_every` records */
+  TBQ_PUBLISH_AT_HANDOFF = 2,   /* publish only when a block is handed off or on flush */
+} TbqPublishPolicy;
+
+typedef enum
+{
+  /* Wake a sleeping copier on every publish (one futex wake when it sleeps). */
+  TBQ_WAKE_IMMEDIATE = 0,
+  /* Never make a system call on publish: the copier polls the writers'
+   * current blocks at least every `pickup_interval_ns` while any lazy writer
+   * is open.  Block hand-off and flush still wake it. */
+  TBQ_WAKE_LAZY = 1,
+} TbqWakePolicy;
+
+typedef struct
+{
+  size_t block_size;            /* bytes per block, header included; multiple of 64 */
+  size_t min_blocks;            /* allocated and pre-faulted up front */
+  size_t max_blocks;            /* growth limit; at least 2 */
+  size_t max_idle_blocks;       /* idle blocks kept above min_blocks; the rest is released */
+} TbqPoolConfig;
+
+typedef struct
+{
+  TbqPoolConfig source;         /* one source pool per writer */
+  TbqPoolConfig sink;           /* one sink pool per queue */
+  TbqBackpressure backpressure;
+  int64_t block_timeout_ns;     /* BLOCK: longest wait for a source block; < 0 = forever */
+  TbqPublishPolicy publish;
+  uint32_t publish_every;       /* N for TBQ_PUBLISH_EVERY_N */
+  TbqWakePolicy wake;
+  int64_t pickup_interval_ns;   /* TBQ_WAKE_LAZY: longest copier sleep (default 1 ms) */
+  uint32_t spin_iterations;     /* busy-wait rounds before sleeping in the copier and reader */
+  uint32_t max_writers;         /* writers open at once */
+} TbqConfig;
+
+/* Fill `cfg` with the defaults: source 4 x 4 KiB (16 KiB), sink 64 KiB blocks,
+ * 4 pre-allocated, up to 4096 (256 MiB), 16 idle kept; BLOCK forever; publish
+ * every record; immediate wake; 1 ms pickup interval. */
+void tbq_config_init (TbqConfig * cfg);
+
+/* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg`. */
+TbqStatus tbq_config_validate (const TbqConfig * cfg, char *msg, size_t msg_size);
+
+typedef struct TbqQueue TbqQueue;
+typedef struct TbqWriter TbqWriter;
+typedef struct TbqReader TbqReader;
+typedef struct TbqBlock TbqBlock;
+
+/* Called for each record a queue discards (tbq_queue_discard(), tbq_queue_free()),
+ * so records that own resources (pointers) can release them. */
+typedef void (*TbqReleaseFunc) (uint16_t type, const void *data, uint32_t size, void *user_data);
+
+/* ---- queue ------------------------------------------------------------- */
+
+/* Validates `cfg` (reason in `msg` if not NULL), allocates and pre-faults the
+ * sink pool.  Does not start the copier. */
+TbqStatus tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg, size_t msg_size);
+
+/* Stops the copier thread if running, discards every queued record (calling
+ * `release` for each, may be NULL), frees every writer, the reader and the
+ * pools.  No other thread may use the queue. */
+void tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data);
+
+const TbqConfig *tbq_queue_get_config (const TbqQueue * q);
+
+/* Largest payload one record can carry. */
+uint32_t tbq_queue_max_record_size (const TbqQueue * q);
+
+/* Run the copier on a thread of the library's own. */
+TbqStatus tbq_queue_start (TbqQueue * q);
+/* Stop that thread (waits for it); records stay queued. */
+void tbq_queue_stop (TbqQueue * q);
+
+/* Make every current and future wait (writer, copier, reader) return
+ * TBQ_INTERRUPTED until tbq_queue_resume().  Any thread. */
+void tbq_queue_interrupt (TbqQueue * q);
+void tbq_queue_resume (TbqQueue * q);
+int tbq_queue_is_interrupted (const TbqQueue * q);
+
+/* Drop every queued record — in the writers' source blocks, in flight and in
+ * the sink layer — calling `release` for each, oldest first per layer.  The
+ * caller guarantees that no writer, copier or reader call runs meanwhile
+ * (stop or interrupt-and-join them first).  Writers and reader stay usable. */
+void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data);
+
+/* ---- copier ------------------------------------------------------------ */
+
+/* One copier pass: move everything published into the sink layer.  If there
+ * was nothing to move, wait for work up to `timeout_ns` (< 0: no limit).
+ * TBQ_OK when records moved or work may be pending, TBQ_TIMEOUT,
+ * TBQ_INTERRUPTED. For running the copier inside a host framework's task. */
+TbqStatus tbq_copier_step (TbqQueue * q, int64_t timeout_ns);
+
+/* Loop tbq_copier_step() until interrupted or tbq_queue_stop(). */
+TbqStatus tbq_copier_run (TbqQueue * q);
+
+/* ---- writer ------------------------------------------------------------ */
+
+/* Open a writer with its own source pool (pre-faulted). Any thread. */
+TbqStatus tbq_writer_new (TbqQueue * q, TbqWriter ** out);
+
+/* Publish what was written and hand the writer to the copier, which frees it
+ * once its records are moved (or tbq_queue_free() does).  `w` is invalid after. */
+void tbq_writer_close (TbqWriter * w);
+
+/* Per-writer overrides (writer thread only). */
+void tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode, int64_t timeout_ns);
+void tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every);
+
+/* Copy one record. TBQ_OK, TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT,
+ * TBQ_INTERRUPTED; anything but TBQ_OK leaves nothing queued. */
+TbqStatus tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size);
+
+/* Reserve room for one record of `size` bytes and return where to build it;
+ * it is queued by tbq_writer_commit().  Same statuses as write. */
+TbqStatus tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data);
+void tbq_writer_commit (TbqWriter * w);
+/* Give up the reserved record. */
+void tbq_writer_cancel (TbqWriter * w);
+
+/* Publish everything written so far and wake the copier if it sleeps. */
+void tbq_writer_flush (TbqWriter * w);
+
+/* Flush, then wait until the copier has moved everything this writer
+ * published into the sink layer (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED). */
+TbqStatus tbq_writer_sync (TbqWriter * w, int64_t timeout_ns);
+
+/* ---- write session: many records into the current block, nothing shared
+ * touched per record.  Records are published once, by tbq_session_end() or
+ * tbq_session_next_block().  The writer may not be used otherwise while a
+ * session is open. */
+typedef struct
+{
+  unsigned char *pos;           /* where the next record header goes */
+  unsigned char *end;           /* end of the current block's data area */
+  TbqWriter *writer;
+  uint64_t records;             /* records written in this session so far */
+} TbqSession;
+
+typedef struct
+{
+  uint32_t size;
+  uint16_t type;
+  uint16_t reserved;
+} TbqRecordHeader;
+
+void tbq_session_begin (TbqWriter * w, TbqSession * s);
+
+/* Reserve a record in the current block: a pointer to its payload, or NULL
+ * when the block has no room (then call tbq_session_next_block()). */
+static inline void *
+tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
+{
+  size_t span = TBQ_RECORD_SPAN (size);
+  TbqRecordHeader h;
+
+  if (span > (size_t) (s->end - s->pos))
+    return NULL;
+  h.size = size;
+  h.type = type;
+  h.reserved = 0;
+  memcpy (s->pos, &h, sizeof h);
+  s->pos += span;
+  s->records++;
+  return s->pos - span + TBQ_RECORD_HEADER_SIZE;
+}
+
+/* Copy a record into the current block: TBQ_OK, or TBQ_NO_SPACE at block end. */
+static inline TbqStatus
+tbq_session_write (TbqSession * s, uint16_t type, const void *data, uint32_t size)
+{
+  void *p = tbq_session_reserve (s, type, size);
+
+  if (p == NULL)
+    return TBQ_NO_SPACE;
+  memcpy (p, data, size);
+  return TBQ_OK;
+}
+
+/* Publish the session's records, hand the block off and continue in a fresh
+ * block (waits or drops per backpressure: TBQ_OK, TBQ_DROPPED, TBQ_TIMEOUT,
+ * TBQ_INTERRUPTED; the session stays open in every case). */
+TbqStatus tbq_session_next_block (TbqSession * s);
+
+/* Publish the session's records and close it. */
+void tbq_session_end (TbqSession * s);
+
+/* ---- reader ------------------------------------------------------------ */
+
+typedef struct
+{
+  const void *data;             /* valid until the next tbq_reader_next(), or
+                                 * while a reference to `block` is held */
+  uint32_t size;
+  uint16_t type;
+  TbqBlock *block;              /* sink block holding the bytes */
+} TbqRecord;
+
+/* The queue's single reader. TBQ_BUSY if one is open. */
+TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
+void tbq_reader_free (TbqReader * r);
+
+/* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits. */
+TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
+
+/* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
+ * TBQ_INTERRUPTED. Returns at once when a record is ready. */
+TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
+
+/* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
+void tbq_reader_wake (TbqReader * r);
+
+/* Zero-copy: keep a record's bytes after moving on.  The block returns to the
+ * sink pool when its last reference is released. Any thread. */
+void tbq_block_ref (TbqBlock * b);
+void tbq_block_unref (TbqBlock * b);
+
+/* ---- callback consumer: a thread of the library's own that calls `cb` for
+ * every record (the record's bytes are valid during the call only). */
+typedef void (*TbqConsumeFunc) (const TbqRecord * rec, void *user_data);
+
+TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb, void *user_data);
+/* Deliver what is queued up to now, then stop the thread. */
+void tbq_consumer_stop (TbqReader * r);
+
+/* ---- statistics -------------------------------------------------------- */
+
+typedef struct
+{
+  uint64_t block_size;
+  uint64_t blocks_total;        /* allocated now */
+  uint64_t blocks_in_use;       /* allocated and not idle */
+  uint64_t blocks_peak;         /* highest blocks_in_use seen */
+  uint64_t blocks_idle;         /* on the free list */
+  uint64_t allocations;         /* blocks allocated since creation */
+  uint64_t releases;            /* blocks given back to the system */
+} TbqPoolStats;
+
+typedef struct
+{
+  uint64_t records_in;          /* accepted by writers */
+  uint64_t records_out;         /* taken by the reader */
+  uint64_t records_dropped;     /* refused: backpressure, timeout, interrupt, too large */
+  uint64_t records_discarded;   /* removed by tbq_queue_discard()/free */
+  uint64_t bytes_in;            /* payload bytes accepted */
+  uint64_t bytes_out;           /* payload bytes taken */
+  uint64_t bytes_copied;        /* block bytes moved by the copier */
+  uint64_t handoffs;            /* source blocks handed to the copier */
+  uint64_t copier_passes;       /* copier passes that moved something */
+  uint64_t copier_wakeups;      /* copier returns from sleep */
+  uint64_t pressure_waits;      /* writer waits for a free source block */
+  uint64_t sink_pressure_waits; /* copier waits for a free sink block */
+  uint32_t writers;             /* writers open */
+  TbqPoolStats source;          /* summed over every writer's source pool */
+  TbqPoolStats sink;
+} TbqStats;
+
+/* A consistent-enough snapshot (counters are read one by one). Any thread. */
+void tbq_queue_get_stats (TbqQueue * q, TbqStats * stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TBQ_H */
