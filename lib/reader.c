@@ -99,6 +99,73 @@ tbq_reader_next (TbqReader * r, TbqRecord * rec)
   return st;
 }
 
+TbqStatus
+tbq_reader_peek (TbqReader * r, TbqRecord * rec)
+{
+  TbqQueue *q = r->q;
+  TbqStatus st = reader_take (q, rec);
+
+  /* Step back over the record; reader_take may have moved to a new block,
+   * which is where the record is. */
+  if (st == TBQ_OK)
+    q->rd_off = (uint32_t) ((const unsigned char *) rec->data
+        - TBQ_RECORD_HEADER_SIZE - rec->block->data);
+  return st;
+}
+
+uint32_t
+tbq_reader_prepare_wait (TbqReader * r)
+{
+  return tbq_event_prepare (&r->q->read_ev, false);
+}
+
+void
+tbq_reader_cancel_wait (TbqReader * r)
+{
+  tbq_event_cancel (&r->q->read_ev);
+}
+
+TbqStatus
+tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
+{
+  TbqQueue *q = r->q;
+  TbqEvent *ev = &q->read_ev;
+  int64_t deadline = tbq_deadline (timeout_ns);
+  uint32_t i;
+
+  /* Registered by tbq_reader_prepare_wait(): every publish bumps `seq`. */
+  for (i = 0; i < q->cfg.spin_iterations; i++) {
+    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key)
+      goto woken;
+    tbq_cpu_relax ();
+  }
+  for (;;) {
+    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key)
+      goto woken;
+    if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
+      tbq_event_cancel (ev);
+      return TBQ_INTERRUPTED;
+    }
+    if (deadline >= 0 && tbq_now_ns () >= deadline) {
+      tbq_event_cancel (ev);
+      return TBQ_TIMEOUT;
+    }
+    /* tbq_event_sleep unregisters; register again for the next round. */
+    tbq_event_sleep (ev, key, deadline);
+    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key) {
+      atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
+      return atomic_load_explicit (&q->interrupted, memory_order_acquire)
+          ? TBQ_INTERRUPTED : TBQ_OK;
+    }
+    tbq_event_prepare (ev, false);
+  }
+woken:
+  tbq_event_cancel (ev);
+  atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
+  return atomic_load_explicit (&q->interrupted, memory_order_acquire)
+      ? TBQ_INTERRUPTED : TBQ_OK;
+}
+
 static bool
 reader_ready (void *arg)
 {

@@ -282,9 +282,25 @@ void tbq_reader_free (TbqReader * r);
 /* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits. */
 TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 
+/* The next record without taking it: TBQ_OK or TBQ_EMPTY.  Like next, it may
+ * release the block of the record returned before. */
+TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
+
 /* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
  * TBQ_INTERRUPTED. Returns at once when a record is ready. */
 TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
+
+/* Split wait, for a host that serialises reader calls with a lock of its own
+ * and must not hold it while sleeping:
+ *   key = tbq_reader_prepare_wait (r);     (under the host lock)
+ *   if (tbq_reader_peek (r, &rec) == TBQ_OK) tbq_reader_cancel_wait (r);
+ *   else { unlock; tbq_reader_sleep (r, key, timeout); lock; }
+ * tbq_reader_sleep does not touch the read position; it returns when the
+ * copier published records after the key was taken, on tbq_reader_wake(),
+ * an interrupt (TBQ_INTERRUPTED) or the timeout (TBQ_TIMEOUT). */
+uint32_t tbq_reader_prepare_wait (TbqReader * r);
+void tbq_reader_cancel_wait (TbqReader * r);
+TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns);
 
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
 void tbq_reader_wake (TbqReader * r);
