@@ -139,26 +139,20 @@ tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
       goto woken;
     tbq_cpu_relax ();
   }
-  for (;;) {
-    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key)
-      goto woken;
-    if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
-      tbq_event_cancel (ev);
-      return TBQ_INTERRUPTED;
-    }
-    if (deadline >= 0 && tbq_now_ns () >= deadline) {
-      tbq_event_cancel (ev);
-      return TBQ_TIMEOUT;
-    }
-    /* tbq_event_sleep unregisters; register again for the next round. */
-    tbq_event_sleep (ev, key, deadline);
-    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key) {
-      atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
-      return atomic_load_explicit (&q->interrupted, memory_order_acquire)
-          ? TBQ_INTERRUPTED : TBQ_OK;
-    }
-    tbq_event_prepare (ev, false);
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
+    tbq_event_cancel (ev);
+    return TBQ_INTERRUPTED;
   }
+  /* Sleeps unless `seq` moved; unregisters.  Any return may be spurious:
+   * the caller re-checks under its lock (it cannot be done here). */
+  tbq_event_sleep (ev, key, deadline);
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire))
+    return TBQ_INTERRUPTED;
+  if (atomic_load_explicit (&ev->seq, memory_order_acquire) == key
+      && deadline >= 0 && tbq_now_ns () >= deadline)
+    return TBQ_TIMEOUT;
+  atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
+  return TBQ_OK;
 woken:
   tbq_event_cancel (ev);
   atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
