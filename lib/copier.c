@@ -22,6 +22,8 @@ tbq_copier_publish_sink (TbqQueue * q)
   q->spub_off = off;
   /* Release: the copied bytes before the offset that covers them. */
   atomic_store_explicit (&q->sink_cur->published, off, memory_order_release);
+  /* Release: a reader that sees the new sequence sees the bytes. */
+  atomic_fetch_add_explicit (&q->sink_seq, 1, memory_order_release);
   tbq_event_notify (&q->read_ev);
 }
 
@@ -71,6 +73,7 @@ copier_next_sink (TbqQueue * q)
   q->send = nb->data + nb->capacity;
   q->spub_off = 0;
   tbq_block_unref (old);
+  atomic_fetch_add_explicit (&q->sink_seq, 1, memory_order_release);
   tbq_event_notify (&q->read_ev);
   return TBQ_OK;
 }

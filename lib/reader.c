@@ -116,48 +116,34 @@ tbq_reader_peek (TbqReader * r, TbqRecord * rec)
 uint32_t
 tbq_reader_prepare_wait (TbqReader * r)
 {
-  return tbq_event_prepare (&r->q->read_ev, false);
+  /* Acquire: pairs with the copier's release increment after publishing. */
+  return atomic_load_explicit (&r->q->sink_seq, memory_order_acquire);
 }
 
-void
-tbq_reader_cancel_wait (TbqReader * r)
+typedef struct
 {
-  tbq_event_cancel (&r->q->read_ev);
+  TbqQueue *q;
+  uint32_t key;
+} SleepArg;
+
+static bool
+reader_seq_moved (void *arg)
+{
+  SleepArg *a = arg;
+
+  return atomic_load_explicit (&a->q->sink_seq, memory_order_acquire) != a->key
+      || atomic_exchange_explicit (&a->q->reader_kick, 0, memory_order_acq_rel);
 }
 
 TbqStatus
 tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
 {
-  TbqQueue *q = r->q;
-  TbqEvent *ev = &q->read_ev;
-  int64_t deadline = tbq_deadline (timeout_ns);
-  uint32_t i;
+  SleepArg a;
 
-  /* Registered by tbq_reader_prepare_wait(): every publish bumps `seq`. */
-  for (i = 0; i < q->cfg.spin_iterations; i++) {
-    if (atomic_load_explicit (&ev->seq, memory_order_acquire) != key)
-      goto woken;
-    tbq_cpu_relax ();
-  }
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
-    tbq_event_cancel (ev);
-    return TBQ_INTERRUPTED;
-  }
-  /* Sleeps unless `seq` moved; unregisters.  Any return may be spurious:
-   * the caller re-checks under its lock (it cannot be done here). */
-  tbq_event_sleep (ev, key, deadline);
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire))
-    return TBQ_INTERRUPTED;
-  if (atomic_load_explicit (&ev->seq, memory_order_acquire) == key
-      && deadline >= 0 && tbq_now_ns () >= deadline)
-    return TBQ_TIMEOUT;
-  atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
-  return TBQ_OK;
-woken:
-  tbq_event_cancel (ev);
-  atomic_exchange_explicit (&q->reader_kick, 0, memory_order_acq_rel);
-  return atomic_load_explicit (&q->interrupted, memory_order_acquire)
-      ? TBQ_INTERRUPTED : TBQ_OK;
+  a.q = r->q;
+  a.key = key;
+  return tbq_wait (r->q, &r->q->read_ev, false, r->q->cfg.spin_iterations,
+      reader_seq_moved, &a, tbq_deadline (timeout_ns));
 }
 
 static bool
@@ -170,7 +156,8 @@ reader_ready (void *arg)
       memory_order_acquire)
       || atomic_load_explicit (&b->next, memory_order_acquire) != NULL
       || atomic_load_explicit (&r->consumer_stop, memory_order_relaxed)
-      || atomic_exchange_explicit (&r->q->reader_kick, 0, memory_order_acq_rel);
+      || atomic_exchange_explicit (&r->q->reader_kick, 0,
+      memory_order_acq_rel);
 }
 
 TbqStatus

@@ -263,6 +263,7 @@ struct TbqQueue
   unsigned char *spos;
   unsigned char *send;
   uint32_t spub_off;
+  _Atomic uint32_t sink_seq;    /* bumped after every sink publish */
   _Atomic uint64_t bytes_copied;
   _Atomic uint64_t copier_passes;
   _Atomic uint64_t copier_wakeups;

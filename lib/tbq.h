@@ -293,13 +293,13 @@ TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
 /* Split wait, for a host that serialises reader calls with a lock of its own
  * and must not hold it while sleeping:
  *   key = tbq_reader_prepare_wait (r);     (under the host lock)
- *   if (tbq_reader_peek (r, &rec) == TBQ_OK) tbq_reader_cancel_wait (r);
- *   else { unlock; tbq_reader_sleep (r, key, timeout); lock; }
- * tbq_reader_sleep does not touch the read position; it returns when the
- * copier published records after the key was taken, on tbq_reader_wake(),
- * an interrupt (TBQ_INTERRUPTED) or the timeout (TBQ_TIMEOUT). */
+ *   if (tbq_reader_peek (r, &rec) == TBQ_EMPTY) {
+ *     unlock; tbq_reader_sleep (r, key, timeout); lock; (then re-check)
+ *   }
+ * tbq_reader_sleep does not touch the read position; it returns TBQ_OK when
+ * the copier published records after the key was taken or on
+ * tbq_reader_wake(), TBQ_INTERRUPTED on an interrupt, TBQ_TIMEOUT. */
 uint32_t tbq_reader_prepare_wait (TbqReader * r);
-void tbq_reader_cancel_wait (TbqReader * r);
 TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns);
 
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
