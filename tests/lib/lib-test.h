@@ -1,0 +1,262 @@
+/* Helpers shared by the libtbq unit tests.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Waits for asynchronous effects poll with a deadline (WAIT_UNTIL) and fail
+ * on timeout; record payloads are derived from a sequence number so every
+ * byte can be checked on the consumer side.
+ */
+#ifndef TBQ_LIB_TEST_H
+#define TBQ_LIB_TEST_H
+
+#include <tbq.h>
+#include "tap.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#define MS_NS ((int64_t) 1000000)
+#define SEC_NS ((int64_t) 1000000000)
+/* How long a test waits for something that should happen "soon". */
+#define EVENTUALLY_NS (10 * SEC_NS)
+/* How long a test waits to be confident something does NOT happen. */
+#define QUIET_NS (200 * MS_NS)
+
+static inline int64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * SEC_NS + ts.tv_nsec;
+}
+
+static inline void
+sleep_ns (int64_t ns)
+{
+  struct timespec ts = { (time_t) (ns / SEC_NS), (long) (ns % SEC_NS) };
+
+  while (nanosleep (&ts, &ts) != 0) {
+  }
+}
+
+/* TBQ_TEST_SCALE shrinks loops under slow (sanitizer) builds. */
+static inline double
+test_scale (void)
+{
+  const char *s = getenv ("TBQ_TEST_SCALE");
+  double v = s ? atof (s) : 1.0;
+
+  return v > 0 ? v : 1.0;
+}
+
+static inline uint64_t
+scaled (uint64_t n)
+{
+  uint64_t v = (uint64_t) ((double) n * test_scale ());
+
+  return v > 0 ? v : 1;
+}
+
+/* Poll `cond` until it holds; fail the test after EVENTUALLY_NS. */
+#define WAIT_UNTIL(cond) do { \
+    int64_t wu_deadline_ = now_ns () + EVENTUALLY_NS; \
+    while (!(cond)) { \
+      if (now_ns () > wu_deadline_) { \
+        fprintf (stdout, "# %s:%d: timed out waiting for %s\n", \
+            __FILE__, __LINE__, #cond); \
+        fflush (stdout); \
+        _exit (1); \
+      } \
+      sleep_ns (100000); \
+    } \
+  } while (0)
+
+#define CHECK_STATUS(expr, want) do { \
+    TbqStatus cs_got_ = (expr); \
+    if (cs_got_ != (want)) { \
+      fprintf (stdout, "# %s:%d: %s returned \"%s\", expected \"%s\"\n", \
+          __FILE__, __LINE__, #expr, tbq_status_to_string (cs_got_), \
+          tbq_status_to_string (want)); \
+      fflush (stdout); \
+      _exit (1); \
+    } \
+  } while (0)
+
+#define CHECK_OK(expr) CHECK_STATUS (expr, TBQ_OK)
+
+static inline TbqStats
+stats_of (TbqQueue * q)
+{
+  TbqStats st;
+
+  tbq_queue_get_stats (q, &st);
+  return st;
+}
+
+/* A configuration small enough to reach every edge quickly: source and sink
+ * blocks of `block` bytes; the caller adjusts counts. */
+static inline void
+small_config (TbqConfig * cfg, size_t block)
+{
+  tbq_config_init (cfg);
+  cfg->source.block_size = block;
+  cfg->source.min_blocks = 2;
+  cfg->source.max_blocks = 2;
+  cfg->source.max_idle_blocks = 2;
+  cfg->sink.block_size = block;
+  cfg->sink.min_blocks = 2;
+  cfg->sink.max_blocks = 64;
+  cfg->sink.max_idle_blocks = 64;
+}
+
+static inline TbqQueue *
+queue_new_or_fail (const TbqConfig * cfg)
+{
+  TbqQueue *q = NULL;
+  char msg[256] = "";
+  TbqStatus st = tbq_queue_new (cfg, &q, msg, sizeof msg);
+
+  if (st != TBQ_OK) {
+    printf ("# tbq_queue_new: %s: %s\n", tbq_status_to_string (st), msg);
+    fflush (stdout);
+    _exit (1);
+  }
+  return q;
+}
+
+/* Take the next record, waiting up to `timeout_ns` for it. */
+static inline TbqStatus
+read_record (TbqReader * r, TbqRecord * rec, int64_t timeout_ns)
+{
+  int64_t deadline = now_ns () + timeout_ns;
+
+  for (;;) {
+    TbqStatus st = tbq_reader_next (r, rec);
+    int64_t left;
+
+    if (st != TBQ_EMPTY)
+      return st;
+    left = deadline - now_ns ();
+    if (left <= 0)
+      return TBQ_TIMEOUT;
+    st = tbq_reader_wait (r, left);
+    if (st == TBQ_INTERRUPTED)
+      return st;
+  }
+}
+
+/* ---- payloads derived from a sequence number ---- */
+
+static inline uint64_t
+mix64 (uint64_t x)
+{
+  /* splitmix64 finaliser: cheap and well spread. */
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static inline void
+fill_payload (void *buf, uint32_t size, uint64_t seq)
+{
+  unsigned char *p = buf;
+  uint64_t s = mix64 (seq);
+  uint32_t i = 0;
+
+  for (; i + 8 <= size; i += 8) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    memcpy (p + i, &s, 8);
+  }
+  if (i < size) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    memcpy (p + i, &s, size - i);
+  }
+}
+
+/* Index of the first wrong byte, or -1 when `data` is seq's payload. */
+static inline int64_t
+payload_mismatch (const void *data, uint32_t size, uint64_t seq)
+{
+  unsigned char want[64];
+  const unsigned char *p = data;
+  uint64_t s = mix64 (seq);
+  uint32_t i = 0;
+
+  /* Regenerate in 64-byte chunks with the same stream as fill_payload. */
+  while (i < size) {
+    uint32_t n = size - i < sizeof want ? size - i : (uint32_t) sizeof want;
+    uint32_t j, k;
+
+    for (j = 0; j < n; j += 8) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      memcpy (want + j, &s, n - j < 8 ? n - j : 8);
+    }
+    for (k = 0; k < n; k++)
+      if (p[i + k] != want[k])
+        return (int64_t) (i + k);
+    i += n;
+  }
+  return -1;
+}
+
+/* A record carrying a 64-bit sequence number (payload size 8). */
+static inline TbqStatus
+write_seq (TbqWriter * w, uint16_t type, uint64_t seq)
+{
+  return tbq_writer_write (w, type, &seq, sizeof seq);
+}
+
+static inline uint64_t
+record_seq (const TbqRecord * rec)
+{
+  uint64_t v;
+
+  CHECK_EQ (rec->size, sizeof v);
+  memcpy (&v, rec->data, sizeof v);
+  return v;
+}
+
+/* Read one seq record within EVENTUALLY_NS and check it is `want`. */
+static inline void
+expect_seq (TbqReader * r, uint64_t want)
+{
+  TbqRecord rec;
+
+  CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+  CHECK_EQ (record_seq (&rec), want);
+}
+
+/* Nothing arrives within QUIET_NS. */
+static inline void
+expect_nothing (TbqReader * r)
+{
+  TbqRecord rec;
+
+  CHECK_STATUS (read_record (r, &rec, QUIET_NS), TBQ_TIMEOUT);
+}
+
+/* Run the copier once in the caller's thread (no copier thread running). */
+static inline void
+copier_step_or_fail (TbqQueue * q)
+{
+  TbqStatus st = tbq_copier_step (q, 0);
+
+  if (st != TBQ_OK && st != TBQ_TIMEOUT) {
+    printf ("# tbq_copier_step: %s\n", tbq_status_to_string (st));
+    fflush (stdout);
+    _exit (1);
+  }
+}
+
+#endif /* TBQ_LIB_TEST_H */
