@@ -203,6 +203,9 @@ copier_work_ready (void *arg)
 
   if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
     return true;
+  /* The reader returned blocks above the idle limit: trim them. */
+  if (tbq_pool_trim_due (q->sink_pool))
+    return true;
   for (i = 0; i < q->cfg.max_writers; i++) {
     TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
 
@@ -252,6 +255,8 @@ tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
   if (st == TBQ_OK) {
     tbq_count (&q->copier_wakeups, 1);
     st = copier_pass (q, &moved);
+    if (st == TBQ_OK && !moved)
+      tbq_pool_trim (q->sink_pool);
   } else if (st == TBQ_TIMEOUT) {
     /* A lazy writer's records are picked up at the interval. */
     st = copier_pass (q, &moved);

@@ -74,6 +74,11 @@ reader_take (TbqQueue * q, TbqRecord * rec)
     q->rd_blk = next;
     q->rd_off = 0;
     tbq_block_unref (b);
+    /* Surplus sink blocks are released by the copier when it is idle; an
+     * idle copier sleeps until told, so tell it when a returned block
+     * pushes the pool over its idle limit (once per block, not per record). */
+    if (tbq_pool_trim_due (q->sink_pool))
+      tbq_event_notify (&q->data_ev);
     b = next;
     off = 0;
   }

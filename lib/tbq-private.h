@@ -161,6 +161,15 @@ void tbq_pool_put_or_release (TbqPool * pool, TbqBlock * b);
 /* Popper only: release idle blocks above max_idle_blocks (keeping min_blocks
  * allocated). Returns how many were released. */
 size_t tbq_pool_trim (TbqPool * pool);
+/* Anyone: whether tbq_pool_trim() would release something now. */
+static inline bool
+tbq_pool_trim_due (TbqPool * pool)
+{
+  return atomic_load_explicit (&pool->idle, memory_order_relaxed)
+      > pool->cfg.max_idle_blocks
+      && atomic_load_explicit (&pool->total, memory_order_relaxed)
+      > pool->cfg.min_blocks;
+}
 /* Anyone may ask whether a take would succeed right now. */
 static inline bool
 tbq_pool_can_take (TbqPool * pool)
