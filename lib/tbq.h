@@ -186,8 +186,9 @@ void tbq_writer_close (TbqWriter * w);
 void tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode, int64_t timeout_ns);
 void tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every);
 
-/* Copy one record. TBQ_OK, TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT,
- * TBQ_INTERRUPTED; anything but TBQ_OK leaves nothing queued. */
+/* Copy one record (`data` may be NULL when `size` is 0). TBQ_OK,
+ * TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT, TBQ_INTERRUPTED; anything but
+ * TBQ_OK leaves nothing queued. */
 TbqStatus tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size);
 
 /* Reserve room for one record of `size` bytes and return where to build it;
@@ -252,7 +253,8 @@ tbq_session_write (TbqSession * s, uint16_t type, const void *data, uint32_t siz
 
   if (p == NULL)
     return TBQ_NO_SPACE;
-  memcpy (p, data, size);
+  if (size != 0)                /* `data` may be NULL then */
+    memcpy (p, data, size);
   return TBQ_OK;
 }
 

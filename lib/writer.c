@@ -280,7 +280,10 @@ tbq_writer_write (TbqWriter * w, uint16_t type, const void *data,
 
   if (TBQ_UNLIKELY (st != TBQ_OK))
     return st;
-  memcpy (p, data, size);
+  /* A zero-size record may come with no buffer: memcpy from NULL is
+   * undefined even for 0 bytes. */
+  if (TBQ_LIKELY (size != 0))
+    memcpy (p, data, size);
   tbq_writer_commit (w);
   return TBQ_OK;
 }
