@@ -369,7 +369,9 @@ tbq_session_end (TbqSession * s)
 
   session_account (s);
   writer_publish (w);
-  writer_notify (w);
+  /* Lazy writers never wake the copier on publish (see TbqWakePolicy). */
+  if (!w->wake_lazy)
+    writer_notify (w);
 }
 
 TbqStatus
