@@ -1,0 +1,314 @@
+/* Publish and wake policies: when a written record becomes visible to the
+ * copier, and how soon a quiet producer's last record is delivered.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * "Not delivered" is checked by waiting QUIET_NS for it; "delivered" within
+ * EVENTUALLY_NS, except for the pickup bound, which is a correctness
+ * property of lazy wake and is checked with generous slack.
+ */
+#include "lib-test.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Longest acceptable pickup delay of a quiet producer's record. */
+#define PICKUP_BOUND_NS (200 * MS_NS)
+
+typedef struct
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+} Fixture;
+
+/* Queue with a running copier thread. */
+static void
+fixture_open (Fixture * f, const TbqConfig * cfg)
+{
+  f->q = queue_new_or_fail (cfg);
+  CHECK_OK (tbq_writer_new (f->q, &f->w));
+  CHECK_OK (tbq_reader_new (f->q, &f->r));
+  CHECK_OK (tbq_queue_start (f->q));
+}
+
+static void
+fixture_open_policy (Fixture * f, TbqPublishPolicy policy, uint32_t every)
+{
+  TbqConfig cfg;
+
+  small_config (&cfg, 256);
+  cfg.publish = policy;
+  cfg.publish_every = every;
+  fixture_open (f, &cfg);
+}
+
+static void
+fixture_close (Fixture * f)
+{
+  tbq_queue_free (f->q, NULL, NULL);
+}
+
+static void
+every_record_policy_delivers_each_record_without_further_writes (void)
+{
+  Fixture f;
+  uint64_t i;
+
+  fixture_open_policy (&f, TBQ_PUBLISH_EVERY_RECORD, 0);
+  for (i = 0; i < 50; i++) {
+    CHECK_OK (write_seq (f.w, 0, i));
+    expect_seq (f.r, i);
+  }
+  fixture_close (&f);
+}
+
+static void
+every_n_policy_publishes_after_n_records (void)
+{
+  Fixture f;
+  uint64_t i, batch;
+
+  fixture_open_policy (&f, TBQ_PUBLISH_EVERY_N, 4);
+  for (batch = 0; batch < 3; batch++) {
+    for (i = 0; i < 3; i++)
+      CHECK_OK (write_seq (f.w, 0, batch * 4 + i));
+    expect_nothing (f.r);
+    CHECK_OK (write_seq (f.w, 0, batch * 4 + 3));
+    for (i = 0; i < 4; i++)
+      expect_seq (f.r, batch * 4 + i);
+  }
+  fixture_close (&f);
+}
+
+static void
+at_handoff_policy_delivers_nothing_before_flush (void)
+{
+  Fixture f;
+
+  fixture_open_policy (&f, TBQ_PUBLISH_AT_HANDOFF, 0);
+  CHECK_OK (write_seq (f.w, 0, 1));
+  CHECK_OK (write_seq (f.w, 0, 2));
+  expect_nothing (f.r);
+  tbq_writer_flush (f.w);
+  expect_seq (f.r, 1);
+  expect_seq (f.r, 2);
+  CHECK_OK (write_seq (f.w, 0, 3));
+  expect_nothing (f.r);
+  tbq_writer_flush (f.w);
+  expect_seq (f.r, 3);
+  fixture_close (&f);
+}
+
+static void
+at_handoff_policy_publishes_at_block_handoff (void)
+{
+  Fixture f;
+  /* 256-byte blocks hold twelve 8-byte records. */
+  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
+      / TBQ_RECORD_SPAN (8);
+  uint64_t i;
+
+  fixture_open_policy (&f, TBQ_PUBLISH_AT_HANDOFF, 0);
+  for (i = 0; i < per_block; i++)
+    CHECK_OK (write_seq (f.w, 0, i));
+  expect_nothing (f.r);
+  /* The next record hands the full block off: it is published whole. */
+  CHECK_OK (write_seq (f.w, 0, per_block));
+  for (i = 0; i < per_block; i++)
+    expect_seq (f.r, i);
+  expect_nothing (f.r);
+  tbq_writer_flush (f.w);
+  expect_seq (f.r, per_block);
+  fixture_close (&f);
+}
+
+static void
+writer_can_override_the_publish_policy (void)
+{
+  Fixture f;
+
+  fixture_open_policy (&f, TBQ_PUBLISH_EVERY_RECORD, 0);
+  tbq_writer_set_publish (f.w, TBQ_PUBLISH_AT_HANDOFF, 0);
+  CHECK_OK (write_seq (f.w, 0, 1));
+  expect_nothing (f.r);
+  tbq_writer_flush (f.w);
+  expect_seq (f.r, 1);
+  tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_N, 2);
+  CHECK_OK (write_seq (f.w, 0, 2));
+  expect_nothing (f.r);
+  CHECK_OK (write_seq (f.w, 0, 3));
+  expect_seq (f.r, 2);
+  expect_seq (f.r, 3);
+  /* 0 means 1 here, not "never". */
+  tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_N, 0);
+  CHECK_OK (write_seq (f.w, 0, 4));
+  expect_seq (f.r, 4);
+  tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_RECORD, 0);
+  CHECK_OK (write_seq (f.w, 0, 5));
+  expect_seq (f.r, 5);
+  fixture_close (&f);
+}
+
+/* A producer that writes one record and then goes quiet gets it delivered
+ * within a bounded time.  The pauses between records let the copier fall
+ * asleep, which is the situation under test. */
+static void
+check_quiet_record_pickup (TbqWakePolicy wake)
+{
+  TbqConfig cfg;
+  Fixture f;
+  uint64_t i;
+
+  tbq_config_init (&cfg);
+  cfg.wake = wake;
+  fixture_open (&f, &cfg);
+  for (i = 0; i < 10; i++) {
+    TbqRecord rec;
+    int64_t t0, delay;
+
+    sleep_ns (10 * MS_NS);
+    t0 = now_ns ();
+    CHECK_OK (write_seq (f.w, 0, i));
+    CHECK_OK (read_record (f.r, &rec, EVENTUALLY_NS));
+    delay = now_ns () - t0;
+    CHECK_EQ (record_seq (&rec), i);
+    if (delay > PICKUP_BOUND_NS) {
+      printf ("# record %" PRIu64 " picked up after %" PRId64 " ms\n", i,
+          delay / MS_NS);
+      CHECK (0);
+    }
+  }
+  fixture_close (&f);
+}
+
+static void
+lazy_wake_delivers_a_quiet_record_within_the_pickup_interval (void)
+{
+  check_quiet_record_pickup (TBQ_WAKE_LAZY);
+}
+
+static void
+immediate_wake_delivers_a_quiet_record_promptly (void)
+{
+  check_quiet_record_pickup (TBQ_WAKE_IMMEDIATE);
+}
+
+typedef struct
+{
+  TbqQueue *q;
+  _Atomic pid_t tid;
+  TbqStatus st;
+} CopierThread;
+
+static void *
+copier_thread_main (void *arg)
+{
+  CopierThread *c = arg;
+
+  atomic_store (&c->tid, (pid_t) syscall (SYS_gettid));
+  c->st = tbq_copier_run (c->q);
+  return NULL;
+}
+
+/* The scheduler state letter of thread `tid` of this process. */
+static char
+thread_state (pid_t tid)
+{
+  char path[64], buf[256], *p;
+  FILE *fp;
+  size_t n;
+
+  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return '?';
+  n = fread (buf, 1, sizeof buf - 1, fp);
+  fclose (fp);
+  buf[n] = '\0';
+  /* "tid (comm) S ...": the state follows the last ')'. */
+  p = strrchr (buf, ')');
+  return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+static void
+lazy_wake_publish_does_not_wake_a_sleeping_copier (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqSession s;
+  CopierThread c;
+  pthread_t th;
+  uint64_t two = 2;
+
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_LAZY;
+  /* The pickup poll must not deliver anything during the test. */
+  cfg.pickup_interval_ns = 60 * SEC_NS;
+  cfg.spin_iterations = 0;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  c.q = q;
+  atomic_init (&c.tid, 0);
+  CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
+  /* Wait until the copier sleeps (twice in a row, so not a passing
+   * system call): only then does "not woken" mean anything. */
+  WAIT_UNTIL (atomic_load (&c.tid) != 0 && thread_state (c.tid) == 'S'
+      && (sleep_ns (20 * MS_NS), thread_state (c.tid) == 'S'));
+
+  /* Publishing a record, by write or by session, makes no wake-up. */
+  CHECK_OK (write_seq (w, 0, 1));
+  expect_nothing (r);
+  tbq_session_begin (w, &s);
+  CHECK_OK (tbq_session_write (&s, 0, &two, sizeof two));
+  tbq_session_end (&s);
+  expect_nothing (r);
+  /* A flush does wake it. */
+  tbq_writer_flush (w);
+  expect_seq (r, 1);
+  expect_seq (r, 2);
+
+  tbq_queue_interrupt (q);
+  pthread_join (th, NULL);
+  CHECK_STATUS (c.st, TBQ_INTERRUPTED);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+lazy_wake_still_wakes_the_copier_at_block_handoff (void)
+{
+  TbqConfig cfg;
+  Fixture f;
+  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
+      / TBQ_RECORD_SPAN (8);
+  uint64_t i;
+
+  small_config (&cfg, 256);
+  cfg.wake = TBQ_WAKE_LAZY;
+  cfg.pickup_interval_ns = 60 * SEC_NS;
+  fixture_open (&f, &cfg);
+  for (i = 0; i <= per_block; i++)
+    CHECK_OK (write_seq (f.w, 0, i));
+  /* The sealed block arrives without waiting for the pickup poll. */
+  for (i = 0; i < per_block; i++)
+    expect_seq (f.r, i);
+  tbq_writer_flush (f.w);
+  expect_seq (f.r, per_block);
+  fixture_close (&f);
+}
+
+TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_writes),
+    TAP_TEST (every_n_policy_publishes_after_n_records),
+    TAP_TEST (at_handoff_policy_delivers_nothing_before_flush),
+    TAP_TEST (at_handoff_policy_publishes_at_block_handoff),
+    TAP_TEST (writer_can_override_the_publish_policy),
+    TAP_TEST (lazy_wake_delivers_a_quiet_record_within_the_pickup_interval),
+    TAP_TEST (immediate_wake_delivers_a_quiet_record_promptly),
+    TAP_TEST (lazy_wake_publish_does_not_wake_a_sleeping_copier),
+    TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff))
