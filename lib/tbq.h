@@ -214,7 +214,8 @@ typedef struct
   unsigned char *pos;           /* where the next record header goes */
   unsigned char *end;           /* end of the current block's data area */
   TbqWriter *writer;
-  uint64_t records;             /* records written in this session so far */
+  uint64_t records;             /* records written since tbq_session_begin()
+                                 * or the last tbq_session_next_block() */
 } TbqSession;
 
 typedef struct
