@@ -797,11 +797,6 @@ arr_open (const BenchQueueConfig * cfg, char *err, size_t err_size)
   return c;
 }
 
-static void
-arr_start (void *ctx)
-{
-  (void) ctx;
-}
 
 #define ARR_BODY(SIZE, TIMED)                                                \
   do {                                                                       \
@@ -813,20 +808,33 @@ arr_start (void *ctx)
 
 BENCH_DEFINE_SEND (arr_loop, ArrCtx, ARR_BODY);
 
+/* The "consumer": check the newest `capacity` records written so far. */
 static void
-arr_send (void *ctx, uint64_t seq0, uint64_t n, uint64_t * ticks)
+arr_check (ArrCtx * c)
 {
-  ArrCtx *c = ctx;
-  uint64_t s;
+  uint64_t s = c->sent > c->capacity ? c->sent - c->capacity : 0;
 
-  arr_loop_send (c, seq0, n, ticks);
-  c->sent += n;
-  /* The "consumer": check the newest `capacity` records right away. */
-  s = c->sent > c->capacity ? c->sent - c->capacity : 0;
   c->v.next_seq = s;
   for (; s < c->sent; s++)
     verifier_take (&c->v, c->arr + (s % c->capacity) * c->size, c->size);
   atomic_store_explicit (&c->v.received, c->sent, memory_order_release);
+}
+
+static void
+arr_start (void *ctx)
+{
+  arr_check (ctx);
+}
+
+
+static void
+arr_send (void *ctx, uint64_t seq0, uint64_t n, uint64_t * ticks)
+{
+  ArrCtx *c = ctx;
+
+  arr_loop_send (c, seq0, n, ticks);
+  c->sent += n;
+  arr_check (c);
 }
 
 BENCH_NOINLINE void bench_cg_array (void *ctx, uint64_t seq0, uint64_t n);
