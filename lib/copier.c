@@ -118,6 +118,9 @@ copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
 static TbqStatus
 copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
 {
+  TbqStatus st = TBQ_OK;
+  uint64_t bytes = 0;
+
   for (;;) {
     TbqBlock *b = w->copy_blk;
     /* Acquire: pairs with the writer's release store of `published`. */
@@ -126,21 +129,16 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
 
     if (w->copy_off < pub) {
       uint32_t from = w->copy_off;
-      TbqStatus st = copier_copy_range (q, b->data, &w->copy_off, pub);
 
-      /* Release: tbq_writer_sync() may read the sink layer after this. */
-      atomic_store_explicit (&w->copied_bytes,
-          atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
-          + (w->copy_off - from), memory_order_release);
-      tbq_count (&q->bytes_copied, w->copy_off - from);
-      *moved = true;
+      st = copier_copy_range (q, b->data, &w->copy_off, pub);
+      bytes += w->copy_off - from;
       if (st != TBQ_OK)
-        return st;
+        break;
     }
     /* Acquire: a non-NULL link makes the final `published` visible. */
     next = atomic_load_explicit (&b->next, memory_order_acquire);
     if (next == NULL)
-      return TBQ_OK;
+      break;
     if (w->copy_off < atomic_load_explicit (&b->published,
             memory_order_relaxed))
       continue;
@@ -149,6 +147,20 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
     tbq_pool_put_or_release (&w->pool, b);
     tbq_event_notify (&w->pool.ev);
   }
+  if (bytes > 0) {
+    *moved = true;
+    tbq_count (&q->bytes_copied, bytes);
+    /* Moved means readable: publish the sink block before telling
+     * tbq_writer_sync() and a stopping consumer, which then read it. */
+    tbq_copier_publish_sink (q);
+    /* Release: pairs with their acquire load of copied_bytes. */
+    atomic_store_explicit (&w->copied_bytes,
+        atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
+        + bytes, memory_order_release);
+    /* A tbq_writer_sync() may be asleep waiting for exactly this. */
+    tbq_event_notify (&w->pool.ev);
+  }
+  return st;
 }
 
 /* A closed writer whose records have all moved: free it. */
