@@ -245,6 +245,10 @@ tbq_queue_stop (TbqQueue * q)
   tbq_event_wake (&q->data_ev);
   tbq_event_wake (&q->sink_pool->ev);
   pthread_join (q->copier_thread, NULL);
+  /* The flag is for that thread only: left set, it would make every later
+   * tbq_copier_step() see work (so never time out) and give up on sink
+   * pressure at once. */
+  atomic_store_explicit (&q->copier_stop, 0, memory_order_relaxed);
   atomic_store_explicit (&q->copier_thread_running, 0, memory_order_release);
 }
 
