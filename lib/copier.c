@@ -12,6 +12,8 @@
  */
 #include "tbq-private.h"
 
+#include <sched.h>
+
 void
 tbq_copier_publish_sink (TbqQueue * q)
 {
@@ -232,15 +234,13 @@ copier_work_ready (void *arg)
   return false;
 }
 
-TbqStatus
-tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
+static TbqStatus
+copier_step (TbqQueue * q, int64_t timeout_ns)
 {
   TbqStatus st;
   bool moved;
   int64_t deadline;
 
-  if (q == NULL)
-    return TBQ_INVALID_ARGUMENT;
   if (atomic_exchange_explicit (&q->copier_busy, 1, memory_order_acquire))
     return TBQ_BUSY;
   if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
@@ -281,14 +281,72 @@ out:
 }
 
 TbqStatus
-tbq_copier_run (TbqQueue * q)
+tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
+{
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  /* While the library's copier thread exists it owns the copier, paused
+   * or not; copier_busy alone would let a step slip in between two of its
+   * steps (and make that thread give up). */
+  if (atomic_load_explicit (&q->copier_thread_running, memory_order_acquire))
+    return TBQ_BUSY;
+  return copier_step (q, timeout_ns);
+}
+
+static TbqStatus
+copier_loop (TbqQueue * q)
 {
   TbqStatus st = TBQ_OK;
 
   while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
-    st = tbq_copier_step (q, -1);
-    if (st == TBQ_INTERRUPTED || st == TBQ_BUSY || st == TBQ_INVALID_ARGUMENT)
+    st = copier_step (q, -1);
+    if (st == TBQ_INTERRUPTED || st == TBQ_BUSY)
       break;
   }
   return st;
+}
+
+TbqStatus
+tbq_copier_run (TbqQueue * q)
+{
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  if (atomic_load_explicit (&q->copier_thread_running, memory_order_acquire))
+    return TBQ_BUSY;
+  return copier_loop (q);
+}
+
+/* Interrupted: sleep until tbq_queue_resume() or tbq_queue_stop(), both of
+ * which wake data_ev. */
+static void
+copier_thread_pause (TbqQueue * q)
+{
+  while (atomic_load_explicit (&q->interrupted, memory_order_acquire)
+      && !atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
+    uint32_t key = tbq_event_prepare (&q->data_ev, false);
+
+    if (!atomic_load_explicit (&q->interrupted, memory_order_acquire)
+        || atomic_load_explicit (&q->copier_stop, memory_order_acquire))
+      tbq_event_cancel (&q->data_ev);
+    else
+      tbq_event_sleep (&q->data_ev, key, -1);
+  }
+}
+
+void *
+tbq_copier_thread_main (void *arg)
+{
+  TbqQueue *q = arg;
+
+  /* Unlike tbq_copier_run(), the library's thread outlives an interrupt:
+   * it pauses, so tbq_queue_resume() restores normal operation. */
+  while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
+    TbqStatus st = copier_loop (q);
+
+    if (st == TBQ_INTERRUPTED)
+      copier_thread_pause (q);
+    else if (st == TBQ_BUSY)
+      sched_yield ();           /* a step begun before tbq_queue_start() */
+  }
+  return NULL;
 }

@@ -213,24 +213,23 @@ tbq_queue_max_record_size (const TbqQueue * q)
       - TBQ_RECORD_HEADER_SIZE);
 }
 
-static void *
-copier_main (void *arg)
-{
-  tbq_copier_run (arg);
-  return NULL;
-}
-
 TbqStatus
 tbq_queue_start (TbqQueue * q)
 {
   if (q == NULL)
     return TBQ_INVALID_ARGUMENT;
-  if (atomic_load_explicit (&q->copier_thread_running, memory_order_relaxed))
+  /* Claimed before the thread exists, so that tbq_copier_step() callers
+   * are refused from now on. */
+  if (atomic_exchange_explicit (&q->copier_thread_running, 1,
+          memory_order_acq_rel))
     return TBQ_BUSY;
   atomic_store_explicit (&q->copier_stop, 0, memory_order_relaxed);
-  if (pthread_create (&q->copier_thread, NULL, copier_main, q) != 0)
+  if (pthread_create (&q->copier_thread, NULL, tbq_copier_thread_main,
+          q) != 0) {
+    atomic_store_explicit (&q->copier_thread_running, 0,
+        memory_order_release);
     return TBQ_NO_MEMORY;
-  atomic_store_explicit (&q->copier_thread_running, 1, memory_order_release);
+  }
   return TBQ_OK;
 }
 

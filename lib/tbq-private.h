@@ -311,5 +311,7 @@ void tbq_writer_destroy (TbqWriter * w);
 void tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data, uint64_t * count);
 void tbq_reader_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data, uint64_t * count);
 void tbq_copier_publish_sink (TbqQueue * q);
+/* Body of the thread tbq_queue_start() creates. */
+void *tbq_copier_thread_main (void *q);
 
 #endif /* TBQ_PRIVATE_H */

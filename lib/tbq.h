@@ -145,7 +145,9 @@ const TbqConfig *tbq_queue_get_config (const TbqQueue * q);
 /* Largest payload one record can carry. */
 uint32_t tbq_queue_max_record_size (const TbqQueue * q);
 
-/* Run the copier on a thread of the library's own. */
+/* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
+ * already).  While the queue is interrupted the thread pauses; it carries
+ * on after tbq_queue_resume(). */
 TbqStatus tbq_queue_start (TbqQueue * q);
 /* Stop that thread (waits for it); records stay queued. */
 void tbq_queue_stop (TbqQueue * q);
@@ -167,10 +169,13 @@ void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data);
 /* One copier pass: move everything published into the sink layer.  If there
  * was nothing to move, wait for work up to `timeout_ns` (< 0: no limit).
  * TBQ_OK when records moved or work may be pending, TBQ_TIMEOUT,
- * TBQ_INTERRUPTED. For running the copier inside a host framework's task. */
+ * TBQ_INTERRUPTED; TBQ_BUSY while the thread of tbq_queue_start() exists
+ * or another step runs. For running the copier inside a host framework's
+ * task. */
 TbqStatus tbq_copier_step (TbqQueue * q, int64_t timeout_ns);
 
-/* Loop tbq_copier_step() until interrupted or tbq_queue_stop(). */
+/* Loop tbq_copier_step() in the caller's thread until the queue is
+ * interrupted (TBQ_INTERRUPTED), or TBQ_BUSY as tbq_copier_step(). */
 TbqStatus tbq_copier_run (TbqQueue * q);
 
 /* ---- writer ------------------------------------------------------------ */
