@@ -218,38 +218,48 @@ writer_fail (TbqWriter * w, TbqStatus st)
   return st;
 }
 
-TbqStatus
-tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
+/* Slow path of a reservation: the current block has no room for `span`
+ * bytes.  Refuse what can never fit, else hand the block off. */
+static TbqStatus
+writer_make_room (TbqWriter * w, size_t span)
+{
+  TbqStatus st;
+
+  if (span > w->cur->capacity)
+    return writer_fail (w, TBQ_TOO_LARGE);
+  st = writer_handoff (w);
+  if (st != TBQ_OK)
+    return writer_fail (w, st);
+  return TBQ_OK;
+}
+
+/* Write the header of a `size`-byte record at wpos (making room first). */
+static inline TbqStatus
+writer_reserve (TbqWriter * w, uint16_t type, uint32_t size)
 {
   size_t span = TBQ_RECORD_SPAN (size);
   TbqRecordHeader h;
 
-  if (TBQ_UNLIKELY (span > w->cur->capacity))
-    return writer_fail (w, TBQ_TOO_LARGE);
   if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos))) {
-    TbqStatus st = writer_handoff (w);
+    TbqStatus st = writer_make_room (w, span);
 
     if (st != TBQ_OK)
-      return writer_fail (w, st);
+      return st;
   }
   h.size = size;
   h.type = type;
   h.reserved = 0;
   memcpy (w->wpos, &h, sizeof h);
-  w->reserved = w->wpos;
-  *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
   return TBQ_OK;
 }
 
-void
-tbq_writer_commit (TbqWriter * w)
+/* Queue the record at wpos, `size` payload bytes, and publish per policy. */
+static inline void
+writer_commit (TbqWriter * w, uint32_t size)
 {
-  const TbqRecordHeader *h = tbq_record_at (w->reserved);
-
-  w->wpos = w->reserved + TBQ_RECORD_SPAN (h->size);
-  w->reserved = NULL;
+  w->wpos += TBQ_RECORD_SPAN (size);
   tbq_count (&w->records_in, 1);
-  tbq_count (&w->bytes_in, h->size);
+  tbq_count (&w->bytes_in, size);
   switch (w->publish) {
     case TBQ_PUBLISH_EVERY_RECORD:
       break;
@@ -265,26 +275,49 @@ tbq_writer_commit (TbqWriter * w)
     writer_notify (w);
 }
 
+TbqStatus
+tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
+{
+  TbqStatus st = writer_reserve (w, type, size);
+
+  if (TBQ_UNLIKELY (st != TBQ_OK))
+    return st;
+  w->reserved = w->wpos;
+  *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
+  return TBQ_OK;
+}
+
+void
+tbq_writer_commit (TbqWriter * w)
+{
+  const TbqRecordHeader *h = tbq_record_at (w->reserved);
+
+  w->wpos = w->reserved;
+  w->reserved = NULL;
+  writer_commit (w, h->size);
+}
+
 void
 tbq_writer_cancel (TbqWriter * w)
 {
   w->reserved = NULL;
 }
 
+/* Reserve, copy and commit in one call, without going through the exported
+ * (interposable) reserve/commit entry points. */
 TbqStatus
 tbq_writer_write (TbqWriter * w, uint16_t type, const void *data,
     uint32_t size)
 {
-  void *p;
-  TbqStatus st = tbq_writer_reserve (w, type, size, &p);
+  TbqStatus st = writer_reserve (w, type, size);
 
   if (TBQ_UNLIKELY (st != TBQ_OK))
     return st;
   /* A zero-size record may come with no buffer: memcpy from NULL is
    * undefined even for 0 bytes. */
   if (TBQ_LIKELY (size != 0))
-    memcpy (p, data, size);
-  tbq_writer_commit (w);
+    memcpy (w->wpos + TBQ_RECORD_HEADER_SIZE, data, size);
+  writer_commit (w, size);
   return TBQ_OK;
 }
 
