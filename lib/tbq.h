@@ -221,6 +221,7 @@ typedef struct
   TbqWriter *writer;
   uint64_t records;             /* records written since tbq_session_begin()
                                  * or the last tbq_session_next_block() */
+  uint64_t bytes;               /* payload bytes of those records */
 } TbqSession;
 
 typedef struct
@@ -238,17 +239,20 @@ static inline void *
 tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
 {
   size_t span = TBQ_RECORD_SPAN (size);
+  unsigned char *p = s->pos;
   TbqRecordHeader h;
 
-  if (span > (size_t) (s->end - s->pos))
+  if (span > (size_t) (s->end - p))
     return NULL;
+  /* Advance before writing the header: `s` is not reloaded after it. */
+  s->pos = p + span;
+  s->records++;
+  s->bytes += size;
   h.size = size;
   h.type = type;
   h.reserved = 0;
-  memcpy (s->pos, &h, sizeof h);
-  s->pos += span;
-  s->records++;
-  return s->pos - span + TBQ_RECORD_HEADER_SIZE;
+  memcpy (p, &h, sizeof h);
+  return p + TBQ_RECORD_HEADER_SIZE;
 }
 
 /* Copy a record into the current block: TBQ_OK, or TBQ_NO_SPACE at block end. */

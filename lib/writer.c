@@ -373,26 +373,21 @@ tbq_session_begin (TbqWriter * w, TbqSession * s)
   s->end = w->wend;
   s->writer = w;
   s->records = 0;
+  s->bytes = 0;
 }
 
 static void
 session_account (TbqSession * s)
 {
   TbqWriter *w = s->writer;
-  unsigned char *p = w->wpos;
-  uint64_t bytes = 0;
 
-  /* Payload bytes for the stats: walk the headers, still hot in cache. */
-  while (p < s->pos) {
-    const TbqRecordHeader *h = tbq_record_at (p);
-
-    bytes += h->size;
-    p += TBQ_RECORD_SPAN (h->size);
-  }
+  /* The session tallied records and payload bytes as it went: no walk
+   * over the block's headers here. */
   w->wpos = s->pos;
   tbq_count (&w->records_in, s->records);
-  tbq_count (&w->bytes_in, bytes);
+  tbq_count (&w->bytes_in, s->bytes);
   s->records = 0;
+  s->bytes = 0;
 }
 
 void
