@@ -1,0 +1,175 @@
+/* Memory that lives in a tbqueue sink block.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Downstream gets buffers whose bytes stay where the copy task put them (no
+ * third copy).  Each memory holds a reference to its sink block; the block
+ * returns to the sink pool when its last record's memory is freed.  A record's
+ * bytes belong to that memory alone, so the usual GStreamer writability rules
+ * apply unchanged; copies go to system memory.
+ */
+#include "gsttbqmemory.h"
+
+typedef struct
+{
+  GstMemory mem;
+  TbqBlock *block;
+  guint8 *data;                 /* start of the record's payload */
+} GstTbqMemory;
+
+typedef struct
+{
+  GstAllocator parent;
+} GstTbqAllocator;
+
+typedef struct
+{
+  GstAllocatorClass parent_class;
+} GstTbqAllocatorClass;
+
+GType gst_tbq_allocator_get_type (void);
+G_DEFINE_TYPE (GstTbqAllocator, gst_tbq_allocator, GST_TYPE_ALLOCATOR);
+
+static GstAllocator *tbq_allocator;
+
+static GstMemory *
+tbq_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * params)
+{
+  /* Not a general-purpose allocator: memory is only made by the element. */
+  return NULL;
+}
+
+static void
+tbq_free (GstAllocator * allocator, GstMemory * mem)
+{
+  GstTbqMemory *tm = (GstTbqMemory *) mem;
+
+  tbq_block_unref (tm->block);
+  g_slice_free (GstTbqMemory, tm);
+}
+
+static GstTbqMemory *
+tbq_memory_make (TbqBlock * block, guint8 * data, GstMemory * parent,
+    gsize maxsize, gsize offset, gsize size, GstMemoryFlags flags)
+{
+  GstTbqMemory *tm = g_slice_new (GstTbqMemory);
+
+  gst_memory_init (GST_MEMORY_CAST (tm), flags, tbq_allocator, parent,
+      maxsize, 7, offset, size);
+  tbq_block_ref (block);
+  tm->block = block;
+  tm->data = data;
+  return tm;
+}
+
+static gpointer
+tbq_mem_map (GstMemory * mem, gsize maxsize, GstMapFlags flags)
+{
+  return ((GstTbqMemory *) mem)->data;
+}
+
+static void
+tbq_mem_unmap (GstMemory * mem)
+{
+}
+
+static GstMemory *
+tbq_mem_share (GstMemory * mem, gssize offset, gssize size)
+{
+  GstTbqMemory *tm = (GstTbqMemory *) mem;
+  GstMemory *parent = mem->parent ? mem->parent : mem;
+
+  if (size == -1)
+    size = mem->size - offset;
+  /* Same bytes, same block: the share holds its own block reference. */
+  return GST_MEMORY_CAST (tbq_memory_make (tm->block, tm->data, parent,
+          mem->maxsize, mem->offset + offset, size,
+          GST_MINI_OBJECT_FLAGS (parent) | GST_MINI_OBJECT_FLAG_LOCK_READONLY));
+}
+
+static GstMemory *
+tbq_mem_copy (GstMemory * mem, gssize offset, gssize size)
+{
+  GstTbqMemory *tm = (GstTbqMemory *) mem;
+  GstMemory *copy;
+  GstMapInfo info;
+
+  if (size == -1)
+    size = mem->size > (gsize) offset ? mem->size - offset : 0;
+  copy = gst_allocator_alloc (NULL, size, NULL);
+  if (copy == NULL || !gst_memory_map (copy, &info, GST_MAP_WRITE)) {
+    if (copy)
+      gst_memory_unref (copy);
+    return NULL;
+  }
+  memcpy (info.data, tm->data + mem->offset + offset, size);
+  gst_memory_unmap (copy, &info);
+  return copy;
+}
+
+static gboolean
+tbq_mem_is_span (GstMemory * mem1, GstMemory * mem2, gsize * offset)
+{
+  GstTbqMemory *a = (GstTbqMemory *) mem1, *b = (GstTbqMemory *) mem2;
+
+  if (offset) {
+    GstTbqMemory *parent = (GstTbqMemory *) mem1->parent;
+
+    *offset = mem1->offset - (parent ? parent->mem.offset : 0);
+  }
+  return a->data == b->data
+      && mem1->offset + mem1->size == mem2->offset;
+}
+
+static void
+gst_tbq_allocator_class_init (GstTbqAllocatorClass * klass)
+{
+  GstAllocatorClass *allocator_class = GST_ALLOCATOR_CLASS (klass);
+
+  allocator_class->alloc = tbq_alloc;
+  allocator_class->free = tbq_free;
+}
+
+static void
+gst_tbq_allocator_init (GstTbqAllocator * allocator)
+{
+  GstAllocator *alloc = GST_ALLOCATOR_CAST (allocator);
+
+  alloc->mem_type = GST_TBQ_MEMORY_TYPE;
+  alloc->mem_map = tbq_mem_map;
+  alloc->mem_unmap = tbq_mem_unmap;
+  alloc->mem_share = tbq_mem_share;
+  alloc->mem_copy = tbq_mem_copy;
+  alloc->mem_is_span = tbq_mem_is_span;
+  GST_OBJECT_FLAG_SET (allocator, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+void
+gst_tbq_memory_init_once (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    tbq_allocator = g_object_new (gst_tbq_allocator_get_type (), NULL);
+    gst_object_ref_sink (tbq_allocator);
+    /* Kept for the life of the process, like GStreamer's own allocators. */
+    GST_OBJECT_FLAG_SET (tbq_allocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+    gst_allocator_register (GST_TBQ_MEMORY_TYPE,
+        gst_object_ref (tbq_allocator));
+    g_once_init_leave (&done, 1);
+  }
+}
+
+GstMemory *
+gst_tbq_memory_new (TbqBlock * block, gpointer data, gsize size)
+{
+  return GST_MEMORY_CAST (tbq_memory_make (block, data, NULL, size, 0, size,
+          0));
+}
+
+gboolean
+gst_tbq_memory_is_tbq (GstMemory * mem)
+{
+  return mem->allocator == tbq_allocator;
+}

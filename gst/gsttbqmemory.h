@@ -1,0 +1,26 @@
+/* Memory that lives in a tbqueue sink block.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef __GST_TBQ_MEMORY_H__
+#define __GST_TBQ_MEMORY_H__
+
+#include <gst/gst.h>
+
+#include "tbq.h"
+
+G_BEGIN_DECLS
+
+#define GST_TBQ_MEMORY_TYPE "TbqSinkMemory"
+
+void gst_tbq_memory_init_once (void);
+
+/* Wrap `size` bytes at `data` inside sink block `block`; the memory holds a
+ * reference to the block (taken here) until it is freed. */
+GstMemory *gst_tbq_memory_new (TbqBlock * block, gpointer data, gsize size);
+
+gboolean gst_tbq_memory_is_tbq (GstMemory * mem);
+
+G_END_DECLS
+#endif

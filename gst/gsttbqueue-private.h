@@ -1,0 +1,114 @@
+/* tbqueue internals shared by the element's source files.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef __GST_TBQUEUE_PRIVATE_H__
+#define __GST_TBQUEUE_PRIVATE_H__
+
+#include "gsttbqueue.h"
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN (gst_tbqueue_debug);
+GST_DEBUG_CATEGORY_EXTERN (gst_tbqueue_dataflow);
+#define GST_CAT_DEFAULT gst_tbqueue_debug
+
+enum
+{
+  SIGNAL_UNDERRUN,
+  SIGNAL_RUNNING,
+  SIGNAL_OVERRUN,
+  SIGNAL_PUSHING,
+  LAST_SIGNAL
+};
+
+extern guint gst_tbqueue_signals[LAST_SIGNAL];
+
+#define TBQ_LOAD(field) atomic_load_explicit (&(field), memory_order_relaxed)
+#define TBQ_STORE(field, v) atomic_store_explicit (&(field), (v), memory_order_relaxed)
+/* Owner-only counter bump: no read-modify-write needed. */
+#define TBQ_ADD(field, n) TBQ_STORE (field, TBQ_LOAD (field) + (n))
+
+#define GST_TBQUEUE_FLOW(tbq) ((GstFlowReturn) TBQ_LOAD ((tbq)->srcresult))
+
+/* Levels: everything between the sink and src pads, in both layers and in
+ * flight in the copy task.  Read from any thread without a lock. */
+static inline guint64
+gst_tbqueue_level_buffers (GstTbQueue * tbq)
+{
+  guint64 out = TBQ_LOAD (tbq->out_buffers);
+  guint64 in = TBQ_LOAD (tbq->in_buffers);
+
+  return in > out ? in - out : 0;
+}
+
+static inline guint64
+gst_tbqueue_level_bytes (GstTbQueue * tbq)
+{
+  guint64 out = TBQ_LOAD (tbq->out_bytes);
+  guint64 in = TBQ_LOAD (tbq->in_bytes);
+
+  return in > out ? in - out : 0;
+}
+
+static inline guint64
+gst_tbqueue_level_time (GstTbQueue * tbq)
+{
+  gint64 src = TBQ_LOAD (tbq->srctime);
+  gint64 sink = TBQ_LOAD (tbq->sinktime);
+
+  if (GST_CLOCK_STIME_IS_VALID (src) && GST_CLOCK_STIME_IS_VALID (sink)
+      && sink >= src)
+    return (guint64) (sink - src);
+  return 0;
+}
+
+static inline gboolean
+gst_tbqueue_is_filled (GstTbQueue * tbq)
+{
+  guint max_buffers = TBQ_LOAD (tbq->max_buffers);
+  guint max_bytes = TBQ_LOAD (tbq->max_bytes);
+  guint64 max_time = TBQ_LOAD (tbq->max_time);
+
+  return (max_buffers > 0 && gst_tbqueue_level_buffers (tbq) >= max_buffers)
+      || (max_bytes > 0 && gst_tbqueue_level_bytes (tbq) >= max_bytes)
+      || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
+}
+
+/* gsttbqueue-flow.c */
+GstFlowReturn gst_tbqueue_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+GstFlowReturn gst_tbqueue_chain_list (GstPad * pad, GstObject * parent,
+    GstBufferList * list);
+GstFlowReturn gst_tbqueue_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+gboolean gst_tbqueue_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+gboolean gst_tbqueue_src_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+gboolean gst_tbqueue_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+gboolean gst_tbqueue_sink_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active);
+gboolean gst_tbqueue_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active);
+void gst_tbqueue_locked_leak_downstream (GstTbQueue * tbq);
+void gst_tbqueue_reset_levels (GstTbQueue * tbq);
+
+/* gsttbqueue-record.c */
+gboolean gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer,
+    gsize size, GstTbQueueTransfer transfer);
+void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,
+    void *record);
+GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list);
+
+/* gsttbqueue.c */
+gboolean gst_tbqueue_open (GstTbQueue * tbq);
+void gst_tbqueue_close (GstTbQueue * tbq);
+void gst_tbqueue_copier_start (GstTbQueue * tbq);
+void gst_tbqueue_copier_pause (GstTbQueue * tbq);
+void gst_tbqueue_copier_stop (GstTbQueue * tbq);
+
+G_END_DECLS
+#endif

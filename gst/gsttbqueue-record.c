@@ -1,0 +1,90 @@
+/* tbqueue records: buffers by value.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A copy record holds every field of a GstBuffer that is not a pointer
+ * (timestamps, duration, offsets, flags) and its payload.  A buffer is only
+ * written by value when nothing else would be lost: no metas, and every
+ * memory plain system memory (or our own sink memory); anything else travels
+ * by reference.
+ */
+#include "gsttbqueue-private.h"
+#include "gsttbqmemory.h"
+
+/* Buffer flags live above the mini-object flags. */
+#define BUFFER_FLAGS_MASK (~(guint32) (GST_MINI_OBJECT_FLAG_LAST - 1))
+
+static inline gboolean
+memory_is_plain (GstMemory * mem)
+{
+  if (GST_MEMORY_FLAG_IS_SET (mem, GST_MEMORY_FLAG_NOT_MAPPABLE))
+    return FALSE;
+  return mem->allocator == NULL
+      || gst_memory_is_type (mem, GST_ALLOCATOR_SYSMEM)
+      || gst_tbq_memory_is_tbq (mem);
+}
+
+gboolean
+gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    GstTbQueueTransfer transfer)
+{
+  gpointer state = NULL;
+  guint i, n;
+
+  if (size > tbq->max_copy)
+    return FALSE;
+  if (transfer == GST_TBQUEUE_TRANSFER_AUTO
+      && size > TBQ_LOAD (tbq->copy_threshold))
+    return FALSE;
+  /* Metas cannot be written into a block without losing them. */
+  if (gst_buffer_iterate_meta (buffer, &state) != NULL)
+    return FALSE;
+  n = gst_buffer_n_memory (buffer);
+  for (i = 0; i < n; i++)
+    if (!memory_is_plain (gst_buffer_peek_memory (buffer, i)))
+      return FALSE;
+  return TRUE;
+}
+
+void
+gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,
+    void *record)
+{
+  GstTbqBufferHeader h;
+
+  h.pts = GST_BUFFER_PTS (buffer);
+  h.dts = GST_BUFFER_DTS (buffer);
+  h.duration = GST_BUFFER_DURATION (buffer);
+  h.offset = GST_BUFFER_OFFSET (buffer);
+  h.offset_end = GST_BUFFER_OFFSET_END (buffer);
+  h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
+  h.list = list;
+  memcpy (record, &h, sizeof h);
+  if (size > 0)
+    gst_buffer_extract (buffer, 0, (guint8 *) record + sizeof h, size);
+}
+
+GstBuffer *
+gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list)
+{
+  GstTbqBufferHeader h;
+  GstBuffer *buffer;
+  gsize size = rec->size - sizeof h;
+
+  memcpy (&h, rec->data, sizeof h);
+  buffer = gst_buffer_new ();
+  if (size > 0)
+    gst_buffer_append_memory (buffer, gst_tbq_memory_new (rec->block,
+            (guint8 *) rec->data + sizeof h, size));
+  GST_BUFFER_PTS (buffer) = h.pts;
+  GST_BUFFER_DTS (buffer) = h.dts;
+  GST_BUFFER_DURATION (buffer) = h.duration;
+  GST_BUFFER_OFFSET (buffer) = h.offset;
+  GST_BUFFER_OFFSET_END (buffer) = h.offset_end;
+  /* Exactly the flags the buffer had, TAG_MEMORY included. */
+  GST_MINI_OBJECT_FLAGS (buffer) =
+      (GST_MINI_OBJECT_FLAGS (buffer) & ~BUFFER_FLAGS_MASK) | h.flags;
+  *list = h.list;
+  return buffer;
+}

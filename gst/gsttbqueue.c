@@ -1,0 +1,931 @@
+/* tbqueue: a two-layer drop-in replacement for queue
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+/**
+ * SECTION:element-tbqueue
+ * @title: tbqueue
+ *
+ * A drop-in replacement for #queue that keeps the pushing thread fast and
+ * its caches hot.  Like queue, it decouples its sink and src pads with a
+ * thread, queues buffers, events and serialized queries in order, and has
+ * the same properties, signals, limits, leaky modes and flushing behaviour:
+ * rename `queue` to `tbqueue` in a pipeline and everything keeps working.
+ *
+ * Inside, the queue has two layers.  The upstream streaming thread writes
+ * each item as a record into a *small source pool* (16 KiB by default) whose
+ * few blocks it reuses most-recently-returned first, so they stay in its
+ * cache however large the backlog grows.  A copy task moves published
+ * records, in batches, into a *large sink pool* that holds the backlog and
+ * grows on demand up to #GstTbQueue:sink-max-bytes, giving idle blocks back
+ * to the system when the backlog drains.  The src pad task reads the sink
+ * pool and pushes downstream.  The pushing thread takes no lock and makes no
+ * system call for a buffer unless the copy task sleeps.
+ *
+ * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
+ * ("copy"), the buffer's fields and bytes are written into the source pool
+ * and the upstream buffer is released at once, back to its pool while still
+ * hot; downstream receives a buffer whose memory lives in the sink pool (no
+ * third copy).  Only plain system-memory buffers without metas are copied:
+ * nothing is ever lost.  By reference, the very #GstBuffer travels, as with
+ * queue.  The default, "auto", copies such buffers up to
+ * #GstTbQueue:copy-threshold bytes and references everything else
+ * (DMA-buf, GL and other special memory, buffers with metas, large frames).
+ *
+ * Data is queued until one of #GstTbQueue:max-size-buffers,
+ * #GstTbQueue:max-size-bytes or #GstTbQueue:max-size-time is reached (by
+ * default 200 buffers, 10 MB or one second), counting everything between the
+ * two pads: both layers and what the copy task holds.  A full sink pool is an
+ * overrun too.  #GstTbQueue:leaky chooses between blocking the pushing thread
+ * (the default), dropping new buffers, or dropping the oldest.  The
+ * #GstTbQueue::underrun, #GstTbQueue::running, #GstTbQueue::overrun and
+ * #GstTbQueue::pushing signals are emitted as queue emits them, from the
+ * streaming threads.
+ *
+ * Prefer queue when each single buffer must arrive with the least possible
+ * delay (tbqueue adds a copy task hop) or when traffic is tiny.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 v4l2src ! tbqueue ! videoconvert ! x264enc ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gsttbqueue-private.h"
+#include "gsttbqmemory.h"
+
+GST_DEBUG_CATEGORY (gst_tbqueue_debug);
+GST_DEBUG_CATEGORY (gst_tbqueue_dataflow);
+
+static GstStaticPadTemplate sinktemplate = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS_ANY);
+
+static GstStaticPadTemplate srctemplate = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS_ANY);
+
+guint gst_tbqueue_signals[LAST_SIGNAL] = { 0 };
+
+enum
+{
+  PROP_0,
+  PROP_CUR_LEVEL_BUFFERS,
+  PROP_CUR_LEVEL_BYTES,
+  PROP_CUR_LEVEL_TIME,
+  PROP_MAX_SIZE_BUFFERS,
+  PROP_MAX_SIZE_BYTES,
+  PROP_MAX_SIZE_TIME,
+  PROP_MIN_THRESHOLD_BUFFERS,
+  PROP_MIN_THRESHOLD_BYTES,
+  PROP_MIN_THRESHOLD_TIME,
+  PROP_LEAKY,
+  PROP_SILENT,
+  PROP_FLUSH_ON_EOS,
+  PROP_TRANSFER,
+  PROP_COPY_THRESHOLD,
+  PROP_SOURCE_BLOCK_SIZE,
+  PROP_SOURCE_BLOCKS,
+  PROP_SINK_BLOCK_SIZE,
+  PROP_SINK_MIN_BYTES,
+  PROP_SINK_MAX_BYTES,
+  PROP_IDLE_BLOCKS,
+  PROP_PUBLISH_BATCH,
+  PROP_PICKUP_INTERVAL,
+  PROP_STATS
+};
+
+/* queue's defaults */
+#define DEFAULT_MAX_SIZE_BUFFERS  200
+#define DEFAULT_MAX_SIZE_BYTES    (10 * 1024 * 1024)
+#define DEFAULT_MAX_SIZE_TIME     GST_SECOND
+/* tbqueue's own */
+#define DEFAULT_TRANSFER          GST_TBQUEUE_TRANSFER_AUTO
+#define DEFAULT_COPY_THRESHOLD    1024
+#define DEFAULT_SOURCE_BLOCK_SIZE 4096
+#define DEFAULT_SOURCE_BLOCKS     4
+#define DEFAULT_SINK_BLOCK_SIZE   65536
+#define DEFAULT_SINK_MIN_BYTES    (256 * 1024)
+#define DEFAULT_SINK_MAX_BYTES    (G_GUINT64_CONSTANT (256) * 1024 * 1024)
+#define DEFAULT_IDLE_BLOCKS       16
+#define DEFAULT_PUBLISH_BATCH     1
+#define DEFAULT_PICKUP_INTERVAL   0
+
+#define gst_tbqueue_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
+    GST_DEBUG_CATEGORY_INIT (gst_tbqueue_debug, "tbqueue", 0,
+        "tbqueue element");
+    GST_DEBUG_CATEGORY_INIT (gst_tbqueue_dataflow, "tbqueue_dataflow", 0,
+        "dataflow inside the tbqueue element"));
+GST_ELEMENT_REGISTER_DEFINE (tbqueue, "tbqueue", GST_RANK_NONE,
+    GST_TYPE_TBQUEUE);
+
+static void gst_tbqueue_finalize (GObject * object);
+static void gst_tbqueue_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_tbqueue_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
+    GstStateChange transition);
+
+GType
+gst_tbqueue_leaky_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_TBQUEUE_NO_LEAK, "Not Leaky", "no"},
+    {GST_TBQUEUE_LEAK_UPSTREAM, "Leaky on upstream (new buffers)", "upstream"},
+    {GST_TBQUEUE_LEAK_DOWNSTREAM, "Leaky on downstream (old buffers)",
+        "downstream"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstTbQueueLeaky",
+            values));
+  return type;
+}
+
+GType
+gst_tbqueue_transfer_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_TBQUEUE_TRANSFER_AUTO,
+        "Copy small plain buffers, reference the rest", "auto"},
+    {GST_TBQUEUE_TRANSFER_COPY,
+        "Copy every buffer that can be copied without loss", "copy"},
+    {GST_TBQUEUE_TRANSFER_REFERENCE,
+        "Queue the buffers themselves, as queue does", "reference"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstTbQueueTransfer",
+            values));
+  return type;
+}
+
+#define RW_PLAYING (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING | \
+    G_PARAM_STATIC_STRINGS)
+#define RW_READY (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY | \
+    G_PARAM_STATIC_STRINGS)
+
+static void
+gst_tbqueue_class_init (GstTbQueueClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->set_property = gst_tbqueue_set_property;
+  gobject_class->get_property = gst_tbqueue_get_property;
+  gobject_class->finalize = gst_tbqueue_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
+
+  /**
+   * GstTbQueue::underrun:
+   * @tbqueue: the tbqueue instance
+   *
+   * The queue became empty: it holds less data than the min-threshold-*
+   * properties require (by default: nothing).  Emitted from the src pad task.
+   */
+  gst_tbqueue_signals[SIGNAL_UNDERRUN] =
+      g_signal_new ("underrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /**
+   * GstTbQueue::running:
+   * @tbqueue: the tbqueue instance
+   *
+   * Enough data (min-threshold-*) is queued again, or the pushing thread may
+   * go on after waiting for room.  Emitted from either streaming thread.
+   */
+  gst_tbqueue_signals[SIGNAL_RUNNING] =
+      g_signal_new ("running", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /**
+   * GstTbQueue::overrun:
+   * @tbqueue: the tbqueue instance
+   *
+   * The queue is full: a max-size-* limit is reached, or the sink pool is at
+   * sink-max-bytes.  Emitted from the upstream streaming thread, before it
+   * blocks or leaks.
+   */
+  gst_tbqueue_signals[SIGNAL_OVERRUN] =
+      g_signal_new ("overrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /**
+   * GstTbQueue::pushing:
+   * @tbqueue: the tbqueue instance
+   *
+   * The queue has enough data to start pushing again.  Emitted from the src
+   * pad task.
+   */
+  gst_tbqueue_signals[SIGNAL_PUSHING] =
+      g_signal_new ("pushing", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+
+  /* queue's properties, same names, types, ranges and defaults */
+  g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BYTES,
+      g_param_spec_uint ("current-level-bytes", "Current level (kB)",
+          "Current amount of data in the queue (bytes)",
+          0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BUFFERS,
+      g_param_spec_uint ("current-level-buffers", "Current level (buffers)",
+          "Current number of buffers in the queue",
+          0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_TIME,
+      g_param_spec_uint64 ("current-level-time", "Current level (ns)",
+          "Current amount of data in the queue (in ns)",
+          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BYTES,
+      g_param_spec_uint ("max-size-bytes", "Max. size (kB)",
+          "Max. amount of data in the queue (bytes, 0=disable)",
+          0, G_MAXUINT, DEFAULT_MAX_SIZE_BYTES, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BUFFERS,
+      g_param_spec_uint ("max-size-buffers", "Max. size (buffers)",
+          "Max. number of buffers in the queue (0=disable)", 0, G_MAXUINT,
+          DEFAULT_MAX_SIZE_BUFFERS, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MAX_SIZE_TIME,
+      g_param_spec_uint64 ("max-size-time", "Max. size (ns)",
+          "Max. amount of data in the queue (in ns, 0=disable)", 0,
+          G_MAXUINT64, DEFAULT_MAX_SIZE_TIME, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BYTES,
+      g_param_spec_uint ("min-threshold-bytes", "Min. threshold (kB)",
+          "Min. amount of data in the queue to allow reading (bytes, 0=disable)",
+          0, G_MAXUINT, 0, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BUFFERS,
+      g_param_spec_uint ("min-threshold-buffers", "Min. threshold (buffers)",
+          "Min. number of buffers in the queue to allow reading (0=disable)",
+          0, G_MAXUINT, 0, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_TIME,
+      g_param_spec_uint64 ("min-threshold-time", "Min. threshold (ns)",
+          "Min. amount of data in the queue to allow reading (in ns, 0=disable)",
+          0, G_MAXUINT64, 0, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_LEAKY,
+      g_param_spec_enum ("leaky", "Leaky",
+          "Where the queue leaks, if at all",
+          GST_TYPE_TBQUEUE_LEAKY, GST_TBQUEUE_NO_LEAK, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_SILENT,
+      g_param_spec_boolean ("silent", "Silent",
+          "Don't emit queue signals", FALSE, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_FLUSH_ON_EOS,
+      g_param_spec_boolean ("flush-on-eos", "Flush on EOS",
+          "Discard all data in the queue when an EOS event is received", FALSE,
+          RW_PLAYING));
+
+  /* tbqueue's own */
+  g_object_class_install_property (gobject_class, PROP_TRANSFER,
+      g_param_spec_enum ("transfer", "Transfer",
+          "How buffers travel: auto copies plain system-memory buffers "
+          "without metas up to copy-threshold bytes and references the rest; "
+          "copy copies every buffer that can be copied without loss; "
+          "reference queues the buffers themselves",
+          GST_TYPE_TBQUEUE_TRANSFER, DEFAULT_TRANSFER, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
+      g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
+          "transfer=auto: largest buffer copied (bytes; buffers larger than "
+          "a source block can hold are always referenced)",
+          0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
+      g_param_spec_uint ("source-block-size", "Source block size (bytes)",
+          "Size of each source pool block (bytes, multiple of 64, at least "
+          "128; the largest copied buffer is this minus 120)",
+          128, 1 << 30, DEFAULT_SOURCE_BLOCK_SIZE, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCKS,
+      g_param_spec_uint ("source-blocks", "Source blocks",
+          "Number of source pool blocks (pre-allocated, at least 2)",
+          2, 1 << 20, DEFAULT_SOURCE_BLOCKS, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_SINK_BLOCK_SIZE,
+      g_param_spec_uint ("sink-block-size", "Sink block size (bytes)",
+          "Size of each sink pool block (bytes, multiple of 64, at least "
+          "source-block-size)",
+          128, 1 << 30, DEFAULT_SINK_BLOCK_SIZE, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_SINK_MIN_BYTES,
+      g_param_spec_uint64 ("sink-min-bytes", "Sink pool minimum (bytes)",
+          "Sink pool memory allocated and pre-faulted up front (bytes)",
+          0, G_MAXUINT64, DEFAULT_SINK_MIN_BYTES, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
+      g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
+          "Most memory the sink pool may grow to (bytes, at least two sink "
+          "blocks); reaching it is an overrun",
+          0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_IDLE_BLOCKS,
+      g_param_spec_uint ("idle-blocks", "Idle blocks kept",
+          "Idle sink blocks kept when the backlog drains; the rest is given "
+          "back to the system (blocks)", 0, G_MAXUINT, DEFAULT_IDLE_BLOCKS,
+          RW_READY));
+  g_object_class_install_property (gobject_class, PROP_PUBLISH_BATCH,
+      g_param_spec_uint ("publish-batch", "Publish batch (buffers)",
+          "Make queued buffers visible to the copy task every N buffers "
+          "(1 = every buffer; 0 = only when a source block is full).  Events "
+          "and queries always publish; N > 1 holds up to N-1 buffers until "
+          "more data or an event arrives", 0, G_MAXUINT,
+          DEFAULT_PUBLISH_BATCH, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_PICKUP_INTERVAL,
+      g_param_spec_uint64 ("pickup-interval", "Pickup interval (ns)",
+          "0 = wake the copy task when it sleeps and a buffer is published; "
+          "otherwise the pushing thread never makes a system call for a "
+          "buffer and the copy task picks buffers up within this interval "
+          "(ns)", 0, G_MAXINT64, DEFAULT_PICKUP_INTERVAL, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Levels, peaks, counters and pool sizes (see the documentation)",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_set_static_metadata (element_class,
+      "Two-layer queue", "Generic",
+      "Queue with a small hot source pool and a large backlog pool",
+      "The tbqueue authors");
+  gst_element_class_add_static_pad_template (element_class, &srctemplate);
+  gst_element_class_add_static_pad_template (element_class, &sinktemplate);
+
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_chain);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_chain_list);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_event);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_query);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_event);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_query);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_activate_mode);
+  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_activate_mode);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
+  gst_tbq_memory_init_once ();
+}
+
+static void
+gst_tbqueue_init (GstTbQueue * tbq)
+{
+  tbq->sinkpad = gst_pad_new_from_static_template (&sinktemplate, "sink");
+  gst_pad_set_chain_function (tbq->sinkpad, gst_tbqueue_chain);
+  gst_pad_set_chain_list_function (tbq->sinkpad, gst_tbqueue_chain_list);
+  gst_pad_set_activatemode_function (tbq->sinkpad,
+      gst_tbqueue_sink_activate_mode);
+  gst_pad_set_event_full_function (tbq->sinkpad, gst_tbqueue_sink_event);
+  gst_pad_set_query_function (tbq->sinkpad, gst_tbqueue_sink_query);
+  GST_PAD_SET_PROXY_CAPS (tbq->sinkpad);
+  gst_element_add_pad (GST_ELEMENT (tbq), tbq->sinkpad);
+
+  tbq->srcpad = gst_pad_new_from_static_template (&srctemplate, "src");
+  gst_pad_set_activatemode_function (tbq->srcpad,
+      gst_tbqueue_src_activate_mode);
+  gst_pad_set_event_function (tbq->srcpad, gst_tbqueue_src_event);
+  gst_pad_set_query_function (tbq->srcpad, gst_tbqueue_src_query);
+  GST_PAD_SET_PROXY_CAPS (tbq->srcpad);
+  gst_element_add_pad (GST_ELEMENT (tbq), tbq->srcpad);
+
+  atomic_init (&tbq->max_buffers, DEFAULT_MAX_SIZE_BUFFERS);
+  atomic_init (&tbq->max_bytes, DEFAULT_MAX_SIZE_BYTES);
+  atomic_init (&tbq->max_time, DEFAULT_MAX_SIZE_TIME);
+  atomic_init (&tbq->leaky, GST_TBQUEUE_NO_LEAK);
+  atomic_init (&tbq->transfer, DEFAULT_TRANSFER);
+  atomic_init (&tbq->copy_threshold, DEFAULT_COPY_THRESHOLD);
+  atomic_init (&tbq->srcresult, GST_FLOW_FLUSHING);
+  tbq->source_block_size = DEFAULT_SOURCE_BLOCK_SIZE;
+  tbq->source_blocks = DEFAULT_SOURCE_BLOCKS;
+  tbq->sink_block_size = DEFAULT_SINK_BLOCK_SIZE;
+  tbq->sink_min_bytes = DEFAULT_SINK_MIN_BYTES;
+  tbq->sink_max_bytes = DEFAULT_SINK_MAX_BYTES;
+  tbq->idle_blocks = DEFAULT_IDLE_BLOCKS;
+  tbq->publish_batch = DEFAULT_PUBLISH_BATCH;
+  tbq->pickup_interval = DEFAULT_PICKUP_INTERVAL;
+
+  g_mutex_init (&tbq->qlock);
+  g_cond_init (&tbq->item_del);
+  g_cond_init (&tbq->query_handled);
+  g_cond_init (&tbq->copier_cond);
+  g_rec_mutex_init (&tbq->copier_lock);
+  gst_tbqueue_reset_levels (tbq);
+}
+
+static void
+gst_tbqueue_finalize (GObject * object)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (object);
+
+  gst_tbqueue_close (tbq);
+  g_mutex_clear (&tbq->qlock);
+  g_cond_clear (&tbq->item_del);
+  g_cond_clear (&tbq->query_handled);
+  g_cond_clear (&tbq->copier_cond);
+  g_rec_mutex_clear (&tbq->copier_lock);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* ---- the copy task ---- */
+
+static void
+copier_func (gpointer data)
+{
+  GstTbQueue *tbq = data;
+
+  if (tbq_copier_step (tbq->q, -1) == TBQ_INTERRUPTED) {
+    /* Wait for a resume, or leave when the task is paused or stopped; both
+     * come with a broadcast under qlock, so none is missed. */
+    g_mutex_lock (&tbq->qlock);
+    while (tbq_queue_is_interrupted (tbq->q)
+        && gst_task_get_state (tbq->copier_task) == GST_TASK_STARTED)
+      g_cond_wait (&tbq->copier_cond, &tbq->qlock);
+    g_mutex_unlock (&tbq->qlock);
+  }
+}
+
+static void
+copier_stream_status (GstTbQueue * tbq, GstTask * task,
+    GstStreamStatusType type)
+{
+  GstMessage *message;
+  GValue value = G_VALUE_INIT;
+
+  message = gst_message_new_stream_status (GST_OBJECT_CAST (tbq), type,
+      GST_ELEMENT_CAST (tbq));
+  g_value_init (&value, GST_TYPE_TASK);
+  g_value_set_object (&value, task);
+  gst_message_set_stream_status_object (message, &value);
+  g_value_unset (&value);
+  gst_element_post_message (GST_ELEMENT_CAST (tbq), message);
+}
+
+static void
+copier_enter (GstTask * task, GThread * thread, gpointer user_data)
+{
+  copier_stream_status (GST_TBQUEUE (user_data), task,
+      GST_STREAM_STATUS_TYPE_ENTER);
+}
+
+static void
+copier_leave (GstTask * task, GThread * thread, gpointer user_data)
+{
+  copier_stream_status (GST_TBQUEUE (user_data), task,
+      GST_STREAM_STATUS_TYPE_LEAVE);
+}
+
+/* Create the copy task (no lock held: posts a message). */
+static void
+copier_create (GstTbQueue * tbq)
+{
+  GstTask *task = gst_task_new (copier_func, tbq, NULL);
+  gchar *name = g_strdup_printf ("%s:copier", GST_OBJECT_NAME (tbq));
+
+  gst_object_set_name (GST_OBJECT_CAST (task), name);
+  g_free (name);
+  gst_task_set_lock (task, &tbq->copier_lock);
+  gst_task_set_enter_callback (task, copier_enter, tbq, NULL);
+  gst_task_set_leave_callback (task, copier_leave, tbq, NULL);
+  tbq->copier_task = task;
+  copier_stream_status (tbq, task, GST_STREAM_STATUS_TYPE_CREATE);
+}
+
+/* qlock held. */
+void
+gst_tbqueue_copier_start (GstTbQueue * tbq)
+{
+  if (tbq->copier_task != NULL) {
+    gst_task_start (tbq->copier_task);
+    g_cond_broadcast (&tbq->copier_cond);
+  }
+}
+
+/* Pause and wait until the task function is not running.  No qlock. */
+void
+gst_tbqueue_copier_pause (GstTbQueue * tbq)
+{
+  if (tbq->copier_task == NULL)
+    return;
+  gst_task_pause (tbq->copier_task);
+  g_mutex_lock (&tbq->qlock);
+  g_cond_broadcast (&tbq->copier_cond);
+  g_mutex_unlock (&tbq->qlock);
+  g_rec_mutex_lock (&tbq->copier_lock);
+  g_rec_mutex_unlock (&tbq->copier_lock);
+}
+
+/* Stop and join the task's thread.  No qlock. */
+void
+gst_tbqueue_copier_stop (GstTbQueue * tbq)
+{
+  if (tbq->copier_task == NULL)
+    return;
+  gst_task_stop (tbq->copier_task);
+  g_mutex_lock (&tbq->qlock);
+  /* Out of a libtbq wait, then out of the interrupted wait above. */
+  if (tbq->q != NULL)
+    tbq_queue_interrupt (tbq->q);
+  g_cond_broadcast (&tbq->copier_cond);
+  g_mutex_unlock (&tbq->qlock);
+  gst_task_join (tbq->copier_task);
+}
+
+/* ---- the two-layer queue's life ---- */
+
+gboolean
+gst_tbqueue_open (GstTbQueue * tbq)
+{
+  TbqConfig cfg;
+  TbqStatus st;
+  char msg[256];
+  guint64 sink_block, min_bytes, max_bytes;
+
+  tbq_config_init (&cfg);
+  GST_OBJECT_LOCK (tbq);
+  cfg.source.block_size = tbq->source_block_size;
+  cfg.source.min_blocks = tbq->source_blocks;
+  cfg.source.max_blocks = tbq->source_blocks;
+  cfg.source.max_idle_blocks = tbq->source_blocks;
+  sink_block = tbq->sink_block_size;
+  min_bytes = tbq->sink_min_bytes;
+  max_bytes = tbq->sink_max_bytes;
+  cfg.sink.block_size = sink_block;
+  cfg.sink.min_blocks = (min_bytes + sink_block - 1) / sink_block;
+  cfg.sink.max_blocks = max_bytes / sink_block;
+  cfg.sink.max_idle_blocks = tbq->idle_blocks;
+  if (tbq->publish_batch == 1) {
+    cfg.publish = TBQ_PUBLISH_EVERY_RECORD;
+  } else if (tbq->publish_batch == 0) {
+    cfg.publish = TBQ_PUBLISH_AT_HANDOFF;
+  } else {
+    cfg.publish = TBQ_PUBLISH_EVERY_N;
+    cfg.publish_every = tbq->publish_batch;
+  }
+  if (tbq->pickup_interval > 0) {
+    cfg.wake = TBQ_WAKE_LAZY;
+    cfg.pickup_interval_ns = (int64_t) tbq->pickup_interval;
+  }
+  GST_OBJECT_UNLOCK (tbq);
+  cfg.backpressure = TBQ_BACKPRESSURE_DROP;
+  cfg.max_writers = 1;
+
+  if (min_bytes > max_bytes) {
+    g_snprintf (msg, sizeof msg, "sink-min-bytes (%" G_GUINT64_FORMAT
+        ") is larger than sink-max-bytes (%" G_GUINT64_FORMAT ")", min_bytes,
+        max_bytes);
+    goto refused;
+  }
+  if (max_bytes / sink_block < 2) {
+    g_snprintf (msg, sizeof msg, "sink-max-bytes (%" G_GUINT64_FORMAT
+        ") must hold at least two sink blocks of %" G_GUINT64_FORMAT
+        " bytes", max_bytes, sink_block);
+    goto refused;
+  }
+  st = tbq_queue_new (&cfg, &tbq->q, msg, sizeof msg);
+  if (st == TBQ_INVALID_CONFIG)
+    goto refused;
+  if (st != TBQ_OK)
+    goto no_memory;
+  if (tbq_writer_new (tbq->q, &tbq->writer) != TBQ_OK
+      || tbq_reader_new (tbq->q, &tbq->reader) != TBQ_OK) {
+    tbq_queue_free (tbq->q, NULL, NULL);
+    tbq->q = NULL;
+    tbq->writer = NULL;
+    tbq->reader = NULL;
+    goto no_memory;
+  }
+  tbq->max_copy = tbq_queue_max_record_size (tbq->q)
+      - sizeof (GstTbqBufferHeader);
+  gst_tbqueue_reset_levels (tbq);
+  copier_create (tbq);
+  GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT
+      "..%" G_GSIZE_FORMAT " x %u B", (guint) cfg.source.max_blocks,
+      (guint) cfg.source.block_size, cfg.sink.min_blocks, cfg.sink.max_blocks,
+      (guint) cfg.sink.block_size);
+  return TRUE;
+
+refused:
+  GST_ELEMENT_ERROR (tbq, RESOURCE, SETTINGS,
+      ("Impossible pool geometry: %s", msg), (NULL));
+  return FALSE;
+no_memory:
+  GST_ELEMENT_ERROR (tbq, RESOURCE, NO_SPACE_LEFT,
+      ("Cannot allocate the queue's pools"), (NULL));
+  return FALSE;
+}
+
+static void
+release_leftover (uint16_t type, const void *data, uint32_t size,
+    void *user_data)
+{
+  GstTbqRefRecord ref;
+
+  if (type == GST_TBQ_RECORD_BUFFER_REF || type == GST_TBQ_RECORD_EVENT) {
+    memcpy (&ref, data, sizeof ref);
+    gst_mini_object_unref (ref.object);
+  }
+}
+
+void
+gst_tbqueue_close (GstTbQueue * tbq)
+{
+  if (tbq->copier_task != NULL) {
+    gst_tbqueue_copier_stop (tbq);
+    gst_object_unref (tbq->copier_task);
+    tbq->copier_task = NULL;
+  }
+  if (tbq->q != NULL) {
+    TbqQueue *q;
+
+    g_mutex_lock (&tbq->qlock);
+    q = tbq->q;
+    tbq->q = NULL;
+    tbq->writer = NULL;
+    tbq->reader = NULL;
+    g_mutex_unlock (&tbq->qlock);
+    /* Zero-copy buffers still downstream keep their sink blocks alive. */
+    tbq_queue_free (q, release_leftover, NULL);
+  }
+}
+
+static GstStateChangeReturn
+gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && tbq->q == NULL
+      && !gst_tbqueue_open (tbq))
+    return GST_STATE_CHANGE_FAILURE;
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
+      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
+          && ret == GST_STATE_CHANGE_FAILURE))
+    gst_tbqueue_close (tbq);
+  return ret;
+}
+
+/* ---- properties ---- */
+
+static GstStructure *
+gst_tbqueue_stats (GstTbQueue * tbq)
+{
+  GstTbQueueCounters *c = &tbq->counters;
+  TbqStats st;
+  GstStructure *s;
+
+  memset (&st, 0, sizeof st);
+  /* qlock: close() clears tbq->q under it before freeing. */
+  g_mutex_lock (&tbq->qlock);
+  if (tbq->q != NULL)
+    tbq_queue_get_stats (tbq->q, &st);
+  g_mutex_unlock (&tbq->qlock);
+  s = gst_structure_new ("tbqueue-stats",
+      "current-level-buffers", G_TYPE_UINT64, gst_tbqueue_level_buffers (tbq),
+      "current-level-bytes", G_TYPE_UINT64, gst_tbqueue_level_bytes (tbq),
+      "current-level-time", G_TYPE_UINT64, gst_tbqueue_level_time (tbq),
+      "peak-level-buffers", G_TYPE_UINT64, TBQ_LOAD (c->peak_buffers),
+      "peak-level-bytes", G_TYPE_UINT64, TBQ_LOAD (c->peak_bytes),
+      "peak-level-time", G_TYPE_UINT64, TBQ_LOAD (c->peak_time),
+      "records-in", G_TYPE_UINT64, st.records_in,
+      "records-out", G_TYPE_UINT64, st.records_out,
+      "buffers-copied", G_TYPE_UINT64, TBQ_LOAD (c->copied),
+      "buffers-referenced", G_TYPE_UINT64, TBQ_LOAD (c->referenced),
+      "copy-fallbacks", G_TYPE_UINT64, TBQ_LOAD (c->copy_fallbacks),
+      "dropped-upstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_upstream),
+      "dropped-downstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_downstream),
+      "overruns", G_TYPE_UINT64, TBQ_LOAD (c->overruns),
+      "underruns", G_TYPE_UINT64, TBQ_LOAD (c->underruns),
+      "level-waits", G_TYPE_UINT64, TBQ_LOAD (c->level_waits),
+      "source-pool-full", G_TYPE_UINT64, st.records_dropped,
+      "pressure-waits", G_TYPE_UINT64, st.pressure_waits,
+      "sink-pressure-waits", G_TYPE_UINT64, st.sink_pressure_waits,
+      "handoffs", G_TYPE_UINT64, st.handoffs,
+      "copier-passes", G_TYPE_UINT64, st.copier_passes,
+      "copier-wakeups", G_TYPE_UINT64, st.copier_wakeups,
+      "bytes-copied", G_TYPE_UINT64, st.bytes_copied,
+      "records-discarded", G_TYPE_UINT64, st.records_discarded,
+      "source-block-size", G_TYPE_UINT64, st.source.block_size,
+      "source-blocks", G_TYPE_UINT64, st.source.blocks_total,
+      "source-blocks-in-use", G_TYPE_UINT64, st.source.blocks_in_use,
+      "source-blocks-peak", G_TYPE_UINT64, st.source.blocks_peak,
+      "sink-block-size", G_TYPE_UINT64, st.sink.block_size,
+      "sink-blocks", G_TYPE_UINT64, st.sink.blocks_total,
+      "sink-blocks-in-use", G_TYPE_UINT64, st.sink.blocks_in_use,
+      "sink-blocks-peak", G_TYPE_UINT64, st.sink.blocks_peak,
+      "sink-blocks-idle", G_TYPE_UINT64, st.sink.blocks_idle,
+      "sink-allocations", G_TYPE_UINT64, st.sink.allocations,
+      "sink-releases", G_TYPE_UINT64, st.sink.releases, NULL);
+  return s;
+}
+
+static void
+set_geometry (GstTbQueue * tbq, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GST_OBJECT_LOCK (tbq);
+  if (tbq->q != NULL) {
+    GST_OBJECT_UNLOCK (tbq);
+    g_warning ("%s: %s can only be changed in the NULL or READY state",
+        GST_OBJECT_NAME (tbq), pspec->name);
+    return;
+  }
+  switch (prop_id) {
+    case PROP_SOURCE_BLOCK_SIZE:
+      tbq->source_block_size = g_value_get_uint (value);
+      break;
+    case PROP_SOURCE_BLOCKS:
+      tbq->source_blocks = g_value_get_uint (value);
+      break;
+    case PROP_SINK_BLOCK_SIZE:
+      tbq->sink_block_size = g_value_get_uint (value);
+      break;
+    case PROP_SINK_MIN_BYTES:
+      tbq->sink_min_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_SINK_MAX_BYTES:
+      tbq->sink_max_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_IDLE_BLOCKS:
+      tbq->idle_blocks = g_value_get_uint (value);
+      break;
+    case PROP_PUBLISH_BATCH:
+      tbq->publish_batch = g_value_get_uint (value);
+      break;
+    case PROP_PICKUP_INTERVAL:
+      tbq->pickup_interval = g_value_get_uint64 (value);
+      break;
+    default:
+      break;
+  }
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+static void
+gst_tbqueue_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (object);
+
+  switch (prop_id) {
+    case PROP_SOURCE_BLOCK_SIZE:
+    case PROP_SOURCE_BLOCKS:
+    case PROP_SINK_BLOCK_SIZE:
+    case PROP_SINK_MIN_BYTES:
+    case PROP_SINK_MAX_BYTES:
+    case PROP_IDLE_BLOCKS:
+    case PROP_PUBLISH_BATCH:
+    case PROP_PICKUP_INTERVAL:
+      set_geometry (tbq, prop_id, value, pspec);
+      return;
+    default:
+      break;
+  }
+
+  /* Limits affect both streaming threads. */
+  g_mutex_lock (&tbq->qlock);
+  switch (prop_id) {
+    case PROP_MAX_SIZE_BYTES:
+    case PROP_MAX_SIZE_BUFFERS:
+    case PROP_MAX_SIZE_TIME:
+      if (prop_id == PROP_MAX_SIZE_BYTES)
+        TBQ_STORE (tbq->max_bytes, g_value_get_uint (value));
+      else if (prop_id == PROP_MAX_SIZE_BUFFERS)
+        TBQ_STORE (tbq->max_buffers, g_value_get_uint (value));
+      else
+        TBQ_STORE (tbq->max_time, g_value_get_uint64 (value));
+      if (TBQ_LOAD (tbq->leaky) == GST_TBQUEUE_LEAK_DOWNSTREAM)
+        gst_tbqueue_locked_leak_downstream (tbq);
+      /* The pushing thread may have room now. */
+      g_cond_broadcast (&tbq->item_del);
+      break;
+    case PROP_MIN_THRESHOLD_BYTES:
+      tbq->orig_min_bytes = g_value_get_uint (value);
+      TBQ_STORE (tbq->min_bytes, tbq->orig_min_bytes);
+      break;
+    case PROP_MIN_THRESHOLD_BUFFERS:
+      tbq->orig_min_buffers = g_value_get_uint (value);
+      TBQ_STORE (tbq->min_buffers, tbq->orig_min_buffers);
+      break;
+    case PROP_MIN_THRESHOLD_TIME:
+      tbq->orig_min_time = g_value_get_uint64 (value);
+      TBQ_STORE (tbq->min_time, tbq->orig_min_time);
+      break;
+    case PROP_LEAKY:
+      TBQ_STORE (tbq->leaky, g_value_get_enum (value));
+      break;
+    case PROP_SILENT:
+      TBQ_STORE (tbq->silent, g_value_get_boolean (value));
+      break;
+    case PROP_FLUSH_ON_EOS:
+      TBQ_STORE (tbq->flush_on_eos, g_value_get_boolean (value));
+      break;
+    case PROP_TRANSFER:
+      TBQ_STORE (tbq->transfer, g_value_get_enum (value));
+      break;
+    case PROP_COPY_THRESHOLD:
+      TBQ_STORE (tbq->copy_threshold, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  /* Thresholds and limits decide when the src task may push. */
+  if (tbq->reader != NULL)
+    tbq_reader_wake (tbq->reader);
+  g_mutex_unlock (&tbq->qlock);
+}
+
+static void
+gst_tbqueue_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (object);
+
+  switch (prop_id) {
+    case PROP_CUR_LEVEL_BYTES:
+      g_value_set_uint (value, MIN (gst_tbqueue_level_bytes (tbq), G_MAXUINT));
+      break;
+    case PROP_CUR_LEVEL_BUFFERS:
+      g_value_set_uint (value, MIN (gst_tbqueue_level_buffers (tbq),
+              G_MAXUINT));
+      break;
+    case PROP_CUR_LEVEL_TIME:
+      g_value_set_uint64 (value, gst_tbqueue_level_time (tbq));
+      break;
+    case PROP_MAX_SIZE_BYTES:
+      g_value_set_uint (value, TBQ_LOAD (tbq->max_bytes));
+      break;
+    case PROP_MAX_SIZE_BUFFERS:
+      g_value_set_uint (value, TBQ_LOAD (tbq->max_buffers));
+      break;
+    case PROP_MAX_SIZE_TIME:
+      g_value_set_uint64 (value, TBQ_LOAD (tbq->max_time));
+      break;
+    case PROP_MIN_THRESHOLD_BYTES:
+      g_value_set_uint (value, TBQ_LOAD (tbq->min_bytes));
+      break;
+    case PROP_MIN_THRESHOLD_BUFFERS:
+      g_value_set_uint (value, TBQ_LOAD (tbq->min_buffers));
+      break;
+    case PROP_MIN_THRESHOLD_TIME:
+      g_value_set_uint64 (value, TBQ_LOAD (tbq->min_time));
+      break;
+    case PROP_LEAKY:
+      g_value_set_enum (value, TBQ_LOAD (tbq->leaky));
+      break;
+    case PROP_SILENT:
+      g_value_set_boolean (value, TBQ_LOAD (tbq->silent));
+      break;
+    case PROP_FLUSH_ON_EOS:
+      g_value_set_boolean (value, TBQ_LOAD (tbq->flush_on_eos));
+      break;
+    case PROP_TRANSFER:
+      g_value_set_enum (value, TBQ_LOAD (tbq->transfer));
+      break;
+    case PROP_COPY_THRESHOLD:
+      g_value_set_uint (value, TBQ_LOAD (tbq->copy_threshold));
+      break;
+    case PROP_SOURCE_BLOCK_SIZE:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint (value, tbq->source_block_size);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_SOURCE_BLOCKS:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint (value, tbq->source_blocks);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_SINK_BLOCK_SIZE:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint (value, tbq->sink_block_size);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_SINK_MIN_BYTES:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint64 (value, tbq->sink_min_bytes);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_SINK_MAX_BYTES:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint64 (value, tbq->sink_max_bytes);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_IDLE_BLOCKS:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint (value, tbq->idle_blocks);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_PUBLISH_BATCH:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint (value, tbq->publish_batch);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_PICKUP_INTERVAL:
+      GST_OBJECT_LOCK (tbq);
+      g_value_set_uint64 (value, tbq->pickup_interval);
+      GST_OBJECT_UNLOCK (tbq);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_tbqueue_stats (tbq));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
