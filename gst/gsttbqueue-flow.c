@@ -47,7 +47,7 @@ locked_set_flow (GstTbQueue * tbq, GstFlowReturn ret)
   if (ret != GST_FLOW_OK) {
     /* Unblock a writer, the copier and the reader wherever they wait. */
     tbq_queue_interrupt (tbq->q);
-    g_cond_broadcast (&tbq->item_del);
+    QBROADCAST (tbq, item_del);
   } else {
     tbq_queue_resume (tbq->q);
     gst_tbqueue_copier_start (tbq);
@@ -254,7 +254,7 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
   /* The upstream thread may wait for the level to drop. */
   if (tbq->waiting_del && (rec.type == GST_TBQ_RECORD_BUFFER_COPY
           || rec.type == GST_TBQ_RECORD_BUFFER_REF))
-    g_cond_signal (&tbq->item_del);
+    QSIGNAL (tbq, item_del);
   return obj;
 }
 
@@ -270,9 +270,9 @@ locked_wait_more (GstTbQueue * tbq, DequeueWait wait)
 
       if (tbq_reader_peek (tbq->reader, &rec) == TBQ_OK)
         return TRUE;
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       tbq_reader_sleep (tbq->reader, key, -1);
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       return GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK;
     }
     case DEQUEUE_WAIT_WRITER:
@@ -342,7 +342,7 @@ locked_drop_item (GstTbQueue * tbq, GstMiniObject * item, gboolean flushing)
   } else if (GST_IS_QUERY (item)) {
     tbq->last_query = FALSE;
     tbq->last_handled_query = GST_QUERY_CAST (item);
-    g_cond_broadcast (&tbq->query_handled);
+    QBROADCAST (tbq, query_handled);
   } else {
     gst_mini_object_unref (item);
   }
@@ -447,9 +447,9 @@ sink_reserve_full (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
     case GST_TBQUEUE_LEAK_UPSTREAM:
       return TBQ_DROPPED;
     case GST_TBQUEUE_LEAK_DOWNSTREAM:
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       locked_leak_oldest_block (tbq);
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
           SYNC_TIMEOUT_NS);
       st = tbq_writer_reserve (tbq->writer, type, size, data);
@@ -517,24 +517,24 @@ sink_make_room (GstTbQueue * tbq)
         tbq->tail_needs_discont = TRUE;
         return SINK_LEAK;
       case GST_TBQUEUE_LEAK_DOWNSTREAM:
-        g_mutex_lock (&tbq->qlock);
+        QLOCK (tbq);
         locked_leak (tbq, DEQUEUE_WAIT_WRITER);
         ret = GST_TBQUEUE_FLOW (tbq);
-        g_mutex_unlock (&tbq->qlock);
+        QUNLOCK (tbq);
         /* Whatever could not be leaked stays; never spin on it. */
         return ret;
       default:
         GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq,
             "queue is full, waiting for free space");
         TBQ_ADD (tbq->counters.level_waits, 1);
-        g_mutex_lock (&tbq->qlock);
+        QLOCK (tbq);
         tbq->waiting_del = TRUE;
         while (gst_tbqueue_is_filled (tbq)
             && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK)
-          g_cond_wait (&tbq->item_del, &tbq->qlock);
+          QWAIT (tbq, item_del);
         tbq->waiting_del = FALSE;
         ret = GST_TBQUEUE_FLOW (tbq);
-        g_mutex_unlock (&tbq->qlock);
+        QUNLOCK (tbq);
         if (ret != GST_FLOW_OK)
           return ret;
         if (!TBQ_LOAD (tbq->silent))
@@ -829,7 +829,7 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   GstFlowReturn flow;
   TbqStatus st;
 
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   /* STREAM_START and SEGMENT reset the EOS status of a pad. */
   if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_EOS
       && (type == GST_EVENT_STREAM_START || type == GST_EVENT_SEGMENT))
@@ -839,10 +839,10 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   if (flow != GST_FLOW_OK) {
     /* Sticky events are still queued; errors show up with the data. */
     if (!GST_EVENT_IS_STICKY (event)) {
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       goto out_flow_error;
     } else if (type == GST_EVENT_EOS) {
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       if (flow == GST_FLOW_NOT_LINKED || flow < GST_FLOW_EOS)
         GST_ELEMENT_FLOW_ERROR (tbq, flow);
       goto out_flow_error;
@@ -862,7 +862,7 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
         }
         break;
       default:
-        g_mutex_unlock (&tbq->qlock);
+        QUNLOCK (tbq);
         GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "refusing event, we are EOS");
         gst_event_unref (event);
         return GST_FLOW_EOS;
@@ -899,7 +899,7 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   }
   TBQ_ADD (tbq->in_items, 1);
   TBQ_STORE (tbq->tail_is_buffer, FALSE);
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
 
   st = sink_write_ref (tbq, GST_TBQ_RECORD_EVENT, event, 0);
   if (st != TBQ_OK) {
@@ -932,27 +932,27 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
       ret = gst_pad_push_event (tbq->srcpad, event);
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       locked_set_flow (tbq, GST_FLOW_FLUSHING);
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       gst_pad_pause_task (tbq->srcpad);
       gst_tbqueue_copier_pause (tbq);
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "loop and copier stopped");
       /* Only now, with the src task stopped, release a query waiter. */
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       tbq->last_query = FALSE;
-      g_cond_broadcast (&tbq->query_handled);
-      g_mutex_unlock (&tbq->qlock);
+      QBROADCAST (tbq, query_handled);
+      QUNLOCK (tbq);
       break;
     case GST_EVENT_FLUSH_STOP:
       ret = gst_pad_push_event (tbq->srcpad, event);
       /* Make sure nothing else touches the queue, even without FLUSH_START. */
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       locked_set_flow (tbq, GST_FLOW_FLUSHING);
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       gst_pad_pause_task (tbq->srcpad);
       gst_tbqueue_copier_pause (tbq);
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       locked_flush (tbq, FALSE);
       TBQ_STORE (tbq->eos, FALSE);
       TBQ_STORE (tbq->unexpected, FALSE);
@@ -962,7 +962,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
             tbq->srcpad, NULL);
       else
         GST_INFO_OBJECT (tbq, "not restarting the src task: pad inactive");
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       break;
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
@@ -989,25 +989,25 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     return gst_pad_query_default (pad, parent, query);
 
   /* Serialized: it travels with the data and we wait for its answer. */
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     goto out_flushing;
   seq = ++tbq->query_seq;
   TBQ_ADD (tbq->in_items, 1);
   TBQ_STORE (tbq->tail_is_buffer, FALSE);
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
 
   GST_LOG_OBJECT (tbq, "queuing query %p (%s)", query,
       GST_QUERY_TYPE_NAME (query));
   st = sink_write_ref (tbq, GST_TBQ_RECORD_QUERY, query, seq);
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   if (st != TBQ_OK) {
     TBQ_ADD (tbq->in_items, -1);
     goto out_flushing;
   }
   while (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK
       && tbq->last_handled_query != query)
-    g_cond_wait (&tbq->query_handled, &tbq->qlock);
+    QWAIT (tbq, query_handled);
   tbq->last_handled_query = NULL;
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {
     /* The record may still be queued: it must never be answered. */
@@ -1015,12 +1015,12 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     goto out_flushing;
   }
   res = tbq->last_query;
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   return res;
 
 out_flushing:
   GST_DEBUG_OBJECT (tbq, "we are flushing");
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   return FALSE;
 }
 
@@ -1057,9 +1057,9 @@ locked_wait_add (GstTbQueue * tbq)
   if (!locked_is_empty (tbq))
     return TRUE;
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "waiting for data");
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   tbq_reader_sleep (tbq->reader, key, -1);
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   return GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK;
 }
 
@@ -1100,12 +1100,12 @@ next:
       }
       tbq->head_needs_discont = FALSE;
     }
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     if (GST_IS_BUFFER (data))
       result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));
     else
       result = gst_pad_push_list (tbq->srcpad, GST_BUFFER_LIST_CAST (data));
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
       return GST_TBQUEUE_FLOW (tbq);
 
@@ -1142,9 +1142,9 @@ next:
     GstEvent *event = GST_EVENT_CAST (data);
     GstEventType type = GST_EVENT_TYPE (event);
 
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     gst_pad_push_event (tbq->srcpad, event);
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
       return GST_TBQUEUE_FLOW (tbq);
     if (type == GST_EVENT_EOS) {
@@ -1156,17 +1156,17 @@ next:
     GstQuery *query = GST_QUERY_CAST (data);
     gboolean ret;
 
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     ret = gst_pad_peer_query (tbq->srcpad, query);
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {
       tbq->last_query = FALSE;
-      g_cond_broadcast (&tbq->query_handled);
+      QBROADCAST (tbq, query_handled);
       return GST_TBQUEUE_FLOW (tbq);
     }
     tbq->last_query = ret;
     tbq->last_handled_query = query;
-    g_cond_broadcast (&tbq->query_handled);
+    QBROADCAST (tbq, query_handled);
     GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "did query %p, return %d", query, ret);
   }
   return result;
@@ -1179,7 +1179,7 @@ gst_tbqueue_loop (GstPad * pad)
   GstFlowReturn ret;
   gboolean eos;
 
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     goto out_flushing;
 
@@ -1188,9 +1188,9 @@ gst_tbqueue_loop (GstPad * pad)
     atomic_fetch_add_explicit (&tbq->counters.underruns, 1,
         memory_order_relaxed);
     if (!TBQ_LOAD (tbq->silent)) {
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       g_signal_emit (tbq, gst_tbqueue_signals[SIGNAL_UNDERRUN], 0);
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
         goto out_flushing;
     }
@@ -1201,10 +1201,10 @@ gst_tbqueue_loop (GstPad * pad)
     }
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
-      g_mutex_unlock (&tbq->qlock);
+      QUNLOCK (tbq);
       g_signal_emit (tbq, gst_tbqueue_signals[SIGNAL_RUNNING], 0);
       g_signal_emit (tbq, gst_tbqueue_signals[SIGNAL_PUSHING], 0);
-      g_mutex_lock (&tbq->qlock);
+      QLOCK (tbq);
       if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
         goto out_flushing;
     }
@@ -1216,7 +1216,7 @@ gst_tbqueue_loop (GstPad * pad)
       locked_set_flow (tbq, ret);
     goto out_flushing;
   }
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   return;
 
 out_flushing:
@@ -1228,11 +1228,11 @@ out_flushing:
   if (ret == GST_FLOW_FLUSHING) {
     locked_drain_visible (tbq);
   } else {
-    g_cond_broadcast (&tbq->item_del);
+    QBROADCAST (tbq, item_del);
     tbq->last_query = FALSE;
-    g_cond_broadcast (&tbq->query_handled);
+    QBROADCAST (tbq, query_handled);
   }
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   /* Tell the application we gave up, unless upstream will (EOS). */
   if (eos && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
     GST_ELEMENT_FLOW_ERROR (tbq, ret);
@@ -1248,13 +1248,13 @@ gst_tbqueue_src_event (GstPad * pad, GstObject * parent, GstEvent * event)
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "got event %s",
       GST_EVENT_TYPE_NAME (event));
   if (GST_EVENT_TYPE (event) == GST_EVENT_RECONFIGURE) {
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_NOT_LINKED) {
       /* Downstream may be linked again: try pushing. */
       locked_set_flow (tbq, GST_FLOW_OK);
       gst_pad_start_task (pad, (GstTaskFunction) gst_tbqueue_loop, pad, NULL);
     }
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     return gst_pad_push_event (tbq->sinkpad, event);
   }
   return gst_pad_event_default (pad, parent, event);
@@ -1372,12 +1372,12 @@ locked_flush (GstTbQueue * tbq, gboolean full)
     tbq_queue_discard (tbq->q, release_record, &ctx);
   tbq->last_query = FALSE;
   tbq->abandoned_query_seq = tbq->query_seq;
-  g_cond_broadcast (&tbq->query_handled);
+  QBROADCAST (tbq, query_handled);
   gst_tbqueue_reset_levels (tbq);
   TBQ_STORE (tbq->min_buffers, tbq->orig_min_buffers);
   TBQ_STORE (tbq->min_bytes, tbq->orig_min_bytes);
   TBQ_STORE (tbq->min_time, tbq->orig_min_time);
-  g_cond_broadcast (&tbq->item_del);
+  QBROADCAST (tbq, item_del);
 }
 
 gboolean
@@ -1391,22 +1391,22 @@ gst_tbqueue_sink_activate_mode (GstPad * pad, GstObject * parent,
   if (active) {
     if (tbq->q == NULL)
       return FALSE;
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     TBQ_STORE (tbq->eos, FALSE);
     TBQ_STORE (tbq->unexpected, FALSE);
     locked_set_flow (tbq, GST_FLOW_OK);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
   } else {
     /* Unblock the chain function, wait for it to leave, then flush. */
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     locked_set_flow (tbq, GST_FLOW_FLUSHING);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     GST_PAD_STREAM_LOCK (pad);
     gst_pad_pause_task (tbq->srcpad);
     gst_tbqueue_copier_pause (tbq);
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     locked_flush (tbq, TRUE);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     GST_PAD_STREAM_UNLOCK (pad);
   }
   return TRUE;
@@ -1424,25 +1424,25 @@ gst_tbqueue_src_activate_mode (GstPad * pad, GstObject * parent,
   if (active) {
     if (tbq->q == NULL)
       return FALSE;
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     TBQ_STORE (tbq->eos, FALSE);
     TBQ_STORE (tbq->unexpected, FALSE);
     locked_set_flow (tbq, GST_FLOW_OK);
     result = gst_pad_start_task (pad, (GstTaskFunction) gst_tbqueue_loop, pad,
         NULL);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
   } else {
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     locked_set_flow (tbq, GST_FLOW_FLUSHING);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     result = gst_pad_stop_task (pad);
     gst_tbqueue_copier_stop (tbq);
     /* The writer may still run: only what the reader sees goes now, the
      * rest with the sink pad's deactivation. */
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     if (tbq->reader != NULL)
       locked_drain_visible (tbq);
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
   }
   return result;
 }

@@ -30,6 +30,12 @@ extern guint gst_tbqueue_signals[LAST_SIGNAL];
 /* Owner-only counter bump: no read-modify-write needed. */
 #define TBQ_ADD(field, n) TBQ_STORE (field, TBQ_LOAD (field) + (n))
 
+#define QLOCK(tbq) pthread_mutex_lock (&(tbq)->qlock)
+#define QUNLOCK(tbq) pthread_mutex_unlock (&(tbq)->qlock)
+#define QWAIT(tbq, cond) pthread_cond_wait (&(tbq)->cond, &(tbq)->qlock)
+#define QSIGNAL(tbq, cond) pthread_cond_signal (&(tbq)->cond)
+#define QBROADCAST(tbq, cond) pthread_cond_broadcast (&(tbq)->cond)
+
 #define GST_TBQUEUE_FLOW(tbq) ((GstFlowReturn) TBQ_LOAD ((tbq)->srcresult))
 
 /* Levels: everything between the sink and src pads, in both layers and in

@@ -397,10 +397,10 @@ gst_tbqueue_init (GstTbQueue * tbq)
   tbq->publish_batch = DEFAULT_PUBLISH_BATCH;
   tbq->pickup_interval = DEFAULT_PICKUP_INTERVAL;
 
-  g_mutex_init (&tbq->qlock);
-  g_cond_init (&tbq->item_del);
-  g_cond_init (&tbq->query_handled);
-  g_cond_init (&tbq->copier_cond);
+  pthread_mutex_init (&tbq->qlock, NULL);
+  pthread_cond_init (&tbq->item_del, NULL);
+  pthread_cond_init (&tbq->query_handled, NULL);
+  pthread_cond_init (&tbq->copier_cond, NULL);
   g_rec_mutex_init (&tbq->copier_lock);
   gst_tbqueue_reset_levels (tbq);
 }
@@ -411,10 +411,10 @@ gst_tbqueue_finalize (GObject * object)
   GstTbQueue *tbq = GST_TBQUEUE (object);
 
   gst_tbqueue_close (tbq);
-  g_mutex_clear (&tbq->qlock);
-  g_cond_clear (&tbq->item_del);
-  g_cond_clear (&tbq->query_handled);
-  g_cond_clear (&tbq->copier_cond);
+  pthread_mutex_destroy (&tbq->qlock);
+  pthread_cond_destroy (&tbq->item_del);
+  pthread_cond_destroy (&tbq->query_handled);
+  pthread_cond_destroy (&tbq->copier_cond);
   g_rec_mutex_clear (&tbq->copier_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -429,11 +429,11 @@ copier_func (gpointer data)
   if (tbq_copier_step (tbq->q, -1) == TBQ_INTERRUPTED) {
     /* Wait for a resume, or leave when the task is paused or stopped; both
      * come with a broadcast under qlock, so none is missed. */
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     while (tbq_queue_is_interrupted (tbq->q)
         && gst_task_get_state (tbq->copier_task) == GST_TASK_STARTED)
-      g_cond_wait (&tbq->copier_cond, &tbq->qlock);
-    g_mutex_unlock (&tbq->qlock);
+      QWAIT (tbq, copier_cond);
+    QUNLOCK (tbq);
   }
 }
 
@@ -489,7 +489,7 @@ gst_tbqueue_copier_start (GstTbQueue * tbq)
 {
   if (tbq->copier_task != NULL) {
     gst_task_start (tbq->copier_task);
-    g_cond_broadcast (&tbq->copier_cond);
+    QBROADCAST (tbq, copier_cond);
   }
 }
 
@@ -500,9 +500,9 @@ gst_tbqueue_copier_pause (GstTbQueue * tbq)
   if (tbq->copier_task == NULL)
     return;
   gst_task_pause (tbq->copier_task);
-  g_mutex_lock (&tbq->qlock);
-  g_cond_broadcast (&tbq->copier_cond);
-  g_mutex_unlock (&tbq->qlock);
+  QLOCK (tbq);
+  QBROADCAST (tbq, copier_cond);
+  QUNLOCK (tbq);
   g_rec_mutex_lock (&tbq->copier_lock);
   g_rec_mutex_unlock (&tbq->copier_lock);
 }
@@ -514,12 +514,12 @@ gst_tbqueue_copier_stop (GstTbQueue * tbq)
   if (tbq->copier_task == NULL)
     return;
   gst_task_stop (tbq->copier_task);
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   /* Out of a libtbq wait, then out of the interrupted wait above. */
   if (tbq->q != NULL)
     tbq_queue_interrupt (tbq->q);
-  g_cond_broadcast (&tbq->copier_cond);
-  g_mutex_unlock (&tbq->qlock);
+  QBROADCAST (tbq, copier_cond);
+  QUNLOCK (tbq);
   gst_task_join (tbq->copier_task);
 }
 
@@ -630,12 +630,12 @@ gst_tbqueue_close (GstTbQueue * tbq)
   if (tbq->q != NULL) {
     TbqQueue *q;
 
-    g_mutex_lock (&tbq->qlock);
+    QLOCK (tbq);
     q = tbq->q;
     tbq->q = NULL;
     tbq->writer = NULL;
     tbq->reader = NULL;
-    g_mutex_unlock (&tbq->qlock);
+    QUNLOCK (tbq);
     /* Zero-copy buffers still downstream keep their sink blocks alive. */
     tbq_queue_free (q, release_leftover, NULL);
   }
@@ -671,10 +671,10 @@ gst_tbqueue_stats (GstTbQueue * tbq)
 
   memset (&st, 0, sizeof st);
   /* qlock: close() clears tbq->q under it before freeing. */
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   if (tbq->q != NULL)
     tbq_queue_get_stats (tbq->q, &st);
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
   s = gst_structure_new ("tbqueue-stats",
       "current-level-buffers", G_TYPE_UINT64, gst_tbqueue_level_buffers (tbq),
       "current-level-bytes", G_TYPE_UINT64, gst_tbqueue_level_bytes (tbq),
@@ -778,7 +778,7 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
   }
 
   /* Limits affect both streaming threads. */
-  g_mutex_lock (&tbq->qlock);
+  QLOCK (tbq);
   switch (prop_id) {
     case PROP_MAX_SIZE_BYTES:
     case PROP_MAX_SIZE_BUFFERS:
@@ -792,7 +792,7 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
       if (TBQ_LOAD (tbq->leaky) == GST_TBQUEUE_LEAK_DOWNSTREAM)
         gst_tbqueue_locked_leak_downstream (tbq);
       /* The pushing thread may have room now. */
-      g_cond_broadcast (&tbq->item_del);
+      QBROADCAST (tbq, item_del);
       break;
     case PROP_MIN_THRESHOLD_BYTES:
       tbq->orig_min_bytes = g_value_get_uint (value);
@@ -828,7 +828,7 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
   /* Thresholds and limits decide when the src task may push. */
   if (tbq->reader != NULL)
     tbq_reader_wake (tbq->reader);
-  g_mutex_unlock (&tbq->qlock);
+  QUNLOCK (tbq);
 }
 
 static void

@@ -7,6 +7,7 @@
 #define __GST_TBQUEUE_H__
 
 #include <gst/gst.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "tbq.h"
@@ -94,9 +95,9 @@ struct _GstTbQueue
 
   /* qlock guards the src side (reader, src segment, queries) and every
    * slow path of the sink side; the buffer fast path does not take it. */
-  GMutex qlock;
-  GCond item_del;               /* the level dropped (upstream waits) */
-  GCond query_handled;
+  pthread_mutex_t qlock;        /* POSIX, so ThreadSanitizer sees it */
+  pthread_cond_t item_del;      /* the level dropped (upstream waits) */
+  pthread_cond_t query_handled;
   _Atomic gint srcresult;       /* GstFlowReturn; written under qlock */
   _Atomic gboolean eos;         /* EOS queued: refuse data */
   _Atomic gboolean unexpected;  /* downstream returned EOS */
@@ -128,7 +129,7 @@ struct _GstTbQueue
   /* The copy task. */
   GstTask *copier_task;
   GRecMutex copier_lock;
-  GCond copier_cond;            /* interrupted copy task waits here (qlock) */
+  pthread_cond_t copier_cond;            /* interrupted copy task waits here (qlock) */
 
   GstTbQueueCounters counters;
 };
