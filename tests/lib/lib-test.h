@@ -16,7 +16,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MS_NS ((int64_t) 1000000)
 #define SEC_NS ((int64_t) 1000000000)
@@ -147,6 +150,44 @@ read_record (TbqReader * r, TbqRecord * rec, int64_t timeout_ns)
     if (st == TBQ_INTERRUPTED)
       return st;
   }
+}
+
+/* ---- threads ---- */
+
+static inline pid_t
+current_tid (void)
+{
+  return (pid_t) syscall (SYS_gettid);
+}
+
+/* The scheduler state letter of thread `tid` of this process. */
+static inline char
+thread_state (pid_t tid)
+{
+  char path[64], buf[256], *p;
+  FILE *fp;
+  size_t n;
+
+  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return '?';
+  n = fread (buf, 1, sizeof buf - 1, fp);
+  fclose (fp);
+  buf[n] = '\0';
+  /* "tid (comm) S ...": the state follows the last ')'. */
+  p = strrchr (buf, ')');
+  return p != NULL && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Wait until thread `tid` sleeps, seen twice 20 ms apart so that a passing
+ * system call does not count: used where a test is only meaningful once
+ * another thread blocks in a library wait. */
+static inline void
+wait_until_thread_sleeps (pid_t tid)
+{
+  WAIT_UNTIL (thread_state (tid) == 'S'
+      && (sleep_ns (20 * MS_NS), thread_state (tid) == 'S'));
 }
 
 /* ---- payloads derived from a sequence number ---- */

@@ -11,9 +11,6 @@
 #include "lib-test.h"
 
 #include <stdatomic.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 /* Longest acceptable pickup delay of a quiet producer's record. */
 #define PICKUP_BOUND_NS (200 * MS_NS)
@@ -209,29 +206,9 @@ copier_thread_main (void *arg)
 {
   CopierThread *c = arg;
 
-  atomic_store (&c->tid, (pid_t) syscall (SYS_gettid));
+  atomic_store (&c->tid, current_tid ());
   c->st = tbq_copier_run (c->q);
   return NULL;
-}
-
-/* The scheduler state letter of thread `tid` of this process. */
-static char
-thread_state (pid_t tid)
-{
-  char path[64], buf[256], *p;
-  FILE *fp;
-  size_t n;
-
-  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
-  fp = fopen (path, "r");
-  if (fp == NULL)
-    return '?';
-  n = fread (buf, 1, sizeof buf - 1, fp);
-  fclose (fp);
-  buf[n] = '\0';
-  /* "tid (comm) S ...": the state follows the last ')'. */
-  p = strrchr (buf, ')');
-  return p != NULL && p[1] == ' ' ? p[2] : '?';
 }
 
 static void
@@ -257,10 +234,9 @@ lazy_wake_publish_does_not_wake_a_sleeping_copier (void)
   c.q = q;
   atomic_init (&c.tid, 0);
   CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
-  /* Wait until the copier sleeps (twice in a row, so not a passing
-   * system call): only then does "not woken" mean anything. */
-  WAIT_UNTIL (atomic_load (&c.tid) != 0 && thread_state (c.tid) == 'S'
-      && (sleep_ns (20 * MS_NS), thread_state (c.tid) == 'S'));
+  /* Only once the copier sleeps does "not woken" mean anything. */
+  WAIT_UNTIL (atomic_load (&c.tid) != 0);
+  wait_until_thread_sleeps (c.tid);
 
   /* Publishing a record, by write or by session, makes no wake-up. */
   CHECK_OK (write_seq (w, 0, 1));
