@@ -195,7 +195,7 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
   pthread_mutex_init (&q->lock, NULL);
   tbq_event_init (&q->data_ev);
   tbq_event_init (&q->read_ev);
-  q->asym = tbq_membarrier_available ();
+  q->asym = cfg->asym_barrier && tbq_membarrier_available ();
   *out = q;
   return TBQ_OK;
 }

@@ -110,11 +110,18 @@ typedef struct
   int64_t pickup_interval_ns;   /* TBQ_WAKE_LAZY: longest copier sleep (default 1 ms) */
   uint32_t spin_iterations;     /* busy-wait rounds before sleeping in the copier and reader */
   uint32_t max_writers;         /* writers open at once */
+  /* Writer -> copier wake-up check.  0 (default): the writer issues a full
+   * fence per publish (a few ns) and nothing else is disturbed.  1: the
+   * writer only needs a compiler barrier; the copier, each time it goes to
+   * sleep, makes every running thread of the process execute a barrier
+   * (membarrier, Linux; falls back to 0 elsewhere).  Cheapest for the
+   * writer, but each copier sleep interrupts the other cores. */
+  uint32_t asym_barrier;
 } TbqConfig;
 
 /* Fill `cfg` with the defaults: source 4 x 4 KiB (16 KiB), sink 64 KiB blocks,
  * 4 pre-allocated, up to 4096 (256 MiB), 16 idle kept; BLOCK forever; publish
- * every record; immediate wake; 1 ms pickup interval. */
+ * every record; immediate wake; 1 ms pickup interval; symmetric barrier. */
 void tbq_config_init (TbqConfig * cfg);
 
 /* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg`. */
