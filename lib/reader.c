@@ -140,15 +140,56 @@ reader_seq_moved (void *arg)
       || atomic_exchange_explicit (&a->q->reader_kick, 0, memory_order_acq_rel);
 }
 
+/* On-demand wake: writers only wake the copier while the reader is hungry,
+ * so a reader that starts waiting must get records already published moving
+ * itself.  The fence pairs with the one in the writer's notify. */
+static void
+reader_go_hungry (TbqQueue * q)
+{
+  bool pending = false;
+  uint32_t i;
+
+  if (q->cfg.wake != TBQ_WAKE_ON_DEMAND)
+    return;
+  atomic_store_explicit (&q->reader_hungry, 1, memory_order_relaxed);
+  if (q->asym)
+    tbq_asym_barrier ();
+  else
+    atomic_thread_fence (memory_order_seq_cst);
+  pthread_mutex_lock (&q->lock);
+  for (i = 0; i < q->cfg.max_writers && !pending; i++) {
+    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+
+    pending = w != NULL
+        && atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
+        != atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
+  }
+  pthread_mutex_unlock (&q->lock);
+  if (pending)
+    tbq_event_notify (&q->data_ev);
+}
+
+static inline void
+reader_fed (TbqQueue * q)
+{
+  if (q->cfg.wake == TBQ_WAKE_ON_DEMAND)
+    atomic_store_explicit (&q->reader_hungry, 0, memory_order_relaxed);
+}
+
 TbqStatus
 tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
 {
+  TbqQueue *q = r->q;
   SleepArg a;
+  TbqStatus st;
 
-  a.q = r->q;
+  a.q = q;
   a.key = key;
-  return tbq_wait (r->q, &r->q->read_ev, false, r->q->cfg.spin_iterations,
+  reader_go_hungry (q);
+  st = tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
       reader_seq_moved, &a, tbq_deadline (timeout_ns));
+  reader_fed (q);
+  return st;
 }
 
 static bool
@@ -169,9 +210,15 @@ TbqStatus
 tbq_reader_wait (TbqReader * r, int64_t timeout_ns)
 {
   TbqQueue *q = r->q;
+  TbqStatus st;
 
-  return tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
+  if (reader_ready (r))
+    return TBQ_OK;
+  reader_go_hungry (q);
+  st = tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
       reader_ready, r, tbq_deadline (timeout_ns));
+  reader_fed (q);
+  return st;
 }
 
 void
@@ -204,8 +251,11 @@ consumer_pending (TbqQueue * q)
 {
   uint32_t i;
 
-  /* Records published by a writer but not yet moved by a running copier. */
-  if (!atomic_load_explicit (&q->copier_thread_running, memory_order_acquire))
+  /* Records published by a writer but not yet moved by a running copier.
+   * While the queue is interrupted the copier moves nothing: waiting for
+   * it would never end. */
+  if (!atomic_load_explicit (&q->copier_thread_running, memory_order_acquire)
+      || tbq_queue_is_interrupted (q))
     return false;
   for (i = 0; i < q->cfg.max_writers; i++) {
     TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
