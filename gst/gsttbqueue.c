@@ -557,10 +557,14 @@ gst_tbqueue_open (GstTbQueue * tbq)
   if (tbq->pickup_interval > 0) {
     cfg.wake = TBQ_WAKE_LAZY;
     cfg.pickup_interval_ns = (int64_t) tbq->pickup_interval;
+  } else {
+    cfg.wake = TBQ_WAKE_ON_DEMAND;
   }
   GST_OBJECT_UNLOCK (tbq);
   cfg.backpressure = TBQ_BACKPRESSURE_DROP;
   cfg.max_writers = 1;
+  /* Three threads share few cores: spinning long steals from the others. */
+  cfg.spin_iterations = 50;
 
   if (min_bytes > max_bytes) {
     g_snprintf (msg, sizeof msg, "sink-min-bytes (%" G_GUINT64_FORMAT

@@ -83,8 +83,8 @@ tbq_membarrier_available (void)
   return s > 0;
 }
 
-static void
-asym_barrier (void)
+void
+tbq_asym_barrier (void)
 {
   /* Every running thread of this process executes a full barrier before this
    * returns: pairs with the writer's compiler-only barrier. */
@@ -97,8 +97,8 @@ tbq_membarrier_available (void)
   return false;
 }
 
-static void
-asym_barrier (void)
+void
+tbq_asym_barrier (void)
 {
   atomic_thread_fence (memory_order_seq_cst);
 }
@@ -112,7 +112,7 @@ tbq_event_prepare (TbqEvent * ev, bool asym)
   atomic_fetch_add_explicit (&ev->waiters, 1, memory_order_seq_cst);
   /* Order the `waiters` increment before the caller's condition re-check. */
   if (asym)
-    asym_barrier ();
+    tbq_asym_barrier ();
   else
     atomic_thread_fence (memory_order_seq_cst);
   return key;

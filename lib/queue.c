@@ -132,7 +132,7 @@ tbq_config_validate (const TbqConfig * cfg, char *msg, size_t msg_size)
         (int) cfg->publish);
   if (cfg->publish == TBQ_PUBLISH_EVERY_N && cfg->publish_every == 0)
     return refuse (msg, msg_size, "publish_every must be at least 1");
-  if ((unsigned) cfg->wake > TBQ_WAKE_LAZY)
+  if ((unsigned) cfg->wake > TBQ_WAKE_ON_DEMAND)
     return refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
   if (cfg->wake == TBQ_WAKE_LAZY && cfg->pickup_interval_ns <= 0)
     return refuse (msg, msg_size,

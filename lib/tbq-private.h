@@ -120,6 +120,8 @@ tbq_event_notify_light (TbqEvent * ev, bool asym)
 /* True when the process-wide asymmetric barrier is available (registers
  * the process on first use). */
 bool tbq_membarrier_available (void);
+/* The process-wide barrier (a full fence where membarrier is missing). */
+void tbq_asym_barrier (void);
 
 int64_t tbq_now_ns (void);
 /* Absolute deadline for a relative timeout (< 0 stays < 0 = none). */
@@ -212,6 +214,7 @@ struct TbqWriter
   TbqBackpressure backpressure;
   int64_t block_timeout_ns;
   bool wake_lazy;
+  bool wake_on_demand;
   bool asym;
   TbqQueue *q;
   uint32_t slot;
@@ -287,6 +290,7 @@ struct TbqQueue
   _Atomic uint64_t records_discarded;
   TbqReader *reader;
   _Atomic int reader_kick;      /* tbq_reader_wake() pending */
+  _Atomic int reader_hungry;    /* the reader waits for records (on-demand wake) */
 
   _Alignas (TBQ_CACHELINE) pthread_t copier_thread;
   _Atomic int copier_thread_running;

@@ -88,6 +88,12 @@ typedef enum
    * current blocks at least every `pickup_interval_ns` while any lazy writer
    * is open.  Block hand-off and flush still wake it. */
   TBQ_WAKE_LAZY = 1,
+  /* Wake a sleeping copier on publish only while the reader waits for
+   * records; a reader that starts waiting wakes the copier itself when
+   * records are pending.  While the reader works through a backlog the
+   * writer makes no system call (the records could not overtake the backlog
+   * anyway); an idle reader gets each record as fast as with IMMEDIATE. */
+  TBQ_WAKE_ON_DEMAND = 2,
 } TbqWakePolicy;
 
 typedef struct

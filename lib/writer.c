@@ -66,6 +66,7 @@ tbq_writer_new (TbqQueue * q, TbqWriter ** out)
   w->backpressure = q->cfg.backpressure;
   w->block_timeout_ns = q->cfg.block_timeout_ns;
   w->wake_lazy = q->cfg.wake == TBQ_WAKE_LAZY;
+  w->wake_on_demand = q->cfg.wake == TBQ_WAKE_ON_DEMAND;
 
   b = tbq_pool_take (&w->pool);
   if (b == NULL) {
@@ -161,7 +162,21 @@ writer_publish (TbqWriter * w)
 static inline void
 writer_notify (TbqWriter * w)
 {
-  tbq_event_notify_light (&w->q->data_ev, w->asym);
+  TbqQueue *q = w->q;
+
+  if (w->wake_on_demand) {
+    /* Order the publish before both loads (Dekker with the copier's
+     * registration and with reader_go_hungry()). */
+    if (w->asym)
+      atomic_signal_fence (memory_order_seq_cst);
+    else
+      atomic_thread_fence (memory_order_seq_cst);
+    if (atomic_load_explicit (&q->reader_hungry, memory_order_relaxed)
+        && atomic_load_explicit (&q->data_ev.waiters, memory_order_relaxed))
+      tbq_event_wake (&q->data_ev);
+    return;
+  }
+  tbq_event_notify_light (&q->data_ev, w->asym);
 }
 
 static bool

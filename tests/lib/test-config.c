@@ -232,8 +232,8 @@ unknown_enums_are_refused (void)
   cfg.publish = (TbqPublishPolicy) 3;
   REFUSED (&cfg, "publish policy", "3");
   tbq_config_init (&cfg);
-  cfg.wake = (TbqWakePolicy) 2;
-  REFUSED (&cfg, "wake policy", "2");
+  cfg.wake = (TbqWakePolicy) 3;
+  REFUSED (&cfg, "wake policy", "3");
 }
 
 static void
