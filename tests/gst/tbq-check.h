@@ -1,0 +1,177 @@
+/* Shared helpers for the tbqueue element tests.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Most behaviours are specified as "what queue does": a TbqLink puts one
+ * element (tbqueue or queue) between a test source pad and a test sink pad,
+ * records everything that reaches the sink pad, the thread of every signal,
+ * and lets a test block or fail downstream on demand.  Scenarios are written
+ * once, taking the factory name, and run on both elements.
+ */
+#ifndef __TBQ_CHECK_H__
+#define __TBQ_CHECK_H__
+
+#include <gst/check/gstcheck.h>
+#include <pthread.h>
+
+G_BEGIN_DECLS
+
+/* ---- test size and time ---- */
+
+/* TBQ_TEST_SCALE (default 1.0; 0.1 under sanitizers) shrinks loops. */
+gdouble tbq_test_scale (void);
+/* n scaled, at least `min`. */
+guint tbq_scaled (guint n, guint min);
+/* How long any wait for an asynchronous event may take before the test
+ * fails (a hang check, not a speed check). */
+#define TBQ_WAIT_SECONDS 20
+
+/* ---- main and fixtures ---- */
+
+/* Every test runs with the leaks tracer; see tbq_leaks_*. */
+int tbq_check_main (int *argc, char ***argv, Suite * (*suite_func) (void),
+    const gchar * name, const gchar * file);
+#define TBQ_CHECK_MAIN(name)                                          \
+  int main (int argc, char **argv)                                    \
+  {                                                                   \
+    return tbq_check_main (&argc, &argv, name ## _suite, #name, __FILE__); \
+  }
+
+/* A TCase with the leak check fixture and a generous hang timeout. */
+TCase *tbq_tcase (Suite * s, const gchar * name);
+
+/* Leak check: objects created after tbq_leaks_begin() and still alive at
+ * tbq_leaks_end() fail the test (objects flagged MAY_BE_LEAKED excepted).
+ * Both run automatically around every test of a tbq_tcase(). */
+gboolean tbq_leaks_tracer_active (void);
+void tbq_leaks_begin (void);
+/* Number of leaked objects whose type name starts with one of the
+ * comma-separated prefixes (NULL: any type); they are listed on stdout. */
+guint tbq_leaks_count (const gchar * type_prefixes);
+void tbq_leaks_end (void);
+
+/* ---- a linked element ---- */
+
+typedef enum
+{
+  TBQ_SIGNAL_UNDERRUN,
+  TBQ_SIGNAL_RUNNING,
+  TBQ_SIGNAL_OVERRUN,
+  TBQ_SIGNAL_PUSHING,
+  TBQ_N_SIGNALS
+} TbqSignal;
+
+typedef struct _TbqLink TbqLink;
+
+/* Called from the overrun signal (upstream thread, no element lock held). */
+typedef void (*TbqOverrunFunc) (TbqLink * link, gpointer user_data);
+
+struct _TbqLink
+{
+  GstElement *element;
+  GstPad *srcpad;               /* ours: pushes into the element's sink pad */
+  GstPad *sinkpad;              /* ours: receives from the element's src pad */
+  GstPad *esrc;                 /* the element's src pad */
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  /* Everything that reached our sink pad, in order: GstBuffer,
+   * GstBufferList, GstEvent (owned) and serialized GstQuery (a copy). */
+  GPtrArray *items;
+  guint n_buffers;              /* buffers received, counting list members */
+  GThread *streaming_thread;    /* the thread that called our chain/event */
+  /* Downstream behaviour */
+  GstFlowReturn chain_return;
+  /* Keep deep copies of what arrives, not the buffers themselves: buffers
+   * from tbqueue's sink pool hold their block until released. */
+  gboolean keep_copies;
+  gboolean hold;                /* chain and serialized events wait */
+  guint holding;                /* threads waiting because of hold */
+  gboolean flushing;            /* between FLUSH_START and FLUSH_STOP */
+  GstCaps *accept_caps;         /* caps/accept-caps answers (NULL: ANY) */
+  GstClockTime latency_min, latency_max;
+  gboolean latency_live;
+  gint64 position;              /* answer to POSITION queries upstream */
+  GPtrArray *upstream_events;   /* events that reached our src pad */
+  guint queries_seen;           /* serialized queries answered downstream */
+
+  /* Signals, and the thread of each emission */
+  guint signals[TBQ_N_SIGNALS];
+  GPtrArray *signal_threads[TBQ_N_SIGNALS];
+  TbqOverrunFunc overrun_func;
+  gpointer overrun_data;
+};
+
+/* Create `factory` ("tbqueue" or "queue"), link it between our pads and
+ * set the given properties (NULL-terminated name/value pairs). */
+TbqLink *tbq_link_new (const gchar * factory, const gchar * first_property,
+    ...) G_GNUC_NULL_TERMINATED;
+/* Set to `state` (must succeed synchronously) and, when going up to
+ * PAUSED or above the first time, push STREAM_START and a TIME segment. */
+void tbq_link_set_state (TbqLink * link, GstState state);
+void tbq_link_start (TbqLink * link);   /* PLAYING + initial events */
+/* PLAYING with downstream held on STREAM_START, then a TIME segment: from
+ * here on everything pushed stays queued until tbq_link_release(). */
+void tbq_link_start_held (TbqLink * link);
+gboolean tbq_link_is_tbqueue (TbqLink * link);
+/* Push the initial events with a segment of this format. */
+void tbq_link_push_initial_events (TbqLink * link, GstFormat format);
+/* NULL state, unlink, release everything. */
+void tbq_link_free (TbqLink * link);
+
+GstFlowReturn tbq_link_push (TbqLink * link, GstBuffer * buffer);
+GstFlowReturn tbq_link_push_list (TbqLink * link, GstBufferList * list);
+gboolean tbq_link_push_event (TbqLink * link, GstEvent * event);
+/* A buffer of `size` bytes, each byte (seed + i), with a pts. */
+GstBuffer *tbq_buffer_new (gsize size, guint8 seed, GstClockTime pts);
+
+/* TRUE when `buffer` is exactly what tbq_buffer_new (size, seed, ...) made. */
+gboolean tbq_buffer_has_pattern (GstBuffer * buffer, gsize size, guint8 seed);
+
+/* Push from another thread; tbq_push_join() returns its flow. */
+typedef struct _TbqPush TbqPush;
+TbqPush *tbq_push_async (TbqLink * link, GstMiniObject * item);
+gboolean tbq_push_is_done (TbqPush * push);
+GThread *tbq_push_thread (TbqPush * push);
+/* TRUE when the push is still running `ms` later: a negative check that
+ * the pushing thread is held (it can only fail, never pass, by luck). */
+gboolean tbq_push_still_blocked_after (TbqPush * push, guint ms);
+GstFlowReturn tbq_push_join (TbqPush * push);
+
+/* Block downstream: the chain function and serialized events wait. */
+void tbq_link_hold (TbqLink * link);
+/* Wait until a thread waits in the held chain/event function. */
+void tbq_link_wait_holding (TbqLink * link);
+void tbq_link_release (TbqLink * link);
+
+/* Waits with a deadline; the test fails on timeout. */
+void tbq_link_wait_buffers (TbqLink * link, guint n);
+void tbq_link_wait_items (TbqLink * link, guint n);
+void tbq_link_wait_event (TbqLink * link, GstEventType type);
+void tbq_link_wait_signal (TbqLink * link, TbqSignal sig, guint count);
+/* Wait until current-level-buffers is `n` (the copy task may be moving). */
+void tbq_link_wait_level_buffers (TbqLink * link, guint n);
+
+guint tbq_link_signal_count (TbqLink * link, TbqSignal sig);
+/* TRUE when every emission of `sig` came from `thread`. */
+gboolean tbq_link_signal_all_from (TbqLink * link, TbqSignal sig,
+    GThread * thread);
+/* Received items of one kind, in order (borrowed). */
+GstBuffer *tbq_link_buffer (TbqLink * link, guint index);
+guint tbq_link_count_events (TbqLink * link, GstEventType type);
+/* Drop everything received so far. */
+void tbq_link_clear (TbqLink * link);
+/* Received buffers (list members included), counting from 0. */
+guint tbq_link_n_buffers (TbqLink * link);
+
+guint tbq_get_uint (GstElement * element, const gchar * property);
+guint64 tbq_get_uint64 (GstElement * element, const gchar * property);
+/* A field of the stats structure (tbqueue only). */
+guint64 tbq_stat (GstElement * element, const gchar * field);
+
+/* Wait for a bus message of `types` with a deadline; NULL on timeout. */
+GstMessage *tbq_bus_wait (GstBus * bus, GstMessageType types);
+
+G_END_DECLS
+#endif /* __TBQ_CHECK_H__ */
