@@ -382,7 +382,7 @@ tbq_writer_close (TbqWriter * w)
 }
 
 void
-tbq_session_begin (TbqWriter * w, TbqSession * s)
+tbq_session_begin_impl (TbqWriter * w, TbqSession * s)
 {
   s->pos = w->wpos;
   s->end = w->wend;
@@ -406,7 +406,7 @@ session_account (TbqSession * s)
 }
 
 void
-tbq_session_end (TbqSession * s)
+tbq_session_end_impl (TbqSession * s)
 {
   TbqWriter *w = s->writer;
 
@@ -418,7 +418,7 @@ tbq_session_end (TbqSession * s)
 }
 
 TbqStatus
-tbq_session_next_block (TbqSession * s)
+tbq_session_next_block_impl (TbqSession * s)
 {
   TbqWriter *w = s->writer;
   TbqStatus st;
