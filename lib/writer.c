@@ -373,12 +373,16 @@ tbq_writer_sync (TbqWriter * w, int64_t timeout_ns)
 void
 tbq_writer_close (TbqWriter * w)
 {
+  TbqQueue *q;
+
   if (w == NULL)
     return;
+  q = w->q;
   tbq_writer_flush (w);
-  /* Release: the copier that sees `closed` also sees the last publish. */
+  /* Release: the copier that sees `closed` also sees the last publish.
+   * From here on the copier may free `w`: touch only `q`. */
   atomic_store_explicit (&w->closed, 1, memory_order_release);
-  tbq_event_notify (&w->q->data_ev);
+  tbq_event_notify (&q->data_ev);
 }
 
 void
