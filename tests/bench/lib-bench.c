@@ -17,7 +17,7 @@
  *   --records N         records per pass [smoke 200000, full 10000000]
  *   --sizes 8,16,...    payload sizes, each 8, 16, 32 or 64 [all four]
  *   --contenders a,b    names from --list [every queue]
- *   --passes tp,lat,e2e which passes to run [all three]
+ *   --passes LIST       which passes to run: tp,lat,e2e,solo [all four]
  *   --budget BYTES      backlog capacity in payload bytes [8388608 = 8 MiB]
  *   --round-fill F      a round fills F of the capacity [0.8]
  *   --tbq-block BYTES   libtbq source and sink block size [1048576]
@@ -43,6 +43,10 @@
  *   e2e  sustained end-to-end throughput, M records/s delivered: `records`
  *        records in one go, from the first write to the consumer having
  *        verified the last one (backpressure applies; polled every ~20 us).
+ *   solo ("alone") producer throughput of one round written into the new,
+ *        empty queue before its consumer side is started (first pass of
+ *        the cell): the producer's own cost without a concurrent reader of
+ *        its memory.  The consumer side then starts and verifies it.
  * The consumer checks every record's sequence number (FIFO position),
  * length and every payload byte; every pass must deliver exactly what was
  * sent.  Writes refused because the queue is full are retried and counted.
@@ -82,7 +86,7 @@
 #define DRAIN_TIMEOUT_NS INT64_C(120000000000)
 
 enum
-{ PASS_TP = 1, PASS_LAT = 2, PASS_E2E = 4 };
+{ PASS_TP = 1, PASS_LAT = 2, PASS_E2E = 4, PASS_SOLO = 8 };
 
 typedef struct
 {
@@ -120,6 +124,7 @@ typedef struct
   uint64_t groups;
   double e2e_mrps;
   double e2e_ms;
+  double solo_mrps;
   BenchCounters counters;
   double load1;
 } Cell;
@@ -369,16 +374,36 @@ run_cell (const Options * o, const BenchContender * bc, Cell * cell)
   cell->load1 = load_average ();
   cell->tp_mrps = cell->e2e_mrps = cell->p50 = cell->p99 = cell->p999 = NAN;
 
+  cell->solo_mrps = NAN;
+  qc.defer_start = (o->passes & PASS_SOLO) != 0;
   if (o->pin)
     pin_self (1);
   ctx = bc->open (&qc, err, sizeof err);
-  if (o->pin)
-    pin_self (0);
   if (ctx == NULL) {
+    if (o->pin)
+      pin_self (-1);
     cell->ok = 0;
     snprintf (cell->failure, sizeof cell->failure, "open: %s", err);
     return;
   }
+  if (o->passes & PASS_SOLO) {
+    /* Producer alone: one round into the empty queue before its consumer
+     * side exists (the first writes of this queue), then start it. */
+    if (o->pin)
+      pin_self (0);
+    t0 = bench_now_ns ();
+    bc->send (ctx, seq, rr, NULL);
+    t1 = bench_now_ns ();
+    seq += rr;
+    cell->solo_mrps = (double) rr / ((double) (t1 - t0) / 1e9) / 1e6;
+    if (o->pin)
+      pin_self (1);
+    bc->start (ctx);
+    if (drain (bc, ctx, seq) < 0)
+      goto timeout;
+  }
+  if (o->pin)
+    pin_self (0);
 
   /* Warm-up: code, caches, the consumer's first wake-ups. */
   if (o->warmup > 0) {
@@ -558,10 +583,15 @@ env_collect (Env * e)
 static const char *
 passes_string (int p, char *buf, size_t size)
 {
-  snprintf (buf, size, "%s%s%s%s%s", p & PASS_TP ? "tp" : "",
-      (p & PASS_TP) && (p & (PASS_LAT | PASS_E2E)) ? "," : "",
-      p & PASS_LAT ? "lat" : "", (p & PASS_LAT) && (p & PASS_E2E) ? "," : "",
-      p & PASS_E2E ? "e2e" : "");
+  static const char *names[] = { "tp", "lat", "e2e", "solo" };
+  size_t len = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; i < 4; i++)
+    if (p & (1 << i))
+      len += (size_t) snprintf (buf + len, len < size ? size - len : 0, "%s%s",
+          len ? "," : "", names[i]);
   return buf;
 }
 
@@ -640,7 +670,7 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
   if (f == NULL)
     die ("cannot write %s: %s", path, strerror (errno));
   fprintf (f, "run,size,contender,order,ok,tp_mrps,tp_send_ms,rounds,"
-      "round_records,p50_ns,p99_ns,p999_ns,groups,e2e_mrps,e2e_ms,sent,"
+      "round_records,p50_ns,p99_ns,p999_ns,groups,e2e_mrps,e2e_ms,solo_mrps,sent,"
       "verified,errors,failed_attempts,pressured,pressure_waits,handoffs,"
       "copier_wakeups,consumer_sleeps,load1\n");
   for (i = 0; i < ncells; i++) {
@@ -648,12 +678,12 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
     const BenchCounters *k = &c->counters;
 
     fprintf (f, "%d,%u,%s,%d,%d,%.3f,%.3f,%" PRIu64 ",%" PRIu64
-        ",%.4f,%.4f,%.4f,%" PRIu64 ",%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%"
+        ",%.4f,%.4f,%.4f,%" PRIu64 ",%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%"
         PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
         ",%" PRIu64 ",%.2f\n", c->run, c->size, all[c->contender]->name,
         c->order, c->ok, c->tp_mrps, c->tp_send_ms, c->rounds,
         c->round_records, c->p50, c->p99, c->p999, c->groups, c->e2e_mrps,
-        c->e2e_ms, k->sent, k->received, k->errors, k->failed_attempts,
+        c->e2e_ms, c->solo_mrps, k->sent, k->received, k->errors, k->failed_attempts,
         k->pressured, k->pressure_waits, k->handoffs, k->copier_wakeups,
         k->consumer_sleeps, c->load1);
   }
@@ -671,6 +701,7 @@ typedef struct
   double e2e_med, e2e_mean, e2e_min, e2e_max;
   double e2e_ratio_rwq, e2e_ratio_best;
   double p50, p99, p999;        /* mean over runs */
+  double solo_med, solo_ratio_rwq;
   uint64_t failed_attempts, pressure_waits;
 } Summary;
 
@@ -697,6 +728,13 @@ find_contender (const char *name)
   return -1;
 }
 
+/* 0: producer throughput, 1: end-to-end, 2: producer alone. */
+static double
+metric (const Cell * c, int which)
+{
+  return which == 0 ? c->tp_mrps : which == 1 ? c->e2e_mrps : c->solo_mrps;
+}
+
 /* Median over runs of this cell's value / the reference's in the same run.
  * ref < 0: the best SPSC ring of that run. */
 static double
@@ -712,12 +750,12 @@ ratio_median (const Options * o, const Cell * cells, int ncells,
 
     if (a == NULL || !a->ok)
       continue;
-    va = e2e ? a->e2e_mrps : a->tp_mrps;
+    va = metric (a, e2e);
     if (ref >= 0) {
       const Cell *b = find_cell (cells, ncells, run, size, ref);
 
       if (b != NULL && b->ok)
-        vb = e2e ? b->e2e_mrps : b->tp_mrps;
+        vb = metric (b, e2e);
     } else {
       for (k = 0; k < nsel; k++) {
         const Cell *b;
@@ -728,7 +766,7 @@ ratio_median (const Options * o, const Cell * cells, int ncells,
         b = find_cell (cells, ncells, run, size, selected[k]);
         if (b == NULL || !b->ok)
           continue;
-        v = e2e ? b->e2e_mrps : b->tp_mrps;
+        v = metric (b, e2e);
         if (isnan (vb) || v > vb)
           vb = v;
       }
@@ -771,8 +809,8 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
     }
     for (k = 0; k < nsel; k++) {
       Summary *sm = &out[n++];
-      double tp[256], e2e[256], p50[256], p99[256], p999[256];
-      int m = 0, me = 0, ml = 0;
+      double tp[256], e2e[256], p50[256], p99[256], p999[256], solo[256];
+      int m = 0, me = 0, ml = 0, ms = 0;
 
       memset (sm, 0, sizeof *sm);
       sm->size = o->sizes[s];
@@ -791,6 +829,8 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
           tp[m++] = c->tp_mrps;
         if (!isnan (c->e2e_mrps))
           e2e[me++] = c->e2e_mrps;
+        if (!isnan (c->solo_mrps))
+          solo[ms++] = c->solo_mrps;
         if (!isnan (c->p50)) {
           p50[ml] = c->p50;
           p99[ml] = c->p99;
@@ -808,6 +848,9 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
       sm->p50 = mean (p50, ml);
       sm->p99 = mean (p99, ml);
       sm->p999 = mean (p999, ml);
+      sm->solo_med = median (solo, ms);
+      sm->solo_ratio_rwq = rwq >= 0 ? ratio_median (o, cells, ncells,
+          o->sizes[s], selected[k], rwq, 2) : NAN;
       sm->tp_ratio_rwq = rwq >= 0 ? ratio_median (o, cells, ncells,
           o->sizes[s], selected[k], rwq, 0) : NAN;
       sm->tp_ratio_best = ratio_median (o, cells, ncells, o->sizes[s],
@@ -833,17 +876,20 @@ write_summary_csv (const char *path, const Summary * sm, int n)
       "tp_max_mrps,tp_ratio_rwq,tp_ratio_best_spsc,best_spsc,"
       "e2e_median_mrps,e2e_mean_mrps,e2e_min_mrps,e2e_max_mrps,"
       "e2e_ratio_rwq,e2e_ratio_best_spsc,p50_ns_mean,p99_ns_mean,"
-      "p999_ns_mean,failed_attempts,pressure_waits\n");
+      "p999_ns_mean,solo_median_mrps,solo_ratio_rwq,failed_attempts,"
+      "pressure_waits\n");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
 
     fprintf (f, "%u,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,"
-        "%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64 "\n", s->size,
+        "%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 "\n",
+        s->size,
         all[s->contender]->name, s->runs, s->tp_med, s->tp_mean, s->tp_min,
         s->tp_max, s->tp_ratio_rwq, s->tp_ratio_best,
         s->best_name ? s->best_name : "", s->e2e_med, s->e2e_mean,
         s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->e2e_ratio_best, s->p50,
-        s->p99, s->p999, s->failed_attempts, s->pressure_waits);
+        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq, s->failed_attempts,
+        s->pressure_waits);
   }
   fclose (f);
 }
@@ -864,21 +910,24 @@ print_table (FILE * f, const Options * o, const Env * e, const Summary * sm,
   fprintf (f, "producer M rec/s: median [min-max] over runs; ratios: median "
       "of per-run ratios; write cost: ns per write, group-average "
       "percentiles, mean over runs\n");
-  fprintf (f, "%-5s %-16s %9s %-19s %7s %8s %9s %7s %7s %7s %7s %6s\n",
-      "size", "contender", "producer", "  [min-max]", "x rwq", "x best",
-      "e2e", "x rwq", "p50", "p99", "p999", "thr");
+  fprintf (f, "%-5s %-16s %9s %-13s %6s %6s %8s %6s %7s %7s %7s %8s %6s "
+      "%3s\n", "size", "contender", "producer", " [min-max]", "x rwq",
+      "x best", "e2e", "x rwq", "p50", "p99", "p999", "alone", "x rwq",
+      "thr");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
     char range[40];
 
     snprintf (range, sizeof range, "[%.0f-%.0f]", s->tp_min, s->tp_max);
-    fprintf (f, "%-5u %-16s %9.1f %-19s %7.2f %8.2f %9.1f %7.2f %7.3f %7.3f "
-        "%7.3f %6d\n", s->size, all[s->contender]->name, s->tp_med, range,
-        s->tp_ratio_rwq, s->tp_ratio_best, s->e2e_med, s->e2e_ratio_rwq,
-        s->p50, s->p99, s->p999, all[s->contender]->threads);
+    fprintf (f, "%-5u %-16s %9.1f %-13s %6.2f %6.2f %8.1f %6.2f %7.3f %7.3f "
+        "%7.3f %8.1f %6.2f %3d\n", s->size, all[s->contender]->name,
+        s->tp_med, range, s->tp_ratio_rwq, s->tp_ratio_best, s->e2e_med,
+        s->e2e_ratio_rwq, s->p50, s->p99, s->p999, s->solo_med,
+        s->solo_ratio_rwq, all[s->contender]->threads);
   }
-  fprintf (f, "(thr = threads per queue, producer included; this machine has "
-      "%ld CPUs)\n", e->cpus);
+  fprintf (f, "(alone = producer throughput of one round written before the "
+      "consumer side starts; thr = threads per queue, producer included; "
+      "this machine has %ld CPUs)\n", e->cpus);
 }
 
 /* ---- callgrind mode ------------------------------------------------------------ */
@@ -1003,7 +1052,7 @@ main (int argc, char **argv)
   memset (&o, 0, sizeof o);
   o.runs = 1;
   o.records = 200000;
-  o.passes = PASS_TP | PASS_LAT | PASS_E2E;
+  o.passes = PASS_TP | PASS_LAT | PASS_E2E | PASS_SOLO;
   o.budget = 8u << 20;
   o.round_fill = 0.8;
   o.tbq_block = 1u << 20;
@@ -1051,11 +1100,11 @@ main (int argc, char **argv)
       NEED_ARG ();
       parse_list (v, names, MAX_CONTENDERS, &nnames);
     } else if (strcmp (a, "--passes") == 0) {
-      char l[3][32];
+      char l[4][32];
       int n, j;
 
       NEED_ARG ();
-      parse_list (v, l, 3, &n);
+      parse_list (v, l, 4, &n);
       o.passes = 0;
       for (j = 0; j < n; j++) {
         if (strcmp (l[j], "tp") == 0)
@@ -1064,8 +1113,10 @@ main (int argc, char **argv)
           o.passes |= PASS_LAT;
         else if (strcmp (l[j], "e2e") == 0)
           o.passes |= PASS_E2E;
+        else if (strcmp (l[j], "solo") == 0)
+          o.passes |= PASS_SOLO;
         else
-          die ("--passes: tp, lat or e2e");
+          die ("--passes: tp, lat, e2e or solo");
       }
     } else if (strcmp (a, "--budget") == 0) {
       NEED_ARG ();
@@ -1186,10 +1237,10 @@ main (int argc, char **argv)
         c->order = k;
         run_cell (&o, all[c->contender], c);
         if (c->ok)
-          fprintf (stderr, "  run %d %2uB %-16s tp %9.1f M/s  e2e %8.1f M/s"
-              "  p50 %.3f p99 %.3f p999 %.3f ns\n", run, c->size,
-              all[c->contender]->name, c->tp_mrps, c->e2e_mrps, c->p50,
-              c->p99, c->p999);
+          fprintf (stderr, "  run %d %2uB %-16s tp %8.1f M/s  e2e %7.1f M/s"
+              "  p50 %.3f p99 %.3f p999 %.3f ns  alone %7.1f M/s\n", run,
+              c->size, all[c->contender]->name, c->tp_mrps, c->e2e_mrps,
+              c->p50, c->p99, c->p999, c->solo_mrps);
         else
           fprintf (stderr, "  run %d %2uB %-16s FAILED: %s\n", run, c->size,
               all[c->contender]->name, c->failure);
@@ -1262,6 +1313,7 @@ done:
       }
     }
   }
+  fflush (stdout);
   print_table (o.tap ? stderr : stdout, &o, &env, sm, nsm);
 
   if (o.out) {
