@@ -565,7 +565,8 @@ env_collect (Env * e)
     read_first_line ("git -C '" BENCH_SOURCE_ROOT "' rev-parse HEAD 2>/dev/null",
         e->commit, sizeof e->commit);
     read_first_line ("git -C '" BENCH_SOURCE_ROOT
-        "' status --porcelain --untracked-files=no 2>/dev/null | head -1",
+        "' status --porcelain --untracked-files=no -- lib tests/bench "
+        "2>/dev/null | head -1",
         buf, sizeof buf);
     e->dirty = buf[0] != '\0';
   }
@@ -607,7 +608,8 @@ write_meta (const Options * o, const Env * e, const char *path, int ok)
   fprintf (f, "{\n  \"tool\": \"lib-bench\",\n  \"format\": 1,\n");
   fprintf (f, "  \"started\": \"%s\",\n  \"finished\": \"%s\",\n",
       e->started, e->finished);
-  fprintf (f, "  \"git_commit\": \"%s\",\n  \"git_dirty\": %s,\n", e->commit,
+  fprintf (f, "  \"git_commit\": \"%s\",\n"
+      "  \"git_dirty_lib_or_bench\": %s,\n", e->commit,
       e->dirty ? "true" : "false");
   fprintf (f, "  \"cpu_model\": ");
   json_string (f, e->cpu);
