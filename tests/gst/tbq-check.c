@@ -557,15 +557,21 @@ tbq_link_start (TbqLink * l)
 }
 
 void
-tbq_link_start_held (TbqLink * l)
+tbq_link_start_held_no_segment (TbqLink * l)
 {
-  GstSegment segment;
-
   tbq_link_hold (l);
   tbq_link_set_state (l, GST_STATE_PLAYING);
   fail_unless (gst_pad_push_event (l->srcpad,
           gst_event_new_stream_start ("tbq-test")));
   tbq_link_wait_holding (l);
+}
+
+void
+tbq_link_start_held (TbqLink * l)
+{
+  GstSegment segment;
+
+  tbq_link_start_held_no_segment (l);
   gst_segment_init (&segment, GST_FORMAT_TIME);
   fail_unless (gst_pad_push_event (l->srcpad, gst_event_new_segment (&segment)));
 }

@@ -114,6 +114,8 @@ void tbq_link_start (TbqLink * link);   /* PLAYING + initial events */
 /* PLAYING with downstream held on STREAM_START, then a TIME segment: from
  * here on everything pushed stays queued until tbq_link_release(). */
 void tbq_link_start_held (TbqLink * link);
+/* The same without the segment: the test pushes its own. */
+void tbq_link_start_held_no_segment (TbqLink * link);
 gboolean tbq_link_is_tbqueue (TbqLink * link);
 /* Push the initial events with a segment of this format. */
 void tbq_link_push_initial_events (TbqLink * link, GstFormat format);
