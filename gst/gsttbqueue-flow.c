@@ -145,15 +145,30 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   update_time (tbq, TRUE);
   update_time (tbq, FALSE);
   tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
+  tbq->seen_out_buffers = tbq->seen_out_bytes = 0;
+  tbq->seen_srctime = GST_CLOCK_STIME_NONE;
+  tbq->refresh_countdown = 1;
 }
 
-static inline void
-update_peaks (GstTbQueue * tbq)
-{
-  guint64 b = gst_tbqueue_level_buffers (tbq);
-  guint64 y = gst_tbqueue_level_bytes (tbq);
-  guint64 t = gst_tbqueue_level_time (tbq);
+/* ---- levels seen from the sink side ---- */
 
+/* Buffers between two refreshes of the sink side's view (peaks are sampled
+ * at this interval and at every limit check). */
+#define SINK_REFRESH_INTERVAL 32
+
+/* Upstream thread: re-read the src side's counters and sample the peaks. */
+static void
+sink_refresh (GstTbQueue * tbq)
+{
+  guint64 b, y, t;
+
+  tbq->seen_out_buffers = TBQ_LOAD (tbq->out_buffers);
+  tbq->seen_out_bytes = TBQ_LOAD (tbq->out_bytes);
+  tbq->seen_srctime = TBQ_LOAD (tbq->srctime);
+  tbq->refresh_countdown = SINK_REFRESH_INTERVAL;
+  b = gst_tbqueue_level_buffers (tbq);
+  y = gst_tbqueue_level_bytes (tbq);
+  t = gst_tbqueue_level_time (tbq);
   /* Written by the upstream thread only. */
   if (b > TBQ_LOAD (tbq->counters.peak_buffers))
     TBQ_STORE (tbq->counters.peak_buffers, b);
@@ -161,6 +176,32 @@ update_peaks (GstTbQueue * tbq)
     TBQ_STORE (tbq->counters.peak_bytes, y);
   if (t > TBQ_LOAD (tbq->counters.peak_time))
     TBQ_STORE (tbq->counters.peak_time, t);
+}
+
+/* Upstream thread: gst_tbqueue_is_filled() without touching the src side's
+ * cache lines while the cached view says there is room.  The src side only
+ * ever adds to its counters and moves its running time forward, so the
+ * cached level is an upper bound of the real one: "not filled" is exact.
+ * An unknown cached src time forces a real check. */
+static inline gboolean
+sink_is_filled (GstTbQueue * tbq)
+{
+  guint max_buffers = TBQ_LOAD (tbq->max_buffers);
+  guint max_bytes = TBQ_LOAD (tbq->max_bytes);
+  guint64 max_time = TBQ_LOAD (tbq->max_time);
+  guint64 in_buffers = TBQ_LOAD (tbq->in_buffers);
+  guint64 in_bytes = TBQ_LOAD (tbq->in_bytes);
+  gint64 sinktime = TBQ_LOAD (tbq->sinktime);
+
+  if (G_LIKELY (--tbq->refresh_countdown != 0)
+      && !(max_buffers > 0 && in_buffers - tbq->seen_out_buffers >= max_buffers)
+      && !(max_bytes > 0 && in_bytes - tbq->seen_out_bytes >= max_bytes)
+      && !(max_time > 0 && (!GST_CLOCK_STIME_IS_VALID (tbq->seen_srctime)
+              || (GST_CLOCK_STIME_IS_VALID (sinktime)
+                  && sinktime - tbq->seen_srctime >= (gint64) max_time))))
+    return FALSE;
+  sink_refresh (tbq);
+  return gst_tbqueue_is_filled (tbq);
 }
 
 /* ---- records to objects (src side, under qlock) ---- */
@@ -618,20 +659,21 @@ sink_enqueue_buffer (GstTbQueue * tbq, GstBuffer * buffer)
   TBQ_ADD (tbq->in_buffers, 1);
   TBQ_ADD (tbq->in_bytes, size);
   TBQ_ADD (tbq->in_items, 1);
-  TBQ_STORE (tbq->tail_is_buffer, TRUE);
+  /* Stored only on change: the src task reads this line. */
+  if (G_UNLIKELY (!old_tail))
+    TBQ_STORE (tbq->tail_is_buffer, TRUE);
   apply_buffer (tbq, buffer, TRUE);
 
   st = sink_write_buffer (tbq, buffer, size, 0, copy);
-  if (G_LIKELY (st == TBQ_OK)) {
-    update_peaks (tbq);
+  if (G_LIKELY (st == TBQ_OK))
     return GST_FLOW_OK;
-  }
 
   /* Not queued: undo the accounting. */
   TBQ_ADD (tbq->in_buffers, -1);
   TBQ_ADD (tbq->in_bytes, -(guint64) size);
   TBQ_ADD (tbq->in_items, -1);
-  TBQ_STORE (tbq->tail_is_buffer, old_tail);
+  if (!old_tail)
+    TBQ_STORE (tbq->tail_is_buffer, FALSE);
   tbq->sink_segment.position = old_position;
   update_time (tbq, TRUE);
   gst_buffer_unref (buffer);
@@ -652,7 +694,7 @@ gst_tbqueue_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 
   if (G_UNLIKELY ((ret = sink_check (tbq)) != GST_FLOW_OK))
     goto out_unref;
-  if (G_UNLIKELY (gst_tbqueue_is_filled (tbq))) {
+  if (G_UNLIKELY (sink_is_filled (tbq))) {
     ret = sink_make_room (tbq);
     if (ret == SINK_LEAK)
       goto out_leak;
@@ -702,7 +744,7 @@ gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
 
   if ((ret = sink_check (tbq)) != GST_FLOW_OK)
     goto out_unref;
-  if (gst_tbqueue_is_filled (tbq)) {
+  if (sink_is_filled (tbq)) {
     ret = sink_make_room (tbq);
     if (ret == SINK_LEAK) {
       atomic_fetch_add_explicit (&tbq->counters.dropped_upstream,
@@ -779,7 +821,6 @@ gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
   }
   tbq_session_end (&s);
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
-  update_peaks (tbq);
   gst_buffer_list_unref (list);
   return GST_FLOW_OK;
 
@@ -884,6 +925,8 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
       break;
     case GST_EVENT_SEGMENT:
       apply_segment (tbq, event, TRUE);
+      /* Running times may restart: look at the src side again. */
+      tbq->refresh_countdown = 1;
       /* Nothing queued: the src side starts from this segment too. */
       if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items)) {
         apply_segment (tbq, event, FALSE);

@@ -103,6 +103,7 @@ void gst_tbqueue_locked_leak_downstream (GstTbQueue * tbq);
 void gst_tbqueue_reset_levels (GstTbQueue * tbq);
 
 /* gsttbqueue-record.c */
+void gst_tbqueue_record_init_once (void);
 gboolean gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer,
     gsize size, GstTbQueueTransfer transfer);
 void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,

@@ -15,12 +15,29 @@
 /* Buffer flags live above the mini-object flags. */
 #define BUFFER_FLAGS_MASK (~(guint32) (GST_MINI_OBJECT_FLAG_LAST - 1))
 
+/* GStreamer's system memory allocator: a pointer compare saves the string
+ * compare of gst_memory_is_type() for the common case. */
+static GstAllocator *sysmem_allocator;
+
+void
+gst_tbqueue_record_init_once (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    sysmem_allocator = gst_allocator_find (GST_ALLOCATOR_SYSMEM);
+    if (sysmem_allocator)
+      GST_OBJECT_FLAG_SET (sysmem_allocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+    g_once_init_leave (&done, 1);
+  }
+}
+
 static inline gboolean
 memory_is_plain (GstMemory * mem)
 {
   if (GST_MEMORY_FLAG_IS_SET (mem, GST_MEMORY_FLAG_NOT_MAPPABLE))
     return FALSE;
-  return mem->allocator == NULL
+  return mem->allocator == sysmem_allocator || mem->allocator == NULL
       || gst_memory_is_type (mem, GST_ALLOCATOR_SYSMEM)
       || gst_tbq_memory_is_tbq (mem);
 }
@@ -61,8 +78,20 @@ gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,
   h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
   h.list = list;
   memcpy (record, &h, sizeof h);
-  if (size > 0)
-    gst_buffer_extract (buffer, 0, (guint8 *) record + sizeof h, size);
+  if (size == 0)
+    return;
+  if (G_LIKELY (gst_buffer_n_memory (buffer) == 1)) {
+    /* One memory (the usual case): map it, cheaper than extract. */
+    GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+    GstMapInfo info;
+
+    if (gst_memory_map (mem, &info, GST_MAP_READ)) {
+      memcpy ((guint8 *) record + sizeof h, info.data, size);
+      gst_memory_unmap (mem, &info);
+      return;
+    }
+  }
+  gst_buffer_extract (buffer, 0, (guint8 *) record + sizeof h, size);
 }
 
 GstBuffer *

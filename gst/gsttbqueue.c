@@ -358,6 +358,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
   gst_tbq_memory_init_once ();
+  gst_tbqueue_record_init_once ();
 }
 
 static void

@@ -116,6 +116,14 @@ struct _GstTbQueue
   _Atomic guint64 in_items;
   _Atomic gint64 sinktime;      /* running time at the sink, or GST_CLOCK_STIME_NONE */
   _Atomic gboolean tail_is_buffer;      /* last item queued is a buffer */
+  /* The sink side's copy of the src side's counters, refreshed only now and
+   * then so that a buffer reads no other core's cache lines.  It is never
+   * ahead of the real counters: a level computed from it is never below the
+   * real level (see sink_is_filled). */
+  guint64 seen_out_buffers;
+  guint64 seen_out_bytes;
+  gint64 seen_srctime;
+  guint refresh_countdown;
 
   /* Src side, under qlock.  Counters written under qlock, read anywhere. */
   GstSegment src_segment;
