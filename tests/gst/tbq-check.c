@@ -440,6 +440,20 @@ sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
   return res;
 }
 
+/* Deactivating our sink pad is downstream stopping: it lets go. */
+static gboolean
+sink_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
+    gboolean active)
+{
+  TbqLink *l = link_of (pad);
+
+  LOCK (l);
+  l->flushing = !active;
+  BROADCAST (l);
+  UNLOCK (l);
+  return mode == GST_PAD_MODE_PUSH;
+}
+
 static gboolean
 src_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -525,6 +539,7 @@ tbq_link_new (const gchar * factory, const gchar * first_property, ...)
   gst_pad_set_chain_list_function (l->sinkpad, sink_chain_list);
   gst_pad_set_event_function (l->sinkpad, sink_event);
   gst_pad_set_query_function (l->sinkpad, sink_query);
+  gst_pad_set_activatemode_function (l->sinkpad, sink_activate_mode);
   gst_pad_set_active (l->sinkpad, TRUE);
   l->esrc = gst_element_get_static_pad (l->element, "src");
   fail_unless (gst_pad_link (l->esrc, l->sinkpad) == GST_PAD_LINK_OK);
@@ -796,6 +811,18 @@ tbq_link_hold (TbqLink * l)
   LOCK (l);
   l->hold = TRUE;
   UNLOCK (l);
+}
+
+void
+tbq_link_stop_downstream (TbqLink * l)
+{
+  fail_unless (gst_pad_set_active (l->sinkpad, FALSE));
+}
+
+void
+tbq_link_restart_downstream (TbqLink * l)
+{
+  fail_unless (gst_pad_set_active (l->sinkpad, TRUE));
 }
 
 void

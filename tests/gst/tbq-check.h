@@ -146,6 +146,10 @@ void tbq_link_hold (TbqLink * link);
 /* Wait until a thread waits in the held chain/event function. */
 void tbq_link_wait_holding (TbqLink * link);
 void tbq_link_release (TbqLink * link);
+/* Downstream stops (as a downstream element does first in a pipeline):
+ * our sink pad is deactivated and a held chain returns FLUSHING. */
+void tbq_link_stop_downstream (TbqLink * link);
+void tbq_link_restart_downstream (TbqLink * link);
 
 /* Waits with a deadline; the test fails on timeout. */
 void tbq_link_wait_buffers (TbqLink * link, guint n);

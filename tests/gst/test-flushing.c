@@ -1,0 +1,451 @@
+/* tbqueue flushing: FLUSH_START interrupts every wait and releases every
+ * queued object; data flows again after FLUSH_STOP.  As queue.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tbq-check.h"
+
+typedef struct
+{
+  const gchar *factory;
+  const gchar *transfer;        /* NULL for queue */
+} Variant;
+
+static const Variant variants[] = {
+  {"queue", NULL},
+  {"tbqueue", "reference"},
+  {"tbqueue", "copy"},
+};
+
+static TbqLink *
+variant_link (const Variant * v, guint max_buffers)
+{
+  TbqLink *l = tbq_link_new (v->factory, "max-size-buffers", max_buffers,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+
+  if (v->transfer)
+    gst_util_set_object_arg (G_OBJECT (l->element), "transfer", v->transfer);
+  return l;
+}
+
+static void
+flush (TbqLink * l)
+{
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+}
+
+/* After a flush the stream needs a new segment; then a buffer must flow. */
+static void
+assert_flows_again (TbqLink * l, guint8 seed)
+{
+  GstSegment segment;
+  guint before = tbq_link_n_buffers (l);
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (tbq_link_push_event (l, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, seed, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_buffers (l, before + 1);
+  fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, before), 8, seed));
+}
+
+GST_START_TEST (test_flush_start_unblocks_upstream_waiting_for_room)
+{
+  TbqLink *l = variant_link (&variants[__i__], 2);
+  GstBuffer *b[3];
+  TbqPush *push;
+  guint i;
+
+  tbq_link_start_held (l);
+  for (i = 0; i < 3; i++)
+    b[i] = gst_buffer_ref (tbq_buffer_new (8, i, 0));
+  fail_unless_equals_int (tbq_link_push (l, b[0]), GST_FLOW_OK);
+  fail_unless_equals_int (tbq_link_push (l, b[1]), GST_FLOW_OK);
+  push = tbq_push_async (l, GST_MINI_OBJECT (b[2]));
+  tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
+
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_FLUSHING);
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  for (i = 0; i < 3; i++) {
+    ASSERT_BUFFER_REFCOUNT (b[i], "flushed buffer", 1);
+    gst_buffer_unref (b[i]);
+  }
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      0);
+  tbq_link_release (l);
+  assert_flows_again (l, 42);
+  /* Nothing queued before the flush ever came out. */
+  fail_unless_equals_int (tbq_link_n_buffers (l), 1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_start_unblocks_downstream_waiting_in_chain)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  GstBuffer *b1 = gst_buffer_ref (tbq_buffer_new (8, 1, 0));
+
+  tbq_link_start (l);
+  tbq_link_hold (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_holding (l);
+  fail_unless_equals_int (tbq_link_push (l, b1), GST_FLOW_OK);
+
+  /* FLUSH_START goes downstream first: the chain function lets go, the
+   * src task stops, the backlog is released. */
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  ASSERT_BUFFER_REFCOUNT (b1, "flushed buffer", 1);
+  gst_buffer_unref (b1);
+  tbq_link_release (l);
+  assert_flows_again (l, 7);
+  fail_unless_equals_int (tbq_link_n_buffers (l), 1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* A blocking probe on the src pad, as an application would add. */
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t probe_cond = PTHREAD_COND_INITIALIZER;
+static guint probe_blocked;
+
+static GstPadProbeReturn
+blocking_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  pthread_mutex_lock (&probe_lock);
+  probe_blocked++;
+  pthread_cond_broadcast (&probe_cond);
+  pthread_mutex_unlock (&probe_lock);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_flush_start_unblocks_a_blocking_pad_probe)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  gulong probe;
+  struct timespec ts;
+
+  probe_blocked = 0;
+  probe = gst_pad_add_probe (l->esrc, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM,
+      blocking_probe, NULL, NULL);
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
+      GST_FLOW_OK);
+  /* The deadline is only a hang check: CLOCK_REALTIME will do. */
+  clock_gettime (CLOCK_REALTIME, &ts);
+  ts.tv_sec += TBQ_WAIT_SECONDS;
+  pthread_mutex_lock (&probe_lock);
+  while (probe_blocked == 0)
+    if (pthread_cond_timedwait (&probe_cond, &probe_lock, &ts) != 0)
+      fail_unless (probe_blocked > 0, "the probe never blocked");
+  pthread_mutex_unlock (&probe_lock);
+
+  flush (l);
+  gst_pad_remove_probe (l->esrc, probe);
+  assert_flows_again (l, 3);
+  fail_unless_equals_int (tbq_link_n_buffers (l), 1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_releases_every_queued_buffer_list_and_event)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  GstBuffer *b[20];
+  GstEvent *e[3];
+  GstBufferList *list = gst_buffer_list_new ();
+  guint i;
+
+  tbq_link_start_held (l);
+  for (i = 0; i < 20; i++) {
+    b[i] = gst_buffer_ref (tbq_buffer_new (8 + i, i, i));
+    fail_unless_equals_int (tbq_link_push (l, b[i]), GST_FLOW_OK);
+    if (i % 7 == 0) {
+      e[i / 7] = gst_event_ref (gst_event_new_custom
+          (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty ("tbq")));
+      fail_unless (tbq_link_push_event (l, e[i / 7]));
+    }
+  }
+  gst_buffer_list_add (list, tbq_buffer_new (4, 0, 0));
+  gst_buffer_list_add (list, tbq_buffer_new (4, 1, 0));
+  gst_buffer_list_ref (list);
+  fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      22);
+
+  flush (l);
+  for (i = 0; i < 20; i++) {
+    ASSERT_BUFFER_REFCOUNT (b[i], "flushed buffer", 1);
+    gst_buffer_unref (b[i]);
+  }
+  for (i = 0; i < 3; i++) {
+    ASSERT_MINI_OBJECT_REFCOUNT (e[i], "flushed event", 1);
+    gst_event_unref (e[i]);
+  }
+  ASSERT_MINI_OBJECT_REFCOUNT (list, "flushed list", 1);
+  gst_buffer_list_unref (list);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      0);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-bytes"),
+      0);
+  tbq_link_release (l);
+  assert_flows_again (l, 9);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_keeps_queued_sticky_events_except_segment)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  GstTagList *tags = gst_tag_list_new (GST_TAG_TITLE, "tbq", NULL);
+  GstEvent *tag, *seg;
+  guint i, tag_at = 0, buffer_at = 0;
+
+  tbq_link_start_held (l);
+  fail_unless (tbq_link_push_event (l, gst_event_new_tag (tags)));
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
+      GST_FLOW_OK);
+  flush (l);
+
+  /* As queue: the queued TAG is stored on the src pad, the SEGMENT not. */
+  tag = gst_pad_get_sticky_event (l->esrc, GST_EVENT_TAG, 0);
+  fail_unless (tag != NULL, "the queued tag event was lost");
+  gst_event_unref (tag);
+  seg = gst_pad_get_sticky_event (l->esrc, GST_EVENT_SEGMENT, 0);
+  fail_unless (seg == NULL);
+
+  /* And it reaches downstream ahead of the next buffer. */
+  tbq_link_release (l);
+  assert_flows_again (l, 5);
+  pthread_mutex_lock (&l->lock);
+  for (i = 0; i < l->items->len; i++) {
+    GstMiniObject *o = g_ptr_array_index (l->items, i);
+
+    if (GST_IS_EVENT (o) && GST_EVENT_TYPE (o) == GST_EVENT_TAG)
+      tag_at = i;
+    if (GST_IS_BUFFER (o))
+      buffer_at = i;
+  }
+  pthread_mutex_unlock (&l->lock);
+  fail_unless (tag_at > 0 && tag_at < buffer_at);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  TbqLink *link;
+  GstQuery *query;
+  gboolean result;
+} QueryThread;
+
+static gpointer
+query_thread (gpointer data)
+{
+  QueryThread *q = data;
+
+  q->result = gst_pad_peer_query (q->link->srcpad, q->query);
+  return NULL;
+}
+
+GST_START_TEST (test_flush_start_makes_a_waiting_serialized_query_fail)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  QueryThread q = { l, NULL, TRUE };
+  GThread *thread;
+
+  tbq_link_start_held (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
+      GST_FLOW_OK);
+  q.query = gst_query_new_drain ();
+  thread = g_thread_new ("query", query_thread, &q);
+
+  /* Whether the query is already queued or not, a flush makes it fail. */
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  g_thread_join (thread);
+  fail_if (q.result);
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  fail_unless_equals_int (l->queries_seen, 0);
+  gst_query_unref (q.query);
+  tbq_link_release (l);
+  assert_flows_again (l, 1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  TbqLink *link;
+  guint n;
+} Pusher;
+
+static gpointer
+push_segments_and_buffers (gpointer data)
+{
+  Pusher *p = data;
+  GstSegment segment;
+  guint i;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  for (i = 0; i < p->n; i++) {
+    GstFlowReturn ret;
+
+    /* As a source does: data under the stream lock, each buffer after its
+     * own segment as the flush may have cleared it. */
+    GST_PAD_STREAM_LOCK (p->link->srcpad);
+    tbq_link_push_event (p->link, gst_event_new_segment (&segment));
+    ret = tbq_link_push (p->link, tbq_buffer_new (16, i, i));
+    GST_PAD_STREAM_UNLOCK (p->link->srcpad);
+    fail_unless (ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING,
+        "push returned %s", gst_flow_get_name (ret));
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_repeated_flushes_during_streaming)
+{
+  TbqLink *l = variant_link (&variants[__i__], 50);
+  Pusher p = { l, tbq_scaled (4000, 200) };
+  GThread *thread;
+  guint i, flushes = tbq_scaled (200, 20);
+
+  l->keep_copies = TRUE;
+  tbq_link_start (l);
+  thread = g_thread_new ("pusher", push_segments_and_buffers, &p);
+  for (i = 0; i < flushes; i++) {
+    /* As a source's seek: FLUSH_START, then FLUSH_STOP under the lock. */
+    fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+    GST_PAD_STREAM_LOCK (l->srcpad);
+    fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+    GST_PAD_STREAM_UNLOCK (l->srcpad);
+  }
+  g_thread_join (thread);
+  flush (l);
+  tbq_link_clear (l);
+  assert_flows_again (l, 77);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* queue's test_queries_while_flushing: allocation queries from one thread,
+ * FLUSH_START from another; the querying thread must come back. */
+static gpointer
+allocation_queries (gpointer data)
+{
+  TbqLink *l = data;
+  guint i;
+
+  for (i = 0; i < 100; i++) {
+    GstCaps *caps = gst_caps_new_any ();
+    GstQuery *query = gst_query_new_allocation (caps, FALSE);
+    gboolean ok = gst_pad_peer_query (l->srcpad, query);
+
+    gst_query_unref (query);
+    gst_caps_unref (caps);
+    if (!ok)
+      break;
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_queries_while_flushing_come_back)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  guint i, rounds = tbq_scaled (100, 10);
+
+  for (i = 0; i < rounds; i++) {
+    GThread *thread;
+
+    tbq_link_set_state (l, GST_STATE_PLAYING);
+    thread = g_thread_new ("queries", allocation_queries, l);
+    fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+    g_thread_join (thread);
+    fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+    tbq_link_set_state (l, GST_STATE_NULL);
+  }
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* The explicit leak check: flushes and state changes with buffers, lists,
+ * events and queries queued leave no GstBuffer, GstEvent or GstQuery
+ * behind. */
+GST_START_TEST (test_flushes_and_state_changes_leak_no_buffer_event_or_query)
+{
+  TbqLink *l;
+  guint round;
+
+  fail_unless (tbq_leaks_tracer_active (), "run with GST_TRACERS=leaks");
+  l = variant_link (&variants[__i__], 0);
+  for (round = 0; round < 3; round++) {
+    GstBufferList *list = gst_buffer_list_new ();
+    guint i;
+
+    tbq_link_start_held (l);
+    for (i = 0; i < 30; i++)
+      fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (i, i, i)),
+          GST_FLOW_OK);
+    gst_buffer_list_add (list, tbq_buffer_new (3, 0, 0));
+    fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+    fail_unless (tbq_link_push_event (l,
+            gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+                gst_structure_new_empty ("tbq"))));
+    if (round == 0) {
+      flush (l);
+      tbq_link_release (l);
+      assert_flows_again (l, 1);
+    } else {
+      tbq_link_stop_downstream (l);
+      tbq_link_set_state (l, round == 1 ? GST_STATE_READY : GST_STATE_NULL);
+      tbq_link_restart_downstream (l);
+    }
+    tbq_link_release (l);
+    tbq_link_set_state (l, GST_STATE_NULL);
+    tbq_link_clear (l);
+  }
+  tbq_link_free (l);
+  fail_unless_equals_int (tbq_leaks_count ("GstBuffer,GstEvent,GstQuery,"
+          "GstMemory"), 0);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_flushing_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-flushing");
+  TCase *tc = tbq_tcase (s, "flushing");
+  gint n = G_N_ELEMENTS (variants);
+
+  tcase_add_loop_test (tc, test_flush_start_unblocks_upstream_waiting_for_room,
+      0, n);
+  tcase_add_loop_test (tc,
+      test_flush_start_unblocks_downstream_waiting_in_chain, 0, n);
+  tcase_add_loop_test (tc, test_flush_start_unblocks_a_blocking_pad_probe, 0,
+      n);
+  tcase_add_loop_test (tc,
+      test_flush_releases_every_queued_buffer_list_and_event, 0, n);
+  tcase_add_loop_test (tc, test_flush_keeps_queued_sticky_events_except_segment,
+      0, n);
+  tcase_add_loop_test (tc,
+      test_flush_start_makes_a_waiting_serialized_query_fail, 0, n);
+  tcase_add_loop_test (tc, test_repeated_flushes_during_streaming, 0, n);
+  tcase_add_loop_test (tc, test_queries_while_flushing_come_back, 0, n);
+  tcase_add_loop_test (tc,
+      test_flushes_and_state_changes_leak_no_buffer_event_or_query, 0, n);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_flushing);
