@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""docs/element.md matches what `gst-inspect-1.0 tbqueue` says.
+
+Every property (except GstObject's name and parent) has a row in a table of
+docs/element.md with the same default, every documented property exists,
+every signal is documented, and every field of the stats structure is listed.
+Prints TAP.  usage: check-element-doc.py DOC_PATH
+"""
+import os
+import re
+import subprocess
+import sys
+
+doc_path = sys.argv[1]
+doc = open(doc_path, encoding="utf-8").read()
+out = subprocess.run(["gst-inspect-1.0", "tbqueue"], capture_output=True,
+                     text=True, env=os.environ).stdout
+
+results = []
+
+
+def check(ok, name, why=""):
+    results.append((ok, name, why))
+
+
+check("Factory Details" in out, "gst-inspect-1.0 finds tbqueue",
+      "is GST_PLUGIN_PATH set to the build's gst/?")
+
+# --- properties from gst-inspect ---
+props = {}
+section = out.split("Element Properties:", 1)[-1].split("Element Signals:", 1)[0]
+current = None
+for line in section.splitlines():
+    m = re.match(r"^  ([a-z][a-z0-9-]*)\s*:", line)
+    if m:
+        current = m.group(1)
+        props[current] = {"default": None, "stats": []}
+        continue
+    if current is None:
+        continue
+    m = re.search(r"Default: (.*)$", line)
+    if m:
+        d = m.group(1).strip()
+        em = re.match(r'-?\d+, "([^"]*)"', d)
+        props[current]["default"] = em.group(1) if em else d.strip('"')
+    m = re.match(r"^\s{30,}([a-z][a-z0-9-]*): \S", line)
+    if m and current == "stats":
+        props[current]["stats"].append(m.group(1))
+
+ignored = {"name", "parent"}
+rows = {}
+props_doc = doc.split("## Properties", 1)[-1].split("### stats", 1)[0]
+for m in re.finditer(r"^\| `([a-z][a-z0-9-]*)` \|([^|]*)\|([^|]*)\|", props_doc,
+                     re.M):
+    rows.setdefault(m.group(1), (m.group(2).strip(), m.group(3).strip()))
+
+for name, info in sorted(props.items()):
+    if name in ignored:
+        continue
+    row = rows.get(name)
+    check(row is not None, f"property {name} is documented",
+          "no table row starting with | `%s` |" % name)
+    if row is None or info["default"] is None:
+        continue
+    documented = row[1]
+    check(documented == info["default"], f"property {name} default matches",
+          f"doc says {documented!r}, gst-inspect says {info['default']!r}")
+
+for name in sorted(rows):
+    if name in props or name in ignored:
+        continue
+    check(False, f"documented property {name} exists", "not in gst-inspect")
+
+stats_doc = doc.split("### stats", 1)[-1].split("\n## ", 1)[0]
+for field in props.get("stats", {}).get("stats", []):
+    check(f"`{field}`" in stats_doc, f"stats field {field} is documented")
+
+# --- signals ---
+signals = re.findall(r'^\s+"([a-z-]+)" :', out.split("Element Signals:", 1)[-1], re.M)
+check(len(signals) == 4, "four signals", f"found {signals}")
+for s in signals:
+    check(re.search(r"^\| `%s` \|" % re.escape(s), doc, re.M) is not None,
+          f"signal {s} is documented")
+
+print(f"1..{len(results)}")
+failed = 0
+for i, (ok, name, why) in enumerate(results, 1):
+    if ok:
+        print(f"ok {i} - {name}")
+    else:
+        failed += 1
+        print(f"not ok {i} - {name}")
+        if why:
+            print(f"# {why}")
+sys.exit(1 if failed else 0)
