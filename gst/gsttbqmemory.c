@@ -118,8 +118,7 @@ tbq_mem_is_span (GstMemory * mem1, GstMemory * mem2, gsize * offset)
 
     *offset = mem1->offset - (parent ? parent->mem.offset : 0);
   }
-  return a->data == b->data
-      && mem1->offset + mem1->size == mem2->offset;
+  return a->data == b->data && mem1->offset + mem1->size == mem2->offset;
 }
 
 static void

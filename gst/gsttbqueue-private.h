@@ -82,7 +82,81 @@ gst_tbqueue_is_filled (GstTbQueue * tbq)
       || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
 }
 
-/* gsttbqueue-flow.c */
+/* Time levels, as queue: running time at the sink minus at the src. */
+
+static inline gint64
+segment_running_time (GstSegment * segment, GstClockTime val)
+{
+  if (GST_CLOCK_TIME_IS_VALID (val)) {
+    gint sign = gst_segment_to_running_time_full (segment, GST_FORMAT_TIME,
+        val, &val);
+
+    if (sign > 0)
+      return (gint64) val;
+    if (sign < 0)
+      return -(gint64) val;
+  }
+  return GST_CLOCK_STIME_NONE;
+}
+
+static inline void
+update_time (GstTbQueue * tbq, gboolean sink)
+{
+  if (sink)
+    TBQ_STORE (tbq->sinktime, segment_running_time (&tbq->sink_segment,
+            tbq->sink_segment.position));
+  else
+    TBQ_STORE (tbq->srctime, segment_running_time (&tbq->src_segment,
+            tbq->src_segment.position));
+}
+
+static inline void
+apply_buffer (GstTbQueue * tbq, GstBuffer * buffer, gboolean sink)
+{
+  GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
+  GstClockTime timestamp = GST_BUFFER_DTS_OR_PTS (buffer);
+  GstClockTime duration = GST_BUFFER_DURATION (buffer);
+
+  /* No timestamp: continuous with the previous one. */
+  if (timestamp == GST_CLOCK_TIME_NONE)
+    timestamp = segment->position;
+  if (duration != GST_CLOCK_TIME_NONE)
+    timestamp += duration;
+  segment->position = timestamp;
+  update_time (tbq, sink);
+}
+
+/* Longest wait, holding qlock, for the copy task to move what this thread
+ * wrote; only on leaky=downstream and flush-on-eos slow paths. */
+#define SYNC_TIMEOUT_NS (200 * GST_MSECOND)
+
+#define DATAFLOW gst_tbqueue_dataflow
+
+typedef enum
+{
+  DEQUEUE_NOWAIT,               /* take what is visible */
+  DEQUEUE_WAIT_SRC,             /* src task: may sleep for the rest of a list */
+  DEQUEUE_WAIT_WRITER,          /* upstream thread: may wait for the copier */
+} DequeueWait;
+
+/* gsttbqueue-items.c */
+void gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn ret);
+void gst_tbqueue_apply_segment (GstTbQueue * tbq, GstEvent * event,
+    gboolean sink);
+void gst_tbqueue_apply_gap (GstTbQueue * tbq, GstEvent * event, gboolean sink);
+GstMiniObject *gst_tbqueue_locked_dequeue (GstTbQueue * tbq, DequeueWait wait,
+    gboolean * skipped);
+void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
+    gboolean flushing);
+void gst_tbqueue_locked_drain_visible (GstTbQueue * tbq);
+void gst_tbqueue_locked_leak (GstTbQueue * tbq, DequeueWait wait);
+void gst_tbqueue_locked_leak_oldest_block (GstTbQueue * tbq);
+void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);
+
+/* gsttbqueue-src.c */
+void gst_tbqueue_loop (GstPad * pad);
+
+/* gsttbqueue-sink.c, gsttbqueue-src.c */
 GstFlowReturn gst_tbqueue_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer);
 GstFlowReturn gst_tbqueue_chain_list (GstPad * pad, GstObject * parent,
