@@ -417,18 +417,21 @@ sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       break;
     case GST_QUERY_DRAIN:
       break;
-    case GST_QUERY_CUSTOM:{
-      GstStructure *s = gst_query_writable_structure (query);
+    default:{
+      /* A test's own query: answered with what downstream saw so far. */
+      const GstStructure *q = gst_query_get_structure (query);
 
+      if (q == NULL || !gst_structure_has_name (q, "tbq-test")) {
+        res = FALSE;
+        break;
+      }
       LOCK (l);
-      gst_structure_set (s, "answered", G_TYPE_BOOLEAN, TRUE,
-          "buffers-before", G_TYPE_UINT, l->n_buffers, NULL);
+      gst_structure_set (gst_query_writable_structure (query), "answered",
+          G_TYPE_BOOLEAN, TRUE, "buffers-before", G_TYPE_UINT, l->n_buffers,
+          NULL);
       UNLOCK (l);
       break;
     }
-    default:
-      res = FALSE;
-      break;
   }
   if (GST_QUERY_IS_SERIALIZED (query)) {
     LOCK (l);

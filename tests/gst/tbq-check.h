@@ -176,6 +176,11 @@ guint64 tbq_get_uint64 (GstElement * element, const gchar * property);
 /* A field of the stats structure (tbqueue only). */
 guint64 tbq_stat (GstElement * element, const gchar * field);
 
+/* A query type of the tests' own, serialized and downstream, answered by a
+ * TbqLink's sink pad when its structure is named "tbq-test". */
+#define TBQ_QUERY_SERIALIZED GST_QUERY_MAKE_TYPE (200, \
+    GST_QUERY_TYPE_DOWNSTREAM | GST_QUERY_TYPE_SERIALIZED)
+
 /* Wait for a bus message of `types` with a deadline; NULL on timeout. */
 GstMessage *tbq_bus_wait (GstBus * bus, GstMessageType types);
 

@@ -1,0 +1,113 @@
+/* ThreadSanitizer builds only: make GLib's locks visible to ThreadSanitizer.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * GLib on Linux implements GMutex and GCond with raw futex system calls, so
+ * ThreadSanitizer sees no happens-before edge through them: the GstTask
+ * lock that hands a task function to its thread, gst_task_join(), object
+ * and bus locks.  Without these edges every hand-over of the element's state
+ * between the application thread and its tasks is reported as a race in our
+ * own code, which the suppressions must not hide.
+ *
+ * This file, linked into each test executable and exported from it, wraps
+ * the GLib lock functions that GStreamer calls through the PLT: each wrapper
+ * calls GLib's own function unchanged (found with dlsym (RTLD_NEXT)) and
+ * only adds the acquire/release annotations that describe what the lock
+ * does.  GLib's calls to itself do not go through the PLT and stay
+ * invisible; tsan.supp covers what happens inside GLib.
+ */
+#include <dlfcn.h>
+#include <glib.h>
+#include <sanitizer/tsan_interface.h>
+#include <stdatomic.h>
+
+#define REAL(ret, name, args)                                           \
+  static ret (*real_ ## name) args;                                     \
+  static ret (*get_ ## name (void)) args                                \
+  {                                                                     \
+    void *f = atomic_load_explicit ((_Atomic (void *) *) &real_ ## name,\
+        memory_order_acquire);                                          \
+    if (f == NULL) {                                                    \
+      f = dlsym (RTLD_NEXT, #name);                                     \
+      g_assert (f != NULL);                                             \
+      atomic_store_explicit ((_Atomic (void *) *) &real_ ## name, f,    \
+          memory_order_release);                                        \
+    }                                                                   \
+    return (ret (*) args) f;                                            \
+  }
+
+REAL (void, g_mutex_lock, (GMutex *));
+REAL (void, g_mutex_unlock, (GMutex *));
+REAL (gboolean, g_mutex_trylock, (GMutex *));
+REAL (void, g_rec_mutex_lock, (GRecMutex *));
+REAL (void, g_rec_mutex_unlock, (GRecMutex *));
+REAL (gboolean, g_rec_mutex_trylock, (GRecMutex *));
+REAL (void, g_cond_wait, (GCond *, GMutex *));
+REAL (gboolean, g_cond_wait_until, (GCond *, GMutex *, gint64));
+
+void
+g_mutex_lock (GMutex * mutex)
+{
+  get_g_mutex_lock ()(mutex);
+  __tsan_acquire (mutex);
+}
+
+void
+g_mutex_unlock (GMutex * mutex)
+{
+  __tsan_release (mutex);
+  get_g_mutex_unlock ()(mutex);
+}
+
+gboolean
+g_mutex_trylock (GMutex * mutex)
+{
+  if (!get_g_mutex_trylock ()(mutex))
+    return FALSE;
+  __tsan_acquire (mutex);
+  return TRUE;
+}
+
+void
+g_rec_mutex_lock (GRecMutex * mutex)
+{
+  get_g_rec_mutex_lock ()(mutex);
+  __tsan_acquire (mutex);
+}
+
+void
+g_rec_mutex_unlock (GRecMutex * mutex)
+{
+  __tsan_release (mutex);
+  get_g_rec_mutex_unlock ()(mutex);
+}
+
+gboolean
+g_rec_mutex_trylock (GRecMutex * mutex)
+{
+  if (!get_g_rec_mutex_trylock ()(mutex))
+    return FALSE;
+  __tsan_acquire (mutex);
+  return TRUE;
+}
+
+/* Waiting releases the mutex and takes it again. */
+void
+g_cond_wait (GCond * cond, GMutex * mutex)
+{
+  __tsan_release (mutex);
+  get_g_cond_wait ()(cond, mutex);
+  __tsan_acquire (mutex);
+}
+
+gboolean
+g_cond_wait_until (GCond * cond, GMutex * mutex, gint64 end_time)
+{
+  gboolean ret;
+
+  __tsan_release (mutex);
+  ret = get_g_cond_wait_until ()(cond, mutex, end_time);
+  __tsan_acquire (mutex);
+  return ret;
+}
