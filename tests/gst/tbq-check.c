@@ -570,8 +570,17 @@ tbq_link_push_initial_events (TbqLink * l, GstFormat format)
 void
 tbq_link_start (TbqLink * l)
 {
+  guint before;
+
+  LOCK (l);
+  before = l->items->len;
+  UNLOCK (l);
   tbq_link_set_state (l, GST_STATE_PLAYING);
   tbq_link_push_initial_events (l, GST_FORMAT_TIME);
+  /* Linked: wait until both events are downstream, so that a test that
+   * holds downstream next holds its first buffer, not an event. */
+  if (gst_pad_is_linked (l->sinkpad))
+    tbq_link_wait_items (l, before + 2);
 }
 
 void

@@ -110,7 +110,9 @@ TbqLink *tbq_link_new (const gchar * factory, const gchar * first_property,
 /* Set to `state` (must succeed synchronously) and, when going up to
  * PAUSED or above the first time, push STREAM_START and a TIME segment. */
 void tbq_link_set_state (TbqLink * link, GstState state);
-void tbq_link_start (TbqLink * link);   /* PLAYING + initial events */
+/* PLAYING, STREAM_START and a TIME segment, which (when linked) are
+ * downstream on return. */
+void tbq_link_start (TbqLink * link);
 /* PLAYING with downstream held on STREAM_START, then a TIME segment: from
  * here on everything pushed stays queued until tbq_link_release(). */
 void tbq_link_start_held (TbqLink * link);

@@ -134,7 +134,8 @@ GST_START_TEST (test_flush_start_unblocks_a_blocking_pad_probe)
   probe_blocked = 0;
   probe = gst_pad_add_probe (l->esrc, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM,
       blocking_probe, NULL, NULL);
-  tbq_link_start (l);
+  tbq_link_set_state (l, GST_STATE_PLAYING);
+  tbq_link_push_initial_events (l, GST_FORMAT_TIME);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
       GST_FLOW_OK);
   /* The deadline is only a hang check: CLOCK_REALTIME will do. */
