@@ -56,6 +56,7 @@ GST_START_TEST (test_flush_start_unblocks_upstream_waiting_for_room)
   TbqLink *l = variant_link (&variants[__i__], 2);
   GstBuffer *b[3];
   TbqPush *push;
+  GstFlowReturn ret;
   guint i;
 
   tbq_link_start_held (l);
@@ -67,7 +68,12 @@ GST_START_TEST (test_flush_start_unblocks_upstream_waiting_for_room)
   tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
 
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
-  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_FLUSHING);
+  /* The waiting push returns.  FLUSHING, or OK when the src task took a
+   * buffer between forwarding FLUSH_START and marking itself flushing (queue
+   * has the same window); what was taken in is flushed all the same. */
+  ret = tbq_push_join (push);
+  fail_unless (ret == GST_FLOW_FLUSHING || ret == GST_FLOW_OK, "got %s",
+      gst_flow_get_name (ret));
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
   for (i = 0; i < 3; i++) {
     ASSERT_BUFFER_REFCOUNT (b[i], "flushed buffer", 1);

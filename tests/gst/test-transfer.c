@@ -1,0 +1,499 @@
+/* tbqueue transfer modes: what downstream receives, by value or by
+ * reference, and when each mode is chosen.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tbq-check.h"
+
+#define SINK_MEMORY "TbqSinkMemory"
+
+static TbqLink *
+transfer_link (const gchar * transfer)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+
+  gst_util_set_object_arg (G_OBJECT (l->element), "transfer", transfer);
+  return l;
+}
+
+static const gchar *transfers[] = { "auto", "copy", "reference" };
+
+static gboolean
+is_sink_memory (GstBuffer * b)
+{
+  return gst_buffer_n_memory (b) == 1
+      && gst_memory_is_type (gst_buffer_peek_memory (b, 0), SINK_MEMORY);
+}
+
+/* Every field a copy record carries, and the bytes. */
+static void
+assert_same_buffer (GstBuffer * got, GstBuffer * want)
+{
+  GstMapInfo a, b;
+
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (got), GST_BUFFER_PTS (want));
+  fail_unless_equals_uint64 (GST_BUFFER_DTS (got), GST_BUFFER_DTS (want));
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (got),
+      GST_BUFFER_DURATION (want));
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (got),
+      GST_BUFFER_OFFSET (want));
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (got),
+      GST_BUFFER_OFFSET_END (want));
+  fail_unless_equals_int (GST_BUFFER_FLAGS (got), GST_BUFFER_FLAGS (want));
+  fail_unless_equals_int (gst_buffer_get_size (got),
+      gst_buffer_get_size (want));
+  fail_unless (gst_buffer_map (got, &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (want, &b, GST_MAP_READ));
+  fail_unless (a.size == 0 || memcmp (a.data, b.data, a.size) == 0);
+  gst_buffer_unmap (got, &a);
+  gst_buffer_unmap (want, &b);
+}
+
+static GstBuffer *
+buffer_with_fields (gsize size, guint n)
+{
+  GstBuffer *b = tbq_buffer_new (size, n, n * GST_SECOND + 1);
+
+  GST_BUFFER_DTS (b) = n * GST_SECOND;
+  GST_BUFFER_DURATION (b) = GST_SECOND - 3;
+  GST_BUFFER_OFFSET (b) = 1000 + n;
+  GST_BUFFER_OFFSET_END (b) = 2000 + n;
+  GST_BUFFER_FLAG_SET (b, (n % 2 ? GST_BUFFER_FLAG_DELTA_UNIT :
+          GST_BUFFER_FLAG_HEADER) | GST_BUFFER_FLAG_MARKER
+      | (n % 3 ? GST_BUFFER_FLAG_DISCONT : GST_BUFFER_FLAG_GAP));
+  return b;
+}
+
+GST_START_TEST (test_buffer_list_arrives_as_a_list_of_the_same_buffers)
+{
+  TbqLink *l = transfer_link (transfers[__i__]);
+  GstBufferList *list = gst_buffer_list_new (), *got;
+  GstBuffer *want[5];
+  guint i;
+
+  tbq_link_start (l);
+  for (i = 0; i < 5; i++) {
+    want[i] = buffer_with_fields (10 + 100 * i, i);
+    gst_buffer_list_add (list, gst_buffer_ref (want[i]));
+  }
+  fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 5);
+  got = g_ptr_array_index (l->items, l->items->len - 1);
+  fail_unless (GST_IS_BUFFER_LIST (got), "not a list downstream");
+  fail_unless_equals_int (gst_buffer_list_length (got), 5);
+  for (i = 0; i < 5; i++) {
+    GstBuffer *b = gst_buffer_list_get (got, i);
+
+    assert_same_buffer (b, want[i]);
+    if (strcmp (transfers[__i__], "reference") == 0)
+      fail_unless (b == want[i]);
+    gst_buffer_unref (want[i]);
+  }
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_reference_delivers_the_very_buffer)
+{
+  TbqLink *l = transfer_link ("reference");
+  GstBuffer *b = buffer_with_fields (16, 1), *got;
+
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 1);
+  got = tbq_link_buffer (l, 0);
+  fail_unless (got == b);
+  ASSERT_BUFFER_REFCOUNT (got, "delivered buffer", 1);
+  fail_if (is_sink_memory (got));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_copy_keeps_every_field_and_byte)
+{
+  TbqLink *l = transfer_link ("copy");
+  const gsize sizes[] = { 0, 1, 7, 63, 64, 65, 100, 1000, 1500, 3000 };
+  GstBuffer *want[G_N_ELEMENTS (sizes)];
+  guint i;
+
+  tbq_link_start (l);
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    want[i] = buffer_with_fields (sizes[i], i);
+    fail_unless_equals_int (tbq_link_push (l, gst_buffer_ref (want[i])),
+        GST_FLOW_OK);
+  }
+  tbq_link_wait_buffers (l, G_N_ELEMENTS (sizes));
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    GstBuffer *got = tbq_link_buffer (l, i);
+
+    fail_if (got == want[i]);
+    assert_same_buffer (got, want[i]);
+    if (sizes[i] > 0)
+      fail_unless (is_sink_memory (got), "buffer %u is not in the sink pool",
+          i);
+    gst_buffer_unref (want[i]);
+  }
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"),
+      G_N_ELEMENTS (sizes));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+static void
+buffer_gone (gpointer data, GstMiniObject * where_the_object_was)
+{
+  *(gboolean *) data = TRUE;
+}
+
+GST_START_TEST (test_copy_releases_the_upstream_buffer_in_the_chain_function)
+{
+  TbqLink *l = transfer_link ("copy");
+  GstBuffer *b = tbq_buffer_new (64, 0, 0);
+  gboolean gone = FALSE;
+
+  tbq_link_start_held (l);
+  gst_mini_object_weak_ref (GST_MINI_OBJECT (b), buffer_gone, &gone);
+  fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  /* Downstream is held: only the chain function can have let it go. */
+  fail_unless (gone, "the upstream buffer is still alive");
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      1);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 1);
+  fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, 0), 64, 0));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* With a pool of two buffers, two pushed buffers are back in the pool when
+ * the pushes return (copy), or still queued (reference). */
+GST_START_TEST (test_copied_buffers_return_to_the_upstream_pool_at_once)
+{
+  gboolean copy = __i__ == 0;
+  TbqLink *l = transfer_link (copy ? "copy" : "reference");
+  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstBufferPoolAcquireParams params = { 0, };
+  GstBuffer *b;
+  guint i;
+
+  gst_buffer_pool_config_set_params (config, NULL, 128, 2, 2);
+  fail_unless (gst_buffer_pool_set_config (pool, config));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  tbq_link_start_held (l);
+  for (i = 0; i < 2; i++) {
+    fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, NULL),
+        GST_FLOW_OK);
+    gst_buffer_memset (b, 0, i, 128);
+    fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  }
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  b = NULL;
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, &params),
+      copy ? GST_FLOW_OK : GST_FLOW_EOS);
+  if (b)
+    gst_buffer_unref (b);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 2);
+  tbq_link_free (l);
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_copied_buffers_follow_copy_on_write)
+{
+  TbqLink *l = transfer_link ("copy");
+  GstBuffer *b0, *b1, *shared, *copy;
+  GstMapInfo map;
+
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (100, 0, 0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (100, 100, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 2);
+  b0 = gst_buffer_ref (tbq_link_buffer (l, 0));
+  b1 = gst_buffer_ref (tbq_link_buffer (l, 1));
+  fail_unless (is_sink_memory (b0) && is_sink_memory (b1));
+  tbq_link_clear (l);
+
+  /* Shared: writing goes to a private copy of the bytes. */
+  shared = gst_buffer_ref (b0);
+  copy = gst_buffer_make_writable (shared);
+  fail_if (copy == b0);
+  fail_unless (gst_buffer_map (copy, &map, GST_MAP_WRITE));
+  memset (map.data, 0xff, map.size);
+  gst_buffer_unmap (copy, &map);
+  fail_unless (tbq_buffer_has_pattern (b0, 100, 0));
+  fail_unless (tbq_buffer_has_pattern (b1, 100, 100));
+  gst_buffer_unref (copy);
+
+  /* Sole owner: written in place, the neighbour record is untouched. */
+  ASSERT_BUFFER_REFCOUNT (b0, "b0", 1);
+  b0 = gst_buffer_make_writable (b0);
+  fail_unless (gst_buffer_map (b0, &map, GST_MAP_WRITE));
+  memset (map.data, 0xee, map.size);
+  gst_buffer_unmap (b0, &map);
+  fail_unless (gst_buffer_map (b0, &map, GST_MAP_READ));
+  fail_unless (map.data[0] == 0xee && map.data[99] == 0xee);
+  gst_buffer_unmap (b0, &map);
+  fail_unless (tbq_buffer_has_pattern (b1, 100, 100));
+
+  /* Sub-buffers share the bytes. */
+  copy = gst_buffer_copy_region (b1, GST_BUFFER_COPY_ALL, 10, 20);
+  fail_unless (tbq_buffer_has_pattern (copy, 20, 110));
+  gst_buffer_unref (copy);
+  copy = gst_buffer_copy_deep (b1);
+  fail_unless (tbq_buffer_has_pattern (copy, 100, 100));
+  gst_buffer_unref (copy);
+
+  gst_buffer_unref (b0);
+  gst_buffer_unref (b1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_copied_buffers_stay_valid_after_the_element_is_gone)
+{
+  TbqLink *l = transfer_link ("copy");
+  GstBuffer *kept[50];
+  guint i;
+
+  tbq_link_start (l);
+  for (i = 0; i < 50; i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (500, i, i)),
+        GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 50);
+  for (i = 0; i < 50; i++)
+    kept[i] = gst_buffer_ref (tbq_link_buffer (l, i));
+  tbq_link_free (l);
+  /* The element and its pools are destroyed; the bytes must not be. */
+  for (i = 0; i < 50; i++) {
+    fail_unless (is_sink_memory (kept[i]));
+    fail_unless (tbq_buffer_has_pattern (kept[i], 500, i));
+    gst_buffer_unref (kept[i]);
+  }
+}
+
+GST_END_TEST;
+
+/* ---- transfer=auto ---- */
+
+/* Pushes `b` through tbqueue; TRUE when it was copied. */
+static gboolean
+was_copied (const gchar * transfer, GstBuffer * b, guint copy_threshold,
+    guint64 * fallbacks)
+{
+  TbqLink *l = transfer_link (transfer);
+  GstBuffer *got, *want = gst_buffer_ref (b);
+  gboolean copied;
+
+  g_object_set (l->element, "copy-threshold", copy_threshold, NULL);
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 1);
+  got = tbq_link_buffer (l, 0);
+  copied = got != want;
+  /* Either way nothing is lost. */
+  assert_same_buffer (got, want);
+  fail_unless_equals_int (gst_buffer_get_n_meta (got,
+          GST_REFERENCE_TIMESTAMP_META_API_TYPE),
+      gst_buffer_get_n_meta (want, GST_REFERENCE_TIMESTAMP_META_API_TYPE));
+  fail_unless_equals_int (is_sink_memory (got), copied
+      && gst_buffer_get_size (want) > 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), copied);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"),
+      !copied);
+  if (fallbacks)
+    *fallbacks = tbq_stat (l->element, "copy-fallbacks");
+  gst_buffer_unref (want);
+  tbq_link_free (l);
+  return copied;
+}
+
+GST_START_TEST (test_auto_copies_small_plain_buffers)
+{
+  fail_unless (was_copied ("auto", tbq_buffer_new (100, 0, 0), 1024, NULL));
+  fail_unless (was_copied ("auto", tbq_buffer_new (1024, 0, 0), 1024, NULL));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_auto_references_buffers_above_copy_threshold)
+{
+  fail_if (was_copied ("auto", tbq_buffer_new (1025, 0, 0), 1024, NULL));
+  fail_if (was_copied ("auto", tbq_buffer_new (101, 0, 0), 100, NULL));
+  fail_unless (was_copied ("auto", tbq_buffer_new (100, 0, 0), 100, NULL));
+}
+
+GST_END_TEST;
+
+static GstBuffer *
+buffer_with_meta (void)
+{
+  GstBuffer *b = tbq_buffer_new (16, 0, 0);
+  GstCaps *caps = gst_caps_new_empty_simple ("timestamp/x-tbq-test");
+
+  gst_buffer_add_reference_timestamp_meta (b, caps, GST_SECOND, 0);
+  gst_caps_unref (caps);
+  return b;
+}
+
+GST_START_TEST (test_auto_references_buffers_with_a_meta)
+{
+  fail_if (was_copied ("auto", buffer_with_meta (), 1024, NULL));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_auto_references_buffers_larger_than_a_source_block)
+{
+  /* 4096-byte source blocks cannot hold a 5000-byte record. */
+  fail_if (was_copied ("auto", tbq_buffer_new (5000, 0, 0), G_MAXUINT, NULL));
+}
+
+GST_END_TEST;
+
+/* Memory of an allocator of the test's own: not system memory. */
+typedef struct
+{
+  GstMemory mem;
+  guint8 *data;
+} TestMemory;
+
+typedef GstAllocator TestAllocator;
+typedef GstAllocatorClass TestAllocatorClass;
+
+GType test_allocator_get_type (void);
+G_DEFINE_TYPE (TestAllocator, test_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *
+test_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * p)
+{
+  TestMemory *m = g_new0 (TestMemory, 1);
+
+  m->data = g_malloc (size);
+  gst_memory_init (GST_MEMORY_CAST (m), 0, allocator, NULL, size, 0, 0, size);
+  return GST_MEMORY_CAST (m);
+}
+
+static void
+test_free (GstAllocator * allocator, GstMemory * mem)
+{
+  g_free (((TestMemory *) mem)->data);
+  g_free (mem);
+}
+
+static gpointer
+test_map (GstMemory * mem, gsize maxsize, GstMapFlags flags)
+{
+  return ((TestMemory *) mem)->data;
+}
+
+static void
+test_unmap (GstMemory * mem)
+{
+}
+
+static void
+test_allocator_class_init (TestAllocatorClass * klass)
+{
+  klass->alloc = test_alloc;
+  klass->free = test_free;
+}
+
+static void
+test_allocator_init (TestAllocator * allocator)
+{
+  allocator->mem_type = "TbqTestMemory";
+  allocator->mem_map = test_map;
+  allocator->mem_unmap = test_unmap;
+}
+
+GST_START_TEST (test_auto_references_buffers_of_other_memory)
+{
+  GstAllocator *allocator = g_object_new (test_allocator_get_type (), NULL);
+  GstBuffer *b;
+
+  gst_object_ref_sink (allocator);
+  b = gst_buffer_new_allocate (allocator, 64, NULL);
+  gst_buffer_memset (b, 0, 0x5a, 64);
+  fail_unless (gst_memory_is_type (gst_buffer_peek_memory (b, 0),
+          "TbqTestMemory"));
+  fail_if (was_copied ("auto", b, 1024, NULL));
+  b = gst_buffer_new_allocate (allocator, 64, NULL);
+  fail_if (was_copied ("copy", b, 1024, NULL));
+  gst_object_unref (allocator);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_copy_falls_back_to_reference_and_counts_it)
+{
+  guint64 fallbacks = G_MAXUINT64;
+
+  fail_if (was_copied ("copy", buffer_with_meta (), 1024, &fallbacks));
+  fail_unless_equals_uint64 (fallbacks, 1);
+  fail_if (was_copied ("copy", tbq_buffer_new (5000, 0, 0), 0, &fallbacks));
+  fail_unless_equals_uint64 (fallbacks, 1);
+  /* copy ignores copy-threshold */
+  fail_unless (was_copied ("copy", tbq_buffer_new (3000, 0, 0), 10,
+          &fallbacks));
+  fail_unless_equals_uint64 (fallbacks, 0);
+  /* auto choosing reference is not a fallback */
+  fail_if (was_copied ("auto", buffer_with_meta (), 1024, &fallbacks));
+  fail_unless_equals_uint64 (fallbacks, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_copy_of_a_multi_memory_buffer_keeps_its_bytes)
+{
+  GstBuffer *b = tbq_buffer_new (30, 0, 0);
+  GstBuffer *tail = tbq_buffer_new (30, 30, 0);
+
+  b = gst_buffer_append (b, tail);
+  fail_unless_equals_int (gst_buffer_n_memory (b), 2);
+  fail_unless (was_copied ("copy", b, 1024, NULL));
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_transfer_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-transfer");
+  TCase *tc = tbq_tcase (s, "transfer");
+
+  tcase_add_loop_test (tc,
+      test_buffer_list_arrives_as_a_list_of_the_same_buffers, 0, 3);
+  tcase_add_test (tc, test_reference_delivers_the_very_buffer);
+  tcase_add_test (tc, test_copy_keeps_every_field_and_byte);
+  tcase_add_test (tc,
+      test_copy_releases_the_upstream_buffer_in_the_chain_function);
+  tcase_add_loop_test (tc,
+      test_copied_buffers_return_to_the_upstream_pool_at_once, 0, 2);
+  tcase_add_test (tc, test_copied_buffers_follow_copy_on_write);
+  tcase_add_test (tc,
+      test_copied_buffers_stay_valid_after_the_element_is_gone);
+  tcase_add_test (tc, test_auto_copies_small_plain_buffers);
+  tcase_add_test (tc, test_auto_references_buffers_above_copy_threshold);
+  tcase_add_test (tc, test_auto_references_buffers_with_a_meta);
+  tcase_add_test (tc,
+      test_auto_references_buffers_larger_than_a_source_block);
+  tcase_add_test (tc, test_auto_references_buffers_of_other_memory);
+  tcase_add_test (tc, test_copy_falls_back_to_reference_and_counts_it);
+  tcase_add_test (tc, test_copy_of_a_multi_memory_buffer_keeps_its_bytes);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_transfer);
