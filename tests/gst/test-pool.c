@@ -1,0 +1,308 @@
+/* tbqueue pool geometry: impossible values are refused with a clear error,
+ * a full sink pool is an overrun like any other; stats add up.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tbq-check.h"
+
+typedef struct
+{
+  const gchar *what;
+  const gchar *property;
+  guint64 value;
+  const gchar *mentions;        /* the error message says this */
+} Refusal;
+
+static const Refusal refusals[] = {
+  {"sink-min-bytes above sink-max-bytes", "sink-min-bytes",
+      (guint64) 512 * 1024 * 1024, "sink-min-bytes"},
+  {"source block not a multiple of 64", "source-block-size", 4000, "64"},
+  {"sink block smaller than the source block", "sink-block-size", 2048,
+      "block"},
+  {"sink pool below two sink blocks", "sink-max-bytes", 65536 + 100,
+      "sink-max-bytes"},
+};
+
+static void
+set_geometry (GstElement * e, const gchar * property, guint64 value)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      property);
+
+  if (p->value_type == G_TYPE_UINT64)
+    g_object_set (e, property, value, NULL);
+  else
+    g_object_set (e, property, (guint) value, NULL);
+}
+
+GST_START_TEST (test_impossible_geometry_is_refused_with_a_clear_error)
+{
+  const Refusal *r = &refusals[__i__];
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  gst_element_set_bus (e, bus);
+  set_geometry (e, r->property, r->value);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "%s: no error message", r->what);
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (err->domain == GST_RESOURCE_ERROR, "%s: %s", r->what,
+      err->message);
+  fail_unless (strstr (err->message, r->mentions) != NULL,
+      "%s: the message does not say '%s': %s", r->what, r->mentions,
+      err->message);
+  g_error_free (err);
+  g_free (debug);
+  gst_message_unref (msg);
+
+  /* Nothing broke: corrected, it starts. */
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  {
+    GstElement *fresh = gst_element_factory_make ("tbqueue", NULL);
+    GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        r->property);
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, p->value_type);
+    g_object_get_property (G_OBJECT (fresh), r->property, &v);
+    g_object_set_property (G_OBJECT (e), r->property, &v);
+    g_value_unset (&v);
+    gst_object_unref (fresh);
+  }
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_bus (e, NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* A small sink pool, no max-size-* limit: the pool itself fills up.
+ * Sink blocks of 4 KiB, at most 2; copied 1000-byte buffers.  Downstream
+ * keeps only deep copies, so delivered buffers give their block back. */
+static TbqLink *
+small_pool_link (gint leaky)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "leaky", leaky,
+      "transfer", 1 /* copy */ , "sink-block-size", 4096,
+      "sink-min-bytes", (guint64) 0, "sink-max-bytes", (guint64) 8192, NULL);
+
+  l->keep_copies = TRUE;
+  return l;
+}
+
+/* Push until an overrun (bounded), return how many pushes it took. */
+static guint
+push_until_overrun (TbqLink * l, guint max)
+{
+  guint i;
+
+  for (i = 0; i < max && tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) == 0;
+      i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+                i * GST_MSECOND)), GST_FLOW_OK);
+  fail_unless (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) > 0,
+      "no overrun after %u buffers", max);
+  return i;
+}
+
+static guint8
+first_byte (GstBuffer * b)
+{
+  guint8 v;
+
+  fail_unless_equals_int (gst_buffer_extract (b, 0, &v, 1), 1);
+  return v;
+}
+
+GST_START_TEST (test_full_sink_pool_blocks_upstream_when_not_leaky)
+{
+  TbqLink *l = small_pool_link (0);
+  TbqPush *push;
+  guint i, n;
+
+  tbq_link_start_held (l);
+  /* The first overrun blocks the pushing thread: push from another one. */
+  for (n = 0; n < 200; n++) {
+    gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+
+    push = tbq_push_async (l, GST_MINI_OBJECT (tbq_buffer_new (1000, n,
+                n * GST_MSECOND)));
+    /* Poll (with a deadline): either the push returns or it overruns. */
+    while (!tbq_push_is_done (push)
+        && tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) == 0) {
+      fail_unless (g_get_monotonic_time () < end, "push %u hangs", n);
+      g_usleep (1000);
+    }
+    if (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) > 0)
+      break;
+    fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
+  }
+  fail_unless (n < 200, "the sink pool never filled up");
+  /* It waits for room rather than dropping anything. */
+  fail_unless (tbq_push_still_blocked_after (push, 50));
+  tbq_link_release (l);
+  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
+  /* Nothing was lost, in order. */
+  tbq_link_wait_buffers (l, n + 1);
+  for (i = 0; i <= n; i++)
+    fail_unless_equals_int (first_byte (tbq_link_buffer (l, i)), (guint8) i);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-downstream"), 0);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_full_sink_pool_drops_new_buffers_when_leaky_upstream)
+{
+  TbqLink *l = small_pool_link (1);
+  guint i, n, pushed, got, dropped;
+  guint8 prev;
+
+  tbq_link_start_held (l);
+  n = push_until_overrun (l, 200);
+  pushed = n + 20;
+  for (i = n; i < pushed; i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+                i * GST_MSECOND)), GST_FLOW_OK);
+  dropped = tbq_stat (l->element, "dropped-upstream");
+  fail_unless (dropped > 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), dropped);
+  tbq_link_release (l);
+  /* Every buffer is delivered or counted as dropped. */
+  tbq_link_wait_buffers (l, pushed - dropped);
+  /* The next one after a drop is marked DISCONT. */
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, pushed,
+              0)), GST_FLOW_OK);
+  pushed++;
+  got = pushed - dropped;
+  tbq_link_wait_buffers (l, got);
+  /* The oldest survive, in order; the newest arrived after the gap. */
+  fail_unless_equals_int (first_byte (tbq_link_buffer (l, 0)), 0);
+  fail_unless_equals_int (first_byte (tbq_link_buffer (l, got - 1)),
+      (guint8) (pushed - 1));
+  fail_unless (GST_BUFFER_FLAG_IS_SET (tbq_link_buffer (l, got - 1),
+          GST_BUFFER_FLAG_DISCONT));
+  prev = first_byte (tbq_link_buffer (l, 0));
+  for (i = 1; i < got; i++) {
+    guint8 cur = first_byte (tbq_link_buffer (l, i));
+
+    fail_unless ((guint8) (cur - prev) >= 1, "out of order");
+    prev = cur;
+  }
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_full_sink_pool_drops_old_buffers_when_leaky_downstream)
+{
+  TbqLink *l = small_pool_link (2);
+  guint i, n, pushed, got, dropped;
+
+  tbq_link_start_held (l);
+  n = push_until_overrun (l, 200);
+  pushed = n + 20;
+  for (i = n; i < pushed; i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+                i * GST_MSECOND)), GST_FLOW_OK);
+  dropped = tbq_stat (l->element, "dropped-downstream");
+  fail_unless (dropped > 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"), 0);
+  tbq_link_release (l);
+  got = pushed - dropped;
+  tbq_link_wait_buffers (l, got);
+  /* The newest survive: the last one pushed arrives, the first does not. */
+  fail_unless_equals_int (first_byte (tbq_link_buffer (l, got - 1)),
+      (guint8) (pushed - 1));
+  fail_unless (first_byte (tbq_link_buffer (l, 0)) != 0);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (tbq_link_buffer (l, 0),
+          GST_BUFFER_FLAG_DISCONT));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stats_add_up_to_what_was_pushed)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 10,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "leaky", 1, NULL);
+  GstCaps *caps = gst_caps_new_empty_simple ("timestamp/x-tbq-test");
+  guint i;
+
+  tbq_link_start_held (l);
+  /* 6 small plain buffers (copied), 4 with a meta (referenced), 3 more
+   * that find the queue full (dropped). */
+  for (i = 0; i < 13; i++) {
+    GstBuffer *b = tbq_buffer_new (100, i, i * GST_MSECOND);
+
+    if (i >= 6 && i < 10)
+      gst_buffer_add_reference_timestamp_meta (b, caps, 0, 0);
+    fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  }
+  gst_caps_unref (caps);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 6);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"), 3);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), 3);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-buffers"),
+      10);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-bytes"),
+      1000);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "peak-level-buffers"), 10);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "source-block-size"),
+      tbq_get_uint (l->element, "source-block-size"));
+  fail_unless_equals_uint64 (tbq_stat (l->element, "sink-block-size"),
+      tbq_get_uint (l->element, "sink-block-size"));
+  fail_unless (tbq_stat (l->element, "source-blocks") ==
+      tbq_get_uint (l->element, "source-blocks"));
+
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 10);
+  /* Everything written was read: the segment event and ten buffers. */
+  fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-buffers"),
+      0);
+  fail_unless (tbq_stat (l->element, "records-in") >= 11);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "records-out"),
+      tbq_stat (l->element, "records-in"));
+  fail_unless_equals_uint64 (tbq_stat (l->element, "peak-level-buffers"), 10);
+  fail_unless (tbq_stat (l->element, "underruns") >= 1);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_pool_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-pool");
+  TCase *tc = tbq_tcase (s, "pool");
+
+  tcase_add_loop_test (tc,
+      test_impossible_geometry_is_refused_with_a_clear_error, 0,
+      G_N_ELEMENTS (refusals));
+  tcase_add_test (tc, test_full_sink_pool_blocks_upstream_when_not_leaky);
+  tcase_add_test (tc,
+      test_full_sink_pool_drops_new_buffers_when_leaky_upstream);
+  tcase_add_test (tc,
+      test_full_sink_pool_drops_old_buffers_when_leaky_downstream);
+  tcase_add_test (tc, test_stats_add_up_to_what_was_pushed);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_pool);
