@@ -279,6 +279,86 @@ lazy_wake_still_wakes_the_copier_at_block_handoff (void)
   fixture_close (&f);
 }
 
+static void
+on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader_promptly (void)
+{
+  check_quiet_record_pickup (TBQ_WAKE_ON_DEMAND);
+}
+
+typedef struct
+{
+  TbqReader *r;
+  _Atomic pid_t tid;
+  TbqStatus st;
+  uint64_t seq;
+} ReaderThread;
+
+static void *
+reader_thread_main (void *arg)
+{
+  ReaderThread *rt = arg;
+  TbqRecord rec;
+
+  atomic_store (&rt->tid, current_tid ());
+  rt->st = read_record (rt->r, &rec, EVENTUALLY_NS);
+  if (rt->st == TBQ_OK)
+    rt->seq = record_seq (&rec);
+  return NULL;
+}
+
+static void
+on_demand_wake_moves_records_when_the_reader_starts_waiting (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  CopierThread c;
+  pthread_t th;
+
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  cfg.spin_iterations = 0;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  c.q = q;
+  atomic_init (&c.tid, 0);
+  CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
+  WAIT_UNTIL (atomic_load (&c.tid) != 0);
+  wait_until_thread_sleeps (c.tid);
+
+  /* Nobody waits for records: publishing does not wake the copier ... */
+  CHECK_OK (write_seq (w, 0, 1));
+  sleep_ns (QUIET_NS);
+  CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_EMPTY);
+  /* ... and a reader that starts waiting gets them moved. */
+  CHECK_OK (tbq_reader_wait (r, EVENTUALLY_NS));
+  CHECK_OK (tbq_reader_next (r, &rec));
+  CHECK_EQ (record_seq (&rec), 1);
+  /* While it waits, a publish wakes the copier. */
+  {
+    ReaderThread rt;
+    pthread_t rth;
+
+    rt.r = r;
+    atomic_init (&rt.tid, 0);
+    CHECK (pthread_create (&rth, NULL, reader_thread_main, &rt) == 0);
+    WAIT_UNTIL (atomic_load (&rt.tid) != 0);
+    wait_until_thread_sleeps (rt.tid);
+    wait_until_thread_sleeps (c.tid);
+    CHECK_OK (write_seq (w, 0, 2));
+    pthread_join (rth, NULL);
+    CHECK_OK (rt.st);
+    CHECK_EQ (rt.seq, 2);
+  }
+
+  tbq_queue_interrupt (q);
+  pthread_join (th, NULL);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_writes),
     TAP_TEST (every_n_policy_publishes_after_n_records),
     TAP_TEST (at_handoff_policy_delivers_nothing_before_flush),
@@ -287,4 +367,6 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (lazy_wake_delivers_a_quiet_record_within_the_pickup_interval),
     TAP_TEST (immediate_wake_delivers_a_quiet_record_promptly),
     TAP_TEST (lazy_wake_publish_does_not_wake_a_sleeping_copier),
-    TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff))
+    TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff),
+    TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader_promptly),
+    TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting))

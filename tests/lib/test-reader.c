@@ -405,6 +405,117 @@ block_unref_works_from_any_thread (void)
   fixture_close (&f);
 }
 
+static void
+reader_peek_shows_the_next_record_without_taking_it (void)
+{
+  Fixture f;
+  TbqRecord peeked, rec;
+  uint64_t i;
+
+  fixture_open_small (&f);
+  CHECK_STATUS (tbq_reader_peek (f.r, &rec), TBQ_EMPTY);
+  /* One record per block: each peek after the first crosses a block
+   * boundary. */
+  for (i = 0; i < 3; i++) {
+    write_full (f.w, i);
+    copier_step_or_fail (f.q);
+    CHECK_OK (tbq_reader_peek (f.r, &peeked));
+    CHECK (payload_mismatch (peeked.data, peeked.size, i) < 0);
+    /* Peeking again shows the same record; nothing was taken. */
+    CHECK_OK (tbq_reader_peek (f.r, &rec));
+    CHECK (rec.data == peeked.data);
+    CHECK_EQ (stats_of (f.q).records_out, i);
+    read_full (f.r, i, &rec);
+    CHECK (rec.data == peeked.data);
+    CHECK (rec.block == peeked.block);
+  }
+  CHECK_STATUS (tbq_reader_peek (f.r, &rec), TBQ_EMPTY);
+  fixture_close (&f);
+}
+
+typedef struct
+{
+  TbqReader *r;
+  uint32_t key;
+  _Atomic pid_t tid;
+  TbqStatus st;
+} SleepArgs;
+
+static void *
+sleep_main (void *arg)
+{
+  SleepArgs *a = arg;
+
+  atomic_store (&a->tid, current_tid ());
+  a->st = tbq_reader_sleep (a->r, a->key, EVENTUALLY_NS);
+  return NULL;
+}
+
+static void
+reader_sleep_returns_once_records_are_published_after_the_key (void)
+{
+  Fixture f;
+  SleepArgs a;
+  pthread_t th;
+  TbqRecord rec;
+  uint32_t key;
+
+  fixture_open_small (&f);
+  /* Published after the key was taken: the sleep returns at once. */
+  key = tbq_reader_prepare_wait (f.r);
+  CHECK_STATUS (tbq_reader_peek (f.r, &rec), TBQ_EMPTY);
+  write_full (f.w, 0);
+  copier_step_or_fail (f.q);
+  CHECK_OK (tbq_reader_sleep (f.r, key, 1000 * SEC_NS));
+  /* The sleep does not move the read position. */
+  read_full (f.r, 0, NULL);
+  /* Nothing new since the key: it times out. */
+  key = tbq_reader_prepare_wait (f.r);
+  CHECK_STATUS (tbq_reader_sleep (f.r, key, 20 * MS_NS), TBQ_TIMEOUT);
+  /* A sleeper is woken by the copier's next publish. */
+  a.r = f.r;
+  a.key = tbq_reader_prepare_wait (f.r);
+  atomic_init (&a.tid, 0);
+  CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
+  WAIT_UNTIL (atomic_load (&a.tid) != 0);
+  wait_until_thread_sleeps (a.tid);
+  write_full (f.w, 1);
+  copier_step_or_fail (f.q);
+  pthread_join (th, NULL);
+  CHECK_OK (a.st);
+  read_full (f.r, 1, NULL);
+  fixture_close (&f);
+}
+
+static void
+reader_sleep_returns_on_wake_and_on_interrupt (void)
+{
+  Fixture f;
+  SleepArgs a;
+  pthread_t th;
+
+  fixture_open_small (&f);
+  a.r = f.r;
+  a.key = tbq_reader_prepare_wait (f.r);
+  atomic_init (&a.tid, 0);
+  CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
+  WAIT_UNTIL (atomic_load (&a.tid) != 0);
+  wait_until_thread_sleeps (a.tid);
+  tbq_reader_wake (f.r);
+  pthread_join (th, NULL);
+  CHECK_OK (a.st);
+
+  atomic_store (&a.tid, 0);
+  a.key = tbq_reader_prepare_wait (f.r);
+  CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
+  WAIT_UNTIL (atomic_load (&a.tid) != 0);
+  wait_until_thread_sleeps (a.tid);
+  tbq_queue_interrupt (f.q);
+  pthread_join (th, NULL);
+  CHECK_STATUS (a.st, TBQ_INTERRUPTED);
+  fixture_close (&f);
+}
+
 TAP_MAIN (TAP_TEST (reader_returns_records_in_fifo_order),
     TAP_TEST (reader_next_is_empty_when_nothing_is_queued),
     TAP_TEST (reader_wait_returns_when_data_arrives),
@@ -417,4 +528,7 @@ TAP_MAIN (TAP_TEST (reader_returns_records_in_fifo_order),
     TAP_TEST (block_ref_keeps_record_bytes_after_iteration_moves_on),
     TAP_TEST (block_ref_keeps_record_bytes_after_the_queue_is_freed),
     TAP_TEST (block_returns_to_the_pool_on_last_unref),
-    TAP_TEST (block_unref_works_from_any_thread))
+    TAP_TEST (block_unref_works_from_any_thread),
+    TAP_TEST (reader_peek_shows_the_next_record_without_taking_it),
+    TAP_TEST (reader_sleep_returns_once_records_are_published_after_the_key),
+    TAP_TEST (reader_sleep_returns_on_wake_and_on_interrupt))
