@@ -187,6 +187,7 @@ GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list);
 /* gsttbqueue.c */
 gboolean gst_tbqueue_open (GstTbQueue * tbq);
 void gst_tbqueue_close (GstTbQueue * tbq);
+void gst_tbqueue_copier_activate (GstTbQueue * tbq);
 void gst_tbqueue_copier_start (GstTbQueue * tbq);
 void gst_tbqueue_copier_pause (GstTbQueue * tbq);
 void gst_tbqueue_copier_stop (GstTbQueue * tbq);

@@ -318,6 +318,7 @@ gst_tbqueue_src_activate_mode (GstPad * pad, GstObject * parent,
   if (active) {
     if (tbq->q == NULL)
       return FALSE;
+    gst_tbqueue_copier_activate (tbq);
     QLOCK (tbq);
     TBQ_STORE (tbq->eos, FALSE);
     TBQ_STORE (tbq->unexpected, FALSE);

@@ -402,6 +402,7 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_cond_init (&tbq->item_del, NULL);
   pthread_cond_init (&tbq->query_handled, NULL);
   pthread_cond_init (&tbq->copier_cond, NULL);
+  pthread_mutex_init (&tbq->copier_state, NULL);
   g_rec_mutex_init (&tbq->copier_lock);
   gst_tbqueue_reset_levels (tbq);
 }
@@ -416,6 +417,7 @@ gst_tbqueue_finalize (GObject * object)
   pthread_cond_destroy (&tbq->item_del);
   pthread_cond_destroy (&tbq->query_handled);
   pthread_cond_destroy (&tbq->copier_cond);
+  pthread_mutex_destroy (&tbq->copier_state);
   g_rec_mutex_clear (&tbq->copier_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -484,14 +486,29 @@ copier_create (GstTbQueue * tbq)
   copier_stream_status (tbq, task, GST_STREAM_STATUS_TYPE_CREATE);
 }
 
+/* The task runs only between gst_tbqueue_copier_activate() and
+ * gst_tbqueue_copier_stop(): a late start or pause (a FLUSH_STOP racing a
+ * state change) must not revive a task that is being joined.  copier_state
+ * serialises those calls; it nests inside qlock. */
+
+void
+gst_tbqueue_copier_activate (GstTbQueue * tbq)
+{
+  pthread_mutex_lock (&tbq->copier_state);
+  tbq->copier_active = TRUE;
+  pthread_mutex_unlock (&tbq->copier_state);
+}
+
 /* qlock held. */
 void
 gst_tbqueue_copier_start (GstTbQueue * tbq)
 {
-  if (tbq->copier_task != NULL) {
+  pthread_mutex_lock (&tbq->copier_state);
+  if (tbq->copier_task != NULL && tbq->copier_active) {
     gst_task_start (tbq->copier_task);
     QBROADCAST (tbq, copier_cond);
   }
+  pthread_mutex_unlock (&tbq->copier_state);
 }
 
 /* Pause and wait until the task function is not running.  No qlock. */
@@ -500,7 +517,10 @@ gst_tbqueue_copier_pause (GstTbQueue * tbq)
 {
   if (tbq->copier_task == NULL)
     return;
-  gst_task_pause (tbq->copier_task);
+  pthread_mutex_lock (&tbq->copier_state);
+  if (tbq->copier_active)
+    gst_task_pause (tbq->copier_task);
+  pthread_mutex_unlock (&tbq->copier_state);
   QLOCK (tbq);
   QBROADCAST (tbq, copier_cond);
   QUNLOCK (tbq);
@@ -514,7 +534,10 @@ gst_tbqueue_copier_stop (GstTbQueue * tbq)
 {
   if (tbq->copier_task == NULL)
     return;
+  pthread_mutex_lock (&tbq->copier_state);
+  tbq->copier_active = FALSE;
   gst_task_stop (tbq->copier_task);
+  pthread_mutex_unlock (&tbq->copier_state);
   QLOCK (tbq);
   /* Out of a libtbq wait, then out of the interrupted wait above. */
   if (tbq->q != NULL)

@@ -137,7 +137,9 @@ struct _GstTbQueue
   /* The copy task. */
   GstTask *copier_task;
   GRecMutex copier_lock;
-  pthread_cond_t copier_cond;            /* interrupted copy task waits here (qlock) */
+  pthread_cond_t copier_cond;   /* interrupted copy task waits here (qlock) */
+  pthread_mutex_t copier_state; /* guards copier_active and task state calls */
+  gboolean copier_active;       /* src pad active: the task may run */
 
   GstTbQueueCounters counters;
 };
