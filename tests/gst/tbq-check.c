@@ -219,7 +219,12 @@ tbq_leaks_count (const gchar * type_prefixes)
       continue;
     if (object_may_be_leaked (obj, type) || !type_matches (type, type_prefixes))
       continue;
-    g_print ("leaked: %s %s\n", type, addr);
+    {
+      gchar *desc = gst_info_strdup_printf ("%" GST_PTR_FORMAT, obj);
+
+      g_print ("leaked: %s %s %s\n", type, addr, desc);
+      g_free (desc);
+    }
     n++;
   }
   g_hash_table_unref (alive);
