@@ -347,8 +347,7 @@ drop_mode_delivers_or_counts_every_record (void)
   CHECK_EQ (st.records_in, accepted);
   CHECK_EQ (st.records_dropped, dropped);
   CHECK_EQ (st.records_out, accepted);
-  printf ("# %" PRIu64 " delivered, %" PRIu64 " dropped\n", accepted,
-      dropped);
+  printf ("# %" PRIu64 " delivered, %" PRIu64 " dropped\n", accepted, dropped);
   fixture_close (&f);
 }
 

@@ -16,8 +16,7 @@ expect_refused (const TbqConfig * cfg, const char *const *words)
   size_t i;
 
   memset (msg, 0, sizeof msg);
-  CHECK_STATUS (tbq_config_validate (cfg, msg, sizeof msg),
-      TBQ_INVALID_CONFIG);
+  CHECK_STATUS (tbq_config_validate (cfg, msg, sizeof msg), TBQ_INVALID_CONFIG);
   printf ("# refused: %s\n", msg);
   for (i = 0; words[i] != NULL; i++) {
     if (strstr (msg, words[i]) == NULL) {

@@ -84,8 +84,7 @@ producer_main (void *arg)
           p->st = tbq_session_next_block (&s);
           if (p->st != TBQ_OK)
             break;
-          CHECK_OK (tbq_session_write (&s, p->id, buf, size_of (p->id,
-                      seq)));
+          CHECK_OK (tbq_session_write (&s, p->id, buf, size_of (p->id, seq)));
         }
       }
       tbq_session_end (&s);

@@ -69,7 +69,7 @@ session_writes_many_records_in_one_block (void)
   Fixture f;
   TbqSession s;
   TbqStats st;
-  uint64_t i, n = 150;            /* 150 x 24 bytes fit one 4 KiB block */
+  uint64_t i, n = 150;          /* 150 x 24 bytes fit one 4 KiB block */
 
   tbq_config_init (&cfg);
   fixture_open (&f, &cfg, false);

@@ -235,8 +235,7 @@ record_larger_than_max_record_size_is_refused (void)
   CHECK (max + 1 <= sizeof big);
   CHECK_STATUS (tbq_writer_write (f.w, 1, big, max + 1), TBQ_TOO_LARGE);
   CHECK_STATUS (tbq_writer_reserve (f.w, 1, max + 1, &p), TBQ_TOO_LARGE);
-  CHECK_STATUS (tbq_writer_reserve (f.w, 1, UINT32_MAX, &p),
-      TBQ_TOO_LARGE);
+  CHECK_STATUS (tbq_writer_reserve (f.w, 1, UINT32_MAX, &p), TBQ_TOO_LARGE);
   tbq_writer_flush (f.w);
   copier_step_or_fail (f.q);
   CHECK_STATUS (tbq_reader_next (f.r, &rec), TBQ_EMPTY);
