@@ -55,6 +55,35 @@ mark_discont (GstBuffer ** buffer, guint i, gpointer user_data)
 }
 
 /* Dequeue one item and push it; qlock held, released around the push. */
+/* After downstream returned EOS, items queued before it are dropped until
+ * one we can push again (EOS, SEGMENT, STREAM_START).  Returns the item to
+ * push, or NULL if it was dropped.  Some of those items may still be on
+ * their way through the copy task when EOS comes back: every item counted in
+ * before that moment (eos_drain_until) is treated the same when it shows up. */
+static GstMiniObject *
+locked_after_eos (GstTbQueue * tbq, GstMiniObject * data)
+{
+  if (GST_IS_EVENT (data)) {
+    GstEventType type = GST_EVENT_TYPE (data);
+
+    if (type == GST_EVENT_EOS || type == GST_EVENT_SEGMENT
+        || type == GST_EVENT_STREAM_START) {
+      GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "pushing pushable event %s after EOS",
+          GST_EVENT_TYPE_NAME (data));
+      tbq->eos_drain_until = 0;
+      return data;
+    }
+  }
+  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "dropping %" GST_PTR_FORMAT
+      " after EOS", data);
+  if (GST_IS_QUERY (data))
+    gst_tbqueue_locked_drop_item (tbq, data, FALSE);
+  else
+    gst_mini_object_unref (data);
+  return NULL;
+}
+
+/* Dequeue one item and push it; qlock held, released around the push. */
 static GstFlowReturn
 locked_push_one (GstTbQueue * tbq)
 {
@@ -65,6 +94,15 @@ locked_push_one (GstTbQueue * tbq)
   data = gst_tbqueue_locked_dequeue (tbq, DEQUEUE_WAIT_SRC, &skipped);
   if (data == NULL)
     return GST_TBQUEUE_FLOW (tbq);
+  if (G_UNLIKELY (tbq->eos_drain_until != 0)) {
+    if (TBQ_LOAD (tbq->out_items) <= tbq->eos_drain_until) {
+      data = locked_after_eos (tbq, data);
+      if (data == NULL)
+        return GST_FLOW_OK;
+    } else {
+      tbq->eos_drain_until = 0;
+    }
+  }
 
 next:
   if (GST_IS_BUFFER (data) || GST_IS_BUFFER_LIST (data)) {
@@ -94,30 +132,14 @@ next:
 
     if (result == GST_FLOW_EOS) {
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "got EOS from downstream");
-      /* Drop items until one we can push again (EOS, SEGMENT, STREAM_START);
-       * with none, refuse more data with EOS until a SEGMENT. */
+      /* Everything counted in so far is older than this EOS. */
+      tbq->eos_drain_until = TBQ_LOAD (tbq->in_items);
       while ((data = gst_tbqueue_locked_dequeue (tbq, DEQUEUE_NOWAIT, &skipped))
           || skipped) {
-        if (data == NULL)
-          continue;
-        if (GST_IS_EVENT (data)) {
-          GstEventType type = GST_EVENT_TYPE (data);
-
-          if (type == GST_EVENT_EOS || type == GST_EVENT_SEGMENT
-              || type == GST_EVENT_STREAM_START) {
-            GST_CAT_LOG_OBJECT (DATAFLOW, tbq,
-                "pushing pushable event %s after EOS",
-                GST_EVENT_TYPE_NAME (data));
-            goto next;
-          }
-        }
-        GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "dropping %" GST_PTR_FORMAT
-            " after EOS", data);
-        if (GST_IS_QUERY (data))
-          gst_tbqueue_locked_drop_item (tbq, data, FALSE);
-        else
-          gst_mini_object_unref (data);
+        if (data != NULL && (data = locked_after_eos (tbq, data)) != NULL)
+          goto next;
       }
+      /* Refuse more data with EOS until a SEGMENT. */
       TBQ_STORE (tbq->unexpected, TRUE);
       result = GST_FLOW_OK;
     }

@@ -129,6 +129,7 @@ struct _GstTbQueue
   GstSegment src_segment;
   gboolean head_needs_discont;
   gboolean newseg_applied_to_src;
+  guint64 eos_drain_until;      /* items up to this count are dropped (EOS) */
   _Atomic guint64 out_buffers;
   _Atomic guint64 out_bytes;
   _Atomic guint64 out_items;
