@@ -964,6 +964,15 @@ tbq_link_buffer (TbqLink * l, guint index)
   return found;
 }
 
+GstBuffer *
+tbq_link_last_buffer (TbqLink * l)
+{
+  guint n = tbq_link_n_buffers (l);
+
+  fail_unless (n > 0, "no buffer downstream");
+  return tbq_link_buffer (l, n - 1);
+}
+
 guint
 tbq_link_count_events (TbqLink * l, GstEventType type)
 {

@@ -168,6 +168,8 @@ gboolean tbq_link_signal_all_from (TbqLink * link, TbqSignal sig,
 /* Received items of one kind, in order (borrowed). */
 GstBuffer *tbq_link_buffer (TbqLink * link, guint index);
 guint tbq_link_count_events (TbqLink * link, GstEventType type);
+/* The last buffer received (borrowed). */
+GstBuffer *tbq_link_last_buffer (TbqLink * link);
 /* Drop everything received so far. */
 void tbq_link_clear (TbqLink * link);
 /* Received buffers (list members included), counting from 0. */

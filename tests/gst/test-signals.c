@@ -99,6 +99,7 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
   TbqLink *l = factory_link (factories[__i__], 1, 0);
   TbqPush *push;
   GThread *pusher;
+  gboolean waited;
   guint i, from_pusher = 0;
 
   tbq_link_start_held (l);
@@ -108,6 +109,10 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
   pusher = tbq_push_thread (push);
   tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
   fail_unless (tbq_link_signal_all_from (l, TBQ_SIGNAL_OVERRUN, pusher));
+  /* Only a push that waited says "running"; one that found room right
+   * after "overrun" (possible in queue too) does not.  Still blocked
+   * 200 ms later, it waits. */
+  waited = tbq_push_still_blocked_after (push, 200);
   tbq_link_release (l);
   fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
   tbq_link_wait_buffers (l, 2);
@@ -116,7 +121,9 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
     if (g_ptr_array_index (l->signal_threads[TBQ_SIGNAL_RUNNING], i) == pusher)
       from_pusher++;
   pthread_mutex_unlock (&l->lock);
-  fail_unless_equals_int (from_pusher, 1);
+  fail_unless (from_pusher <= 1);
+  if (waited)
+    fail_unless_equals_int (from_pusher, 1);
   tbq_link_free (l);
 }
 
