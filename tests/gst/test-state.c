@@ -145,6 +145,7 @@ GST_START_TEST (test_stopping_unblocks_upstream_waiting_for_room)
 {
   TbqLink *l = variant_link (&variants[__i__], 2);
   TbqPush *push;
+  GstFlowReturn ret;
 
   tbq_link_start_held (l);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (16, 0, 0)),
@@ -155,7 +156,12 @@ GST_START_TEST (test_stopping_unblocks_upstream_waiting_for_room)
   tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
   tbq_link_stop_downstream (l);
   tbq_link_set_state (l, __i__ % 2 ? GST_STATE_NULL : GST_STATE_READY);
-  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_FLUSHING);
+  /* The waiting push returns: FLUSHING, or OK when the src task took a
+   * buffer out (into the stopped downstream) before it saw the stop, as
+   * queue may. */
+  ret = tbq_push_join (push);
+  fail_unless (ret == GST_FLOW_FLUSHING || ret == GST_FLOW_OK, "got %s",
+      gst_flow_get_name (ret));
   tbq_link_free (l);
 }
 
