@@ -26,7 +26,7 @@
  *   --warmup N          records sent and drained before the passes [50000]
  *   --pin               producer on CPU 0, the queue's other threads on CPU 1
  *   --out DIR           write lib-runs.csv, lib-summary.csv, lib-meta.json,
- *                       lib-summary.txt there (DIR is created)
+ *                       lib-summary.txt, lib-summary.md there (DIR is created)
  *   --tap / --no-tap    TAP lines on stdout [on with --smoke]
  *
  * WHAT IS MEASURED, per contender, payload size and run (one "cell"; each
@@ -56,7 +56,8 @@
  * lib-summary.csv medians/means per (size, contender) with ratios to
  * ReaderWriterQueue ("rwq") and to the best SPSC ring, each the median of
  * the per-run ratios; lib-meta.json the machine, compiler, commit and every
- * parameter; lib-summary.txt the human-readable table printed at the end.
+ * parameter; lib-summary.txt the human-readable table printed at the end;
+ * lib-summary.md the same as a Markdown table.
  */
 #include "lib-bench.h"
 
@@ -932,6 +933,42 @@ print_table (FILE * f, const Options * o, const Env * e, const Summary * sm,
       "this machine has %ld CPUs)\n", e->cpus);
 }
 
+/* The same summary as Markdown tables (for docs). */
+static void
+write_markdown (const char *path, const Options * o, const Env * e,
+    const Summary * sm, int n)
+{
+  FILE *f = fopen (path, "w");
+  char pb[32];
+  int i;
+
+  if (f == NULL)
+    die ("cannot write %s: %s", path, strerror (errno));
+  fprintf (f, "%s, %ld CPUs, %s, commit %.12s, %s; %d runs x %" PRIu64
+      " records per pass (%s); capacity %" PRIu64 " payload bytes; %s\n\n",
+      e->cpu, e->cpus, BENCH_BUILDTYPE, e->commit, e->started, o->runs,
+      o->records, passes_string (o->passes, pb, sizeof pb), o->budget,
+      o->pin ? "pinned: producer on CPU 0, the queue's other threads on CPU 1"
+      : "unpinned");
+  fprintf (f, "| size | contender | thr | producer M/s median [min-max] | "
+      "x RWQ | x best SPSC | e2e M/s median [min-max] | x RWQ | "
+      "p50 ns | p99 ns | p999 ns | alone M/s | x RWQ |\n");
+  fprintf (f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (i = 0; i < n; i++) {
+    const Summary *s = &sm[i];
+    const char *b = strncmp (all[s->contender]->name, "tbq-", 4) == 0
+        ? "**" : "";
+
+    fprintf (f, "| %u B | %s%s%s | %d | %.1f [%.1f-%.1f] | %.2f | %.2f | "
+        "%.1f [%.1f-%.1f] | %.2f | %.3f | %.3f | %.3f | %.1f | %.2f |\n",
+        s->size, b, all[s->contender]->name, b, all[s->contender]->threads,
+        s->tp_med, s->tp_min, s->tp_max, s->tp_ratio_rwq, s->tp_ratio_best,
+        s->e2e_med, s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->p50,
+        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq);
+  }
+  fclose (f);
+}
+
 /* ---- callgrind mode ------------------------------------------------------------ */
 
 static int
@@ -1329,6 +1366,8 @@ done:
     write_summary_csv (path, sm, nsm);
     snprintf (path, sizeof path, "%s/lib-meta.json", o.out);
     write_meta (&o, &env, path, failures == 0);
+    snprintf (path, sizeof path, "%s/lib-summary.md", o.out);
+    write_markdown (path, &o, &env, sm, nsm);
     snprintf (path, sizeof path, "%s/lib-summary.txt", o.out);
     {
       FILE *f = fopen (path, "w");
