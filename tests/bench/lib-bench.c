@@ -119,6 +119,7 @@ typedef struct
   char failure[200];
   double tp_mrps;
   double tp_send_ms;
+  double tp_cpu_share;          /* producer CPU time / send wall time */
   uint64_t rounds;
   uint64_t round_records;
   double p50, p99, p999;
@@ -203,6 +204,15 @@ load_average (void)
     fclose (f);
   }
   return l;
+}
+
+static int64_t
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void
@@ -374,6 +384,7 @@ run_cell (const Options * o, const BenchContender * bc, Cell * cell)
   cell->ok = 1;
   cell->load1 = load_average ();
   cell->tp_mrps = cell->e2e_mrps = cell->p50 = cell->p99 = cell->p999 = NAN;
+  cell->tp_cpu_share = NAN;
 
   cell->solo_mrps = NAN;
   qc.defer_start = (o->passes & PASS_SOLO) != 0;
@@ -415,21 +426,25 @@ run_cell (const Options * o, const BenchContender * bc, Cell * cell)
   }
 
   if (o->passes & PASS_TP) {
-    int64_t sum = 0;
+    int64_t sum = 0, cpu = 0;
 
     for (left = o->records; left > 0;) {
       uint64_t n = left < rr ? left : rr;
+      int64_t c0 = thread_cpu_ns (), c1;
 
       t0 = bench_now_ns ();
       bc->send (ctx, seq, n, NULL);
       t1 = bench_now_ns ();
+      c1 = thread_cpu_ns ();
       sum += t1 - t0;
+      cpu += c1 - c0;
       seq += n;
       left -= n;
       if (drain (bc, ctx, seq) < 0)
         goto timeout;
     }
     cell->tp_send_ms = (double) sum / 1e6;
+    cell->tp_cpu_share = sum > 0 ? (double) cpu / (double) sum : NAN;
     cell->tp_mrps = (double) o->records / ((double) sum / 1e9) / 1e6;
     if (!check_counters (bc, ctx, seq, cell, "throughput pass"))
       goto fail;
@@ -672,7 +687,7 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
 
   if (f == NULL)
     die ("cannot write %s: %s", path, strerror (errno));
-  fprintf (f, "run,size,contender,order,ok,tp_mrps,tp_send_ms,rounds,"
+  fprintf (f, "run,size,contender,order,ok,tp_mrps,tp_send_ms,tp_cpu_share,rounds,"
       "round_records,p50_ns,p99_ns,p999_ns,groups,e2e_mrps,e2e_ms,solo_mrps,sent,"
       "verified,errors,failed_attempts,pressured,pressure_waits,handoffs,"
       "copier_wakeups,consumer_sleeps,load1\n");
@@ -680,11 +695,11 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
     const Cell *c = &cells[i];
     const BenchCounters *k = &c->counters;
 
-    fprintf (f, "%d,%u,%s,%d,%d,%.3f,%.3f,%" PRIu64 ",%" PRIu64
+    fprintf (f, "%d,%u,%s,%d,%d,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64
         ",%.4f,%.4f,%.4f,%" PRIu64 ",%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%"
         PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
         ",%" PRIu64 ",%.2f\n", c->run, c->size, all[c->contender]->name,
-        c->order, c->ok, c->tp_mrps, c->tp_send_ms, c->rounds,
+        c->order, c->ok, c->tp_mrps, c->tp_send_ms, c->tp_cpu_share, c->rounds,
         c->round_records, c->p50, c->p99, c->p999, c->groups, c->e2e_mrps,
         c->e2e_ms, c->solo_mrps, k->sent, k->received, k->errors, k->failed_attempts,
         k->pressured, k->pressure_waits, k->handoffs, k->copier_wakeups,
@@ -705,6 +720,7 @@ typedef struct
   double e2e_ratio_rwq, e2e_ratio_best;
   double p50, p99, p999;        /* mean over runs */
   double solo_med, solo_ratio_rwq;
+  double cpu_share;             /* median producer CPU share in tp */
   uint64_t failed_attempts, pressure_waits;
 } Summary;
 
@@ -813,7 +829,8 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
     for (k = 0; k < nsel; k++) {
       Summary *sm = &out[n++];
       double tp[256], e2e[256], p50[256], p99[256], p999[256], solo[256];
-      int m = 0, me = 0, ml = 0, ms = 0;
+      double cs[256];
+      int m = 0, me = 0, ml = 0, ms = 0, mc = 0;
 
       memset (sm, 0, sizeof *sm);
       sm->size = o->sizes[s];
@@ -834,6 +851,8 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
           e2e[me++] = c->e2e_mrps;
         if (!isnan (c->solo_mrps))
           solo[ms++] = c->solo_mrps;
+        if (!isnan (c->tp_cpu_share))
+          cs[mc++] = c->tp_cpu_share;
         if (!isnan (c->p50)) {
           p50[ml] = c->p50;
           p99[ml] = c->p99;
@@ -852,6 +871,7 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
       sm->p99 = mean (p99, ml);
       sm->p999 = mean (p999, ml);
       sm->solo_med = median (solo, ms);
+      sm->cpu_share = median (cs, mc);
       sm->solo_ratio_rwq = rwq >= 0 ? ratio_median (o, cells, ncells,
           o->sizes[s], selected[k], rwq, 2) : NAN;
       sm->tp_ratio_rwq = rwq >= 0 ? ratio_median (o, cells, ncells,
@@ -879,20 +899,22 @@ write_summary_csv (const char *path, const Summary * sm, int n)
       "tp_max_mrps,tp_ratio_rwq,tp_ratio_best_spsc,best_spsc,"
       "e2e_median_mrps,e2e_mean_mrps,e2e_min_mrps,e2e_max_mrps,"
       "e2e_ratio_rwq,e2e_ratio_best_spsc,p50_ns_mean,p99_ns_mean,"
-      "p999_ns_mean,solo_median_mrps,solo_ratio_rwq,failed_attempts,"
+      "p999_ns_mean,solo_median_mrps,solo_ratio_rwq,tp_cpu_share_median,"
+      "failed_attempts,"
       "pressure_waits\n");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
 
     fprintf (f, "%u,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,"
-        "%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 "\n",
+        "%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64
+        "\n",
         s->size,
         all[s->contender]->name, s->runs, s->tp_med, s->tp_mean, s->tp_min,
         s->tp_max, s->tp_ratio_rwq, s->tp_ratio_best,
         s->best_name ? s->best_name : "", s->e2e_med, s->e2e_mean,
         s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->e2e_ratio_best, s->p50,
-        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq, s->failed_attempts,
-        s->pressure_waits);
+        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq, s->cpu_share,
+        s->failed_attempts, s->pressure_waits);
   }
   fclose (f);
 }
@@ -913,24 +935,26 @@ print_table (FILE * f, const Options * o, const Env * e, const Summary * sm,
   fprintf (f, "producer M rec/s: median [min-max] over runs; ratios: median "
       "of per-run ratios; write cost: ns per write, group-average "
       "percentiles, mean over runs\n");
-  fprintf (f, "%-5s %-16s %9s %-13s %6s %6s %8s %6s %7s %7s %7s %8s %6s "
-      "%3s\n", "size", "contender", "producer", " [min-max]", "x rwq",
-      "x best", "e2e", "x rwq", "p50", "p99", "p999", "alone", "x rwq",
-      "thr");
+  fprintf (f, "%-5s %-16s %9s %-13s %6s %6s %4s %8s %6s %7s %7s %7s %8s "
+      "%6s %3s\n", "size", "contender", "producer", " [min-max]", "x rwq",
+      "x best", "cpu%", "e2e", "x rwq", "p50", "p99", "p999", "alone",
+      "x rwq", "thr");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
     char range[40];
 
     snprintf (range, sizeof range, "[%.0f-%.0f]", s->tp_min, s->tp_max);
-    fprintf (f, "%-5u %-16s %9.1f %-13s %6.2f %6.2f %8.1f %6.2f %7.3f %7.3f "
-        "%7.3f %8.1f %6.2f %3d\n", s->size, all[s->contender]->name,
-        s->tp_med, range, s->tp_ratio_rwq, s->tp_ratio_best, s->e2e_med,
+    fprintf (f, "%-5u %-16s %9.1f %-13s %6.2f %6.2f %4.0f %8.1f %6.2f %7.3f "
+        "%7.3f %7.3f %8.1f %6.2f %3d\n", s->size, all[s->contender]->name,
+        s->tp_med, range, s->tp_ratio_rwq, s->tp_ratio_best,
+        100 * s->cpu_share, s->e2e_med,
         s->e2e_ratio_rwq, s->p50, s->p99, s->p999, s->solo_med,
         s->solo_ratio_rwq, all[s->contender]->threads);
   }
-  fprintf (f, "(alone = producer throughput of one round written before the "
-      "consumer side starts; thr = threads per queue, producer included; "
-      "this machine has %ld CPUs)\n", e->cpus);
+  fprintf (f, "(cpu%% = producer's CPU time / wall time of its timed sends, "
+      "median; alone = producer throughput of one round written into the new "
+      "queue before its consumer side starts; thr = threads per queue, "
+      "producer included; this machine has %ld CPUs)\n", e->cpus);
 }
 
 /* The same summary as Markdown tables (for docs). */
@@ -951,18 +975,19 @@ write_markdown (const char *path, const Options * o, const Env * e,
       o->pin ? "pinned: producer on CPU 0, the queue's other threads on CPU 1"
       : "unpinned");
   fprintf (f, "| size | contender | thr | producer M/s median [min-max] | "
-      "x RWQ | x best SPSC | e2e M/s median [min-max] | x RWQ | "
-      "p50 ns | p99 ns | p999 ns | alone M/s | x RWQ |\n");
-  fprintf (f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "x RWQ | x best SPSC | producer CPU share | e2e M/s median [min-max] | "
+      "x RWQ | p50 ns | p99 ns | p999 ns | alone M/s | x RWQ |\n");
+  fprintf (f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
     const char *b = strncmp (all[s->contender]->name, "tbq-", 4) == 0
         ? "**" : "";
 
     fprintf (f, "| %u B | %s%s%s | %d | %.1f [%.1f-%.1f] | %.2f | %.2f | "
-        "%.1f [%.1f-%.1f] | %.2f | %.3f | %.3f | %.3f | %.1f | %.2f |\n",
-        s->size, b, all[s->contender]->name, b, all[s->contender]->threads,
-        s->tp_med, s->tp_min, s->tp_max, s->tp_ratio_rwq, s->tp_ratio_best,
+        "%.0f%% | %.1f [%.1f-%.1f] | %.2f | %.3f | %.3f | %.3f | %.1f | "
+        "%.2f |\n", s->size, b, all[s->contender]->name, b,
+        all[s->contender]->threads, s->tp_med, s->tp_min, s->tp_max,
+        s->tp_ratio_rwq, s->tp_ratio_best, 100 * s->cpu_share,
         s->e2e_med, s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->p50,
         s->p99, s->p999, s->solo_med, s->solo_ratio_rwq);
   }
