@@ -34,7 +34,7 @@ gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn ret)
     tbq_queue_interrupt (tbq->q);
     QBROADCAST (tbq, item_del);
   } else {
-    tbq_queue_resume (tbq->q);
+    /* Resumes the queue too, unless the src pad is going away. */
     gst_tbqueue_copier_start (tbq);
   }
 }
@@ -190,28 +190,39 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
 }
 
 /* Wait for more records while gathering a buffer list.  FALSE: give up. */
+/* Wait, holding qlock, until the copy task has moved what the writer has
+ * published: the upstream thread publishes first (it is the writer), any
+ * other thread waits for what is published.  FALSE on timeout/interrupt. */
+static gboolean
+locked_wait_copied (GstTbQueue * tbq, DequeueWait wait)
+{
+  switch (wait) {
+    case DEQUEUE_WAIT_WRITER:
+      return tbq_writer_sync (tbq->writer, SYNC_TIMEOUT_NS) == TBQ_OK;
+    case DEQUEUE_WAIT_COPIER:
+      return tbq_writer_wait_copied (tbq->writer, SYNC_TIMEOUT_NS) == TBQ_OK;
+    default:
+      return FALSE;
+  }
+}
+
 static gboolean
 locked_wait_more (GstTbQueue * tbq, DequeueWait wait)
 {
   TbqRecord rec;
 
-  switch (wait) {
-    case DEQUEUE_WAIT_SRC:{
-      guint32 key = tbq_reader_prepare_wait (tbq->reader);
+  if (wait == DEQUEUE_WAIT_SRC) {
+    guint32 key = tbq_reader_prepare_wait (tbq->reader);
 
-      if (tbq_reader_peek (tbq->reader, &rec) == TBQ_OK)
-        return TRUE;
-      QUNLOCK (tbq);
-      tbq_reader_sleep (tbq->reader, key, -1);
-      QLOCK (tbq);
-      return GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK;
-    }
-    case DEQUEUE_WAIT_WRITER:
-      return tbq_writer_sync (tbq->writer, SYNC_TIMEOUT_NS) == TBQ_OK
-          && tbq_reader_peek (tbq->reader, &rec) == TBQ_OK;
-    default:
-      return FALSE;
+    if (tbq_reader_peek (tbq->reader, &rec) == TBQ_OK)
+      return TRUE;
+    QUNLOCK (tbq);
+    tbq_reader_sleep (tbq->reader, key, -1);
+    QLOCK (tbq);
+    return GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK;
   }
+  return locked_wait_copied (tbq, wait)
+      && tbq_reader_peek (tbq->reader, &rec) == TBQ_OK;
 }
 
 /* Dequeue one item: a buffer, a whole buffer list, an event or a query.
@@ -308,6 +319,8 @@ gst_tbqueue_locked_drain_visible (GstTbQueue * tbq)
 void
 gst_tbqueue_locked_leak (GstTbQueue * tbq, DequeueWait wait)
 {
+  TbqRecord rec;
+
   while (gst_tbqueue_is_filled (tbq)) {
     gboolean skipped;
     GstMiniObject *leak = gst_tbqueue_locked_dequeue (tbq, wait, &skipped);
@@ -315,9 +328,11 @@ gst_tbqueue_locked_leak (GstTbQueue * tbq, DequeueWait wait)
     if (leak == NULL) {
       if (skipped)
         continue;
-      /* Nothing visible to leak: the rest is still in the source layer. */
-      if (wait != DEQUEUE_WAIT_WRITER
-          || tbq_writer_sync (tbq->writer, SYNC_TIMEOUT_NS) != TBQ_OK)
+      /* Nothing visible to leak: the rest is still in the source layer.
+       * Once the copy task moved it, it is visible, or it is not published
+       * yet (publish-batch) and cannot be leaked now. */
+      if (!locked_wait_copied (tbq, wait)
+          || tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
         break;
       continue;
     }
@@ -335,7 +350,7 @@ void
 gst_tbqueue_locked_leak_downstream (GstTbQueue * tbq)
 {
   if (tbq->reader != NULL)
-    gst_tbqueue_locked_leak (tbq, DEQUEUE_NOWAIT);
+    gst_tbqueue_locked_leak (tbq, DEQUEUE_WAIT_COPIER);
 }
 
 /* Leak the whole oldest sink block so the copier can move on (the pool is

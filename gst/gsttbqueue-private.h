@@ -136,7 +136,9 @@ typedef enum
 {
   DEQUEUE_NOWAIT,               /* take what is visible */
   DEQUEUE_WAIT_SRC,             /* src task: may sleep for the rest of a list */
-  DEQUEUE_WAIT_WRITER,          /* upstream thread: may wait for the copier */
+  DEQUEUE_WAIT_WRITER,          /* upstream thread: may publish and wait for
+                                 * the copier */
+  DEQUEUE_WAIT_COPIER,          /* any other thread: may wait for the copier */
 } DequeueWait;
 
 /* gsttbqueue-items.c */

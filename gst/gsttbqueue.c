@@ -499,12 +499,15 @@ gst_tbqueue_copier_activate (GstTbQueue * tbq)
   pthread_mutex_unlock (&tbq->copier_state);
 }
 
-/* qlock held. */
+/* Resume the two-layer queue and start the task, unless the src pad is
+ * inactive or being deactivated (then its interrupt must stand until the
+ * task is joined).  qlock held. */
 void
 gst_tbqueue_copier_start (GstTbQueue * tbq)
 {
   pthread_mutex_lock (&tbq->copier_state);
   if (tbq->copier_task != NULL && tbq->copier_active) {
+    tbq_queue_resume (tbq->q);
     gst_task_start (tbq->copier_task);
     QBROADCAST (tbq, copier_cond);
   }
@@ -537,11 +540,12 @@ gst_tbqueue_copier_stop (GstTbQueue * tbq)
   pthread_mutex_lock (&tbq->copier_state);
   tbq->copier_active = FALSE;
   gst_task_stop (tbq->copier_task);
-  pthread_mutex_unlock (&tbq->copier_state);
-  QLOCK (tbq);
-  /* Out of a libtbq wait, then out of the interrupted wait above. */
+  /* Out of a libtbq wait; no resume can come in before the join. */
   if (tbq->q != NULL)
     tbq_queue_interrupt (tbq->q);
+  pthread_mutex_unlock (&tbq->copier_state);
+  /* Out of the interrupted wait in copier_func. */
+  QLOCK (tbq);
   QBROADCAST (tbq, copier_cond);
   QUNLOCK (tbq);
   gst_task_join (tbq->copier_task);

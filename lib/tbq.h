@@ -223,6 +223,12 @@ void tbq_writer_flush (TbqWriter * w);
  * published into the sink layer (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED). */
 TbqStatus tbq_writer_sync (TbqWriter * w, int64_t timeout_ns);
 
+/* Any thread: wait until the copier has moved everything this writer had
+ * published when the call began (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED).
+ * Unlike tbq_writer_sync() it publishes nothing, so it may be called while
+ * the writer's own thread is writing; the writer must stay open. */
+TbqStatus tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns);
+
 /* ---- write session: many records into the current block, nothing shared
  * touched per record.  Records are published once, by tbq_session_end() or
  * tbq_session_next_block().  The writer may not be used otherwise while a

@@ -361,11 +361,21 @@ writer_synced (void *arg)
 TbqStatus
 tbq_writer_sync (TbqWriter * w, int64_t timeout_ns)
 {
+  tbq_writer_flush (w);
+  return tbq_writer_wait_copied (w, timeout_ns);
+}
+
+TbqStatus
+tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
+{
   SyncArg s;
 
-  tbq_writer_flush (w);
   s.w = w;
+  /* What the writer has published so far (it may be another thread). */
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
+  /* With on-demand or lazy wake nobody may have woken the copier. */
+  if (!writer_synced (&s))
+    tbq_event_notify (&w->q->data_ev);
   return tbq_wait (w->q, &w->pool.ev, false, 0, writer_synced, &s,
       tbq_deadline (timeout_ns));
 }
