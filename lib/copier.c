@@ -262,7 +262,7 @@ copier_step (TbqQueue * q, int64_t timeout_ns)
       deadline = pickup;
   }
   /* Asymmetric barrier: writers notify with a compiler barrier only. */
-  st = tbq_wait (q, &q->data_ev, q->asym, q->cfg.spin_iterations,
+  st = tbq_wait (q, q->data_ev, q->asym, q->cfg.spin_iterations,
       copier_work_ready, q, deadline);
   if (st == TBQ_OK) {
     tbq_count (&q->copier_wakeups, 1);
@@ -323,13 +323,13 @@ copier_thread_pause (TbqQueue * q)
 {
   while (atomic_load_explicit (&q->interrupted, memory_order_acquire)
       && !atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
-    uint32_t key = tbq_event_prepare (&q->data_ev, false);
+    uint32_t key = tbq_event_prepare (q->data_ev, false);
 
     if (!atomic_load_explicit (&q->interrupted, memory_order_acquire)
         || atomic_load_explicit (&q->copier_stop, memory_order_acquire))
-      tbq_event_cancel (&q->data_ev);
+      tbq_event_cancel (q->data_ev);
     else
-      tbq_event_sleep (&q->data_ev, key, -1);
+      tbq_event_sleep (q->data_ev, key, -1);
   }
 }
 

@@ -72,6 +72,7 @@ pool_unref (TbqPool * pool)
   /* Acq_rel: every use of the pool happens before the free. */
   if (atomic_fetch_sub_explicit (&pool->refs, 1, memory_order_acq_rel) == 1) {
     tbq_event_clear (&pool->ev);
+    tbq_event_clear (&pool->work_ev);
     free (pool);
   }
 }
@@ -90,6 +91,7 @@ tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st)
   if (*st != TBQ_OK) {
     /* Blocks allocated so far were released, dropping their refs. */
     tbq_event_clear (&pool->ev);
+    tbq_event_clear (&pool->work_ev);
     free (pool);
     return NULL;
   }
@@ -124,10 +126,15 @@ tbq_block_unref (TbqBlock * b)
   tbq_pool_put (pool, b);
   /* Seq_cst: pairs with tbq_pool_orphan()'s store; whoever comes second
    * clears the free list, so nothing stays behind. */
-  if (atomic_load_explicit (&pool->orphaned, memory_order_seq_cst))
+  if (atomic_load_explicit (&pool->orphaned, memory_order_seq_cst)) {
     tbq_pool_clear (pool);
-  else
+  } else {
     tbq_event_notify (&pool->ev);
+    /* Zero-copy holders return blocks after the reader moved on: an idle
+     * copier sleeps until told, so tell it when there is surplus to trim. */
+    if (tbq_pool_trim_due (pool))
+      tbq_event_notify (&pool->work_ev);
+  }
   pool_unref (pool);
 }
 
@@ -143,6 +150,7 @@ pool_init (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
   atomic_init (&pool->refs, 1);
   atomic_init (&pool->orphaned, 0);
   tbq_event_init (&pool->ev);
+  tbq_event_init (&pool->work_ev);
   pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
   atomic_init (&pool->free_head, NULL);
   for (i = 0; i < cfg->min_blocks; i++) {
@@ -162,8 +170,10 @@ tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg)
 {
   TbqStatus st = pool_init (pool, cfg, false);
 
-  if (st != TBQ_OK)
+  if (st != TBQ_OK) {
     tbq_event_clear (&pool->ev);
+    tbq_event_clear (&pool->work_ev);
+  }
   return st;
 }
 
@@ -172,6 +182,7 @@ tbq_pool_fini (TbqPool * pool)
 {
   tbq_pool_clear (pool);
   tbq_event_clear (&pool->ev);
+  tbq_event_clear (&pool->work_ev);
 }
 
 void

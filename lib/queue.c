@@ -193,7 +193,9 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
   q->send = b->data + b->capacity;
   q->rd_blk = b;
   pthread_mutex_init (&q->lock, NULL);
-  tbq_event_init (&q->data_ev);
+  /* In the sink pool, which outlives the queue while zero-copy holders keep
+   * blocks: their last unref may have to wake the copier to trim. */
+  q->data_ev = &q->sink_pool->work_ev;
   tbq_event_init (&q->read_ev);
   q->asym = cfg->asym_barrier && tbq_membarrier_available ();
   *out = q;
@@ -241,7 +243,7 @@ tbq_queue_stop (TbqQueue * q)
           memory_order_relaxed))
     return;
   atomic_store_explicit (&q->copier_stop, 1, memory_order_seq_cst);
-  tbq_event_wake (&q->data_ev);
+  tbq_event_wake (q->data_ev);
   tbq_event_wake (&q->sink_pool->ev);
   pthread_join (q->copier_thread, NULL);
   /* The flag is for that thread only: left set, it would make every later
@@ -256,7 +258,7 @@ wake_everyone (TbqQueue * q)
 {
   uint32_t i;
 
-  tbq_event_wake (&q->data_ev);
+  tbq_event_wake (q->data_ev);
   tbq_event_wake (&q->read_ev);
   tbq_event_wake (&q->sink_pool->ev);
   pthread_mutex_lock (&q->lock);
@@ -340,7 +342,6 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_block_unref (q->sink_cur);
   tbq_block_unref (q->rd_blk);
   tbq_pool_orphan (q->sink_pool);
-  tbq_event_clear (&q->data_ev);
   tbq_event_clear (&q->read_ev);
   pthread_mutex_destroy (&q->lock);
   free (q->writers);

@@ -73,12 +73,9 @@ reader_take (TbqQueue * q, TbqRecord * rec)
       break;
     q->rd_blk = next;
     q->rd_off = 0;
+    /* The last unref of a block wakes an idle copier if there is surplus
+     * to trim (tbq_block_unref). */
     tbq_block_unref (b);
-    /* Surplus sink blocks are released by the copier when it is idle; an
-     * idle copier sleeps until told, so tell it when a returned block
-     * pushes the pool over its idle limit (once per block, not per record). */
-    if (tbq_pool_trim_due (q->sink_pool))
-      tbq_event_notify (&q->data_ev);
     b = next;
     off = 0;
   }
@@ -166,7 +163,7 @@ reader_go_hungry (TbqQueue * q)
   }
   pthread_mutex_unlock (&q->lock);
   if (pending)
-    tbq_event_notify (&q->data_ev);
+    tbq_event_notify (q->data_ev);
 }
 
 static inline void

@@ -146,6 +146,9 @@ struct TbqPool
   _Atomic int orphaned;
   _Atomic uint64_t refs;
   TbqEvent ev;
+  /* Sink pool: the copier's idle wait (new records, or surplus idle blocks
+   * to release). */
+  TbqEvent work_ev;
 };
 
 TbqStatus tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg);
@@ -266,7 +269,8 @@ struct TbqQueue
   uint64_t retired[6];          /* counters of freed writers (under lock) */
   TbqPoolStats retired_source;
 
-  TbqEvent data_ev;             /* writers -> copier: records published */
+  TbqEvent *data_ev;            /* writers -> copier: records published;
+                                 * the sink pool's work_ev */
   TbqEvent read_ev;             /* copier -> reader: records published */
   TbqPool *sink_pool;           /* its `ev`: sink block freed -> copier */
 

@@ -172,11 +172,11 @@ writer_notify (TbqWriter * w)
     else
       atomic_thread_fence (memory_order_seq_cst);
     if (atomic_load_explicit (&q->reader_hungry, memory_order_relaxed)
-        && atomic_load_explicit (&q->data_ev.waiters, memory_order_relaxed))
-      tbq_event_wake (&q->data_ev);
+        && atomic_load_explicit (&q->data_ev->waiters, memory_order_relaxed))
+      tbq_event_wake (q->data_ev);
     return;
   }
-  tbq_event_notify_light (&q->data_ev, w->asym);
+  tbq_event_notify_light (q->data_ev, w->asym);
 }
 
 static bool
@@ -198,7 +198,7 @@ writer_handoff (TbqWriter * w)
 
     /* Let the copier drain what we have before anyone waits on it. */
     writer_publish (w);
-    tbq_event_notify (&w->q->data_ev);
+    tbq_event_notify (w->q->data_ev);
     if (w->backpressure == TBQ_BACKPRESSURE_DROP)
       return TBQ_DROPPED;
     tbq_count (&w->pressure_waits, 1);
@@ -222,7 +222,7 @@ writer_handoff (TbqWriter * w)
   writer_start_block (w, nb);
   /* Hand-off always wakes a sleeping copier, lazy or not: it must return
    * the sealed block. */
-  tbq_event_notify (&w->q->data_ev);
+  tbq_event_notify (w->q->data_ev);
   return TBQ_OK;
 }
 
@@ -340,7 +340,7 @@ void
 tbq_writer_flush (TbqWriter * w)
 {
   writer_publish (w);
-  tbq_event_notify (&w->q->data_ev);
+  tbq_event_notify (w->q->data_ev);
 }
 
 typedef struct
@@ -375,7 +375,7 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
   /* With on-demand or lazy wake nobody may have woken the copier. */
   if (!writer_synced (&s))
-    tbq_event_notify (&w->q->data_ev);
+    tbq_event_notify (w->q->data_ev);
   return tbq_wait (w->q, &w->pool.ev, false, 0, writer_synced, &s,
       tbq_deadline (timeout_ns));
 }
@@ -392,7 +392,7 @@ tbq_writer_close (TbqWriter * w)
   /* Release: the copier that sees `closed` also sees the last publish.
    * From here on the copier may free `w`: touch only `q`. */
   atomic_store_explicit (&w->closed, 1, memory_order_release);
-  tbq_event_notify (&q->data_ev);
+  tbq_event_notify (q->data_ev);
 }
 
 void
