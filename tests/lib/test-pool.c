@@ -407,6 +407,45 @@ sink_pool_shrinks_back_after_a_backlog_drains (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+static void
+sink_pool_shrinks_back_when_zero_copy_holders_let_go (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord held[40];
+  const uint32_t size = FULL_RECORD (4096);
+  uint64_t i, n = 40;
+
+  tbq_config_init (&cfg);
+  cfg.sink.block_size = 4096;
+  cfg.sink.min_blocks = 2;
+  cfg.sink.max_blocks = 128;
+  cfg.sink.max_idle_blocks = 2;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  CHECK_OK (tbq_queue_start (q));
+  for (i = 0; i < n; i++)
+    write_full_record (w, size, i, NULL);
+  tbq_writer_flush (w);
+  /* Read everything, keeping a reference to every block. */
+  for (i = 0; i < n; i++) {
+    read_full_record (r, size, i, &held[i]);
+    tbq_block_ref (held[i].block);
+  }
+  WAIT_UNTIL (stats_of (q).copier_passes > 0 && stats_of (q).bytes_copied
+      == n * TBQ_RECORD_SPAN (size));
+  CHECK_EQ (stats_of (q).sink.blocks_total, n);
+  /* The reader is done; the holders let go long after.  The idle copier
+   * must still hear of the surplus and release it. */
+  for (i = 0; i < n; i++)
+    tbq_block_unref (held[i].block);
+  WAIT_UNTIL (stats_of (q).sink.blocks_total <= 1 + 2);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 TAP_MAIN (TAP_TEST (pools_preallocate_min_blocks),
     TAP_TEST (pool_without_preallocation_allocates_on_first_use),
     TAP_TEST (source_pool_grows_on_demand_up_to_max_blocks),
@@ -415,4 +454,5 @@ TAP_MAIN (TAP_TEST (pools_preallocate_min_blocks),
     TAP_TEST (sink_pool_reuses_the_most_recently_returned_block_first),
     TAP_TEST (idle_source_blocks_above_max_idle_are_released_by_the_copier),
     TAP_TEST (idle_sink_blocks_are_released_by_the_copier_not_the_reader),
-    TAP_TEST (sink_pool_shrinks_back_after_a_backlog_drains))
+    TAP_TEST (sink_pool_shrinks_back_after_a_backlog_drains),
+    TAP_TEST (sink_pool_shrinks_back_when_zero_copy_holders_let_go))
