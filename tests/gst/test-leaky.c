@@ -225,12 +225,9 @@ GST_START_TEST (test_raising_max_size_buffers_lets_a_waiting_upstream_in)
 
 GST_END_TEST;
 
-#ifdef TBQ_TEST_KNOWN_BUGS
-/* Known element bug, not built: with leaky=downstream, lowering
- * max-size-buffers in PLAYING leaks down to the new limit at once in queue
- * (the level is below the limit when g_object_set() returns), but tbqueue
- * only leaks the records its reader already sees (see the report in
- * KNOWN-BUGS.md). */
+/* With leaky=downstream, lowering max-size-buffers in PLAYING leaks down to
+ * the new limit at once, as queue does: the level is below the limit when
+ * g_object_set() returns, including records still in the source layer. */
 static void
 check_lowering_limit (const Variant * v)
 {
@@ -261,7 +258,6 @@ GST_START_TEST (test_lowering_max_size_buffers_leaks_downstream_at_once)
 }
 
 GST_END_TEST;
-#endif
 
 /* Each limit alone makes the queue full. */
 static void
@@ -328,10 +324,8 @@ tbqueue_leaky_suite (void)
       0, n);
   tcase_add_loop_test (tc,
       test_raising_max_size_buffers_lets_a_waiting_upstream_in, 0, n);
-#ifdef TBQ_TEST_KNOWN_BUGS
   tcase_add_loop_test (tc,
       test_lowering_max_size_buffers_leaks_downstream_at_once, 0, n);
-#endif
   tcase_add_loop_test (tc, test_max_size_bytes_alone_makes_the_queue_full, 0,
       n);
   tcase_add_loop_test (tc, test_max_size_time_alone_makes_the_queue_full, 0,
