@@ -117,7 +117,7 @@ copier_returns_source_blocks_so_the_writer_keeps_going (void)
   cfg.sink.block_size = 512;
   cfg.sink.max_blocks = 4;
   /* A writer stuck for this long fails the test instead of hanging it. */
-  cfg.block_timeout_ns = 5 * SEC_NS;
+  cfg.block_timeout_ns = EVENTUALLY_NS;
   q = queue_new_or_fail (&cfg);
   CHECK_OK (tbq_writer_new (q, &a.w));
   CHECK_OK (tbq_reader_new (q, &r));
@@ -277,7 +277,7 @@ copier_step_is_busy_while_the_copier_thread_runs (void)
 
   small_config (&cfg, 256);
   cfg.source.max_blocks = 4;
-  cfg.block_timeout_ns = 5 * SEC_NS;
+  cfg.block_timeout_ns = EVENTUALLY_NS;
   q = queue_new_or_fail (&cfg);
   CHECK_OK (tbq_writer_new (q, &a.w));
   CHECK_OK (tbq_reader_new (q, &r));
