@@ -578,12 +578,11 @@ env_collect (Env * e)
   if (c != NULL) {
     snprintf (e->commit, sizeof e->commit, "%s", c);
   } else {
-    read_first_line ("git -C '" BENCH_SOURCE_ROOT "' rev-parse HEAD 2>/dev/null",
-        e->commit, sizeof e->commit);
+    read_first_line ("git -C '" BENCH_SOURCE_ROOT
+        "' rev-parse HEAD 2>/dev/null", e->commit, sizeof e->commit);
     read_first_line ("git -C '" BENCH_SOURCE_ROOT
         "' status --porcelain --untracked-files=no -- lib tests/bench "
-        "2>/dev/null | head -1",
-        buf, sizeof buf);
+        "2>/dev/null | head -1", buf, sizeof buf);
     e->dirty = buf[0] != '\0';
   }
   if (e->commit[0] == '\0')
@@ -687,7 +686,8 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
 
   if (f == NULL)
     die ("cannot write %s: %s", path, strerror (errno));
-  fprintf (f, "run,size,contender,order,ok,tp_mrps,tp_send_ms,tp_cpu_share,rounds,"
+  fprintf (f,
+      "run,size,contender,order,ok,tp_mrps,tp_send_ms,tp_cpu_share,rounds,"
       "round_records,p50_ns,p99_ns,p999_ns,groups,e2e_mrps,e2e_ms,solo_mrps,sent,"
       "verified,errors,failed_attempts,pressured,pressure_waits,handoffs,"
       "copier_wakeups,consumer_sleeps,load1\n");
@@ -701,9 +701,9 @@ write_runs_csv (const char *path, const Cell * cells, int ncells)
         ",%" PRIu64 ",%.2f\n", c->run, c->size, all[c->contender]->name,
         c->order, c->ok, c->tp_mrps, c->tp_send_ms, c->tp_cpu_share, c->rounds,
         c->round_records, c->p50, c->p99, c->p999, c->groups, c->e2e_mrps,
-        c->e2e_ms, c->solo_mrps, k->sent, k->received, k->errors, k->failed_attempts,
-        k->pressured, k->pressure_waits, k->handoffs, k->copier_wakeups,
-        k->consumer_sleeps, c->load1);
+        c->e2e_ms, c->solo_mrps, k->sent, k->received, k->errors,
+        k->failed_attempts, k->pressured, k->pressure_waits, k->handoffs,
+        k->copier_wakeups, k->consumer_sleeps, c->load1);
   }
   fclose (f);
 }
@@ -900,8 +900,7 @@ write_summary_csv (const char *path, const Summary * sm, int n)
       "e2e_median_mrps,e2e_mean_mrps,e2e_min_mrps,e2e_max_mrps,"
       "e2e_ratio_rwq,e2e_ratio_best_spsc,p50_ns_mean,p99_ns_mean,"
       "p999_ns_mean,solo_median_mrps,solo_ratio_rwq,tp_cpu_share_median,"
-      "failed_attempts,"
-      "pressure_waits\n");
+      "failed_attempts," "pressure_waits\n");
   for (i = 0; i < n; i++) {
     const Summary *s = &sm[i];
 
@@ -1404,8 +1403,7 @@ done:
     }
   }
   if (failures)
-    fprintf (stderr, "lib-bench: %d cell(s) FAILED verification\n",
-        failures);
+    fprintf (stderr, "lib-bench: %d cell(s) FAILED verification\n", failures);
   free (cells);
   free (sm);
   return failures ? 1 : 0;
