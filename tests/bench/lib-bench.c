@@ -28,6 +28,9 @@
  *   --out DIR           write lib-runs.csv, lib-summary.csv, lib-meta.json,
  *                       lib-summary.txt, lib-summary.md there (DIR is created)
  *   --tap / --no-tap    TAP lines on stdout [on with --smoke]
+ *   --inject-gap        verification self-test: after the warm-up, send one
+ *                       record whose sequence number skips one; every cell
+ *                       must then fail ("not ok", exit status 1)
  *
  * WHAT IS MEASURED, per contender, payload size and run (one "cell"; each
  * cell opens a fresh queue, cells are interleaved and their order rotates
@@ -106,6 +109,7 @@ typedef struct
   int pin;
   const char *out;
   int tap;
+  int inject_gap;
   const char *callgrind;
 } Options;
 
@@ -423,6 +427,17 @@ run_cell (const Options * o, const BenchContender * bc, Cell * cell)
     seq += o->warmup;
     if (drain (bc, ctx, seq) < 0)
       goto timeout;
+  }
+
+  /* Verification self-test: one record with the next sequence number
+   * skipped; every consumer must report it. */
+  if (o->inject_gap) {
+    bc->send (ctx, seq + 1, 1, NULL);
+    seq++;
+    if (drain (bc, ctx, seq) < 0)
+      goto timeout;
+    if (!check_counters (bc, ctx, seq, cell, "injected gap"))
+      goto fail;
   }
 
   if (o->passes & PASS_TP) {
@@ -1213,6 +1228,8 @@ main (int argc, char **argv)
     } else if (strcmp (a, "--callgrind") == 0) {
       NEED_ARG ();
       o.callgrind = v;
+    } else if (strcmp (a, "--inject-gap") == 0) {
+      o.inject_gap = 1;
     } else if (strcmp (a, "--list") == 0) {
       list = 1;
     } else if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0) {
