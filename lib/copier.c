@@ -38,15 +38,19 @@ sink_space_ready (void *arg)
       || atomic_load_explicit (&q->copier_stop, memory_order_relaxed);
 }
 
-/* Seal the current sink block and continue in a fresh one. */
+/* Seal the current sink block and continue in a fresh one.  A pulling
+ * reader must not wait for sink space (only it could make some): it gets
+ * TBQ_NO_SPACE and leaves the rest to the copier. */
 static TbqStatus
-copier_next_sink (TbqQueue * q)
+copier_next_sink (TbqQueue * q, bool pulling)
 {
   TbqBlock *nb = tbq_pool_take (q->sink_pool);
   TbqBlock *old = q->sink_cur;
 
   if (nb == NULL) {
     tbq_copier_publish_sink (q);
+    if (pulling)
+      return TBQ_NO_SPACE;
     tbq_count (&q->sink_pressure_waits, 1);
     for (;;) {
       TbqStatus st = tbq_wait (q, &q->sink_pool->ev, false, 0, sink_space_ready, q,
@@ -83,7 +87,7 @@ copier_next_sink (TbqQueue * q)
 /* Copy src[*off, end) into the sink layer. Updates *off as it goes. */
 static TbqStatus
 copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
-    uint32_t end)
+    uint32_t end, bool pulling)
 {
   while (*off < end) {
     size_t n = end - *off;
@@ -109,7 +113,7 @@ copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
       q->spos += fit;
       *off += (uint32_t) fit;
     }
-    st = copier_next_sink (q);
+    st = copier_next_sink (q, pulling);
     if (st != TBQ_OK)
       return st;
   }
@@ -118,7 +122,7 @@ copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
 
 /* Move what writer `w` published.  *moved is set when bytes moved. */
 static TbqStatus
-copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
+copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling)
 {
   TbqStatus st = TBQ_OK;
   uint64_t bytes = 0;
@@ -132,7 +136,7 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
     if (w->copy_off < pub) {
       uint32_t from = w->copy_off;
 
-      st = copier_copy_range (q, b->data, &w->copy_off, pub);
+      st = copier_copy_range (q, b->data, &w->copy_off, pub, pulling);
       bytes += w->copy_off - from;
       if (st != TBQ_OK)
         break;
@@ -147,6 +151,10 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved)
     w->copy_blk = next;
     w->copy_off = 0;
     tbq_pool_put_or_release (&w->pool, b);
+    /* Release: the copier's has-work check compares it with handoffs. */
+    atomic_store_explicit (&w->blocks_returned,
+        atomic_load_explicit (&w->blocks_returned, memory_order_relaxed) + 1,
+        memory_order_release);
     tbq_event_notify (&w->pool.ev);
   }
   if (bytes > 0) {
@@ -178,8 +186,11 @@ copier_retire_writer (TbqQueue * q, TbqWriter * w)
   pthread_mutex_unlock (&q->lock);
 }
 
+/* One pass over every writer.  `pulling`: run by a reader (see
+ * tbq_copier_pull): no waiting for sink space, and closed writers are left
+ * for the copier to free (its has-work check reads them unowned). */
 static TbqStatus
-copier_pass (TbqQueue * q, bool *moved)
+copier_pass (TbqQueue * q, bool *moved, bool pulling)
 {
   uint32_t i;
 
@@ -194,12 +205,12 @@ copier_pass (TbqQueue * q, bool *moved)
       continue;
     /* Read `closed` before draining: the last publish precedes it. */
     closed = atomic_load_explicit (&w->closed, memory_order_acquire);
-    st = copier_drain_writer (q, w, moved);
+    st = copier_drain_writer (q, w, moved, pulling);
     if (st != TBQ_OK) {
       tbq_copier_publish_sink (q);
       return st;
     }
-    if (closed)
+    if (closed && !pulling)
       copier_retire_writer (q, w);
   }
   if (*moved) {
@@ -209,31 +220,75 @@ copier_pass (TbqQueue * q, bool *moved)
   return TBQ_OK;
 }
 
+bool
+tbq_copier_has_work (TbqQueue * q)
+{
+  uint32_t i;
+
+  for (i = 0; i < q->cfg.max_writers; i++) {
+    /* Only the copier frees writers, never while it waits: `w` stays. */
+    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+
+    if (w == NULL)
+      continue;
+    if (atomic_load_explicit (&w->published_bytes, memory_order_relaxed)
+        != atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
+        || atomic_load_explicit (&w->handoffs, memory_order_relaxed)
+        != atomic_load_explicit (&w->blocks_returned, memory_order_relaxed)
+        || atomic_load_explicit (&w->closed, memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+/* Checked without owning the copier's state (a reader may be pulling). */
 static bool
 copier_work_ready (void *arg)
 {
   TbqQueue *q = arg;
-  uint32_t i;
 
   if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
     return true;
   /* The reader returned blocks above the idle limit: trim them. */
   if (tbq_pool_trim_due (q->sink_pool))
     return true;
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
-
-    if (w == NULL)
-      continue;
-    if (atomic_load_explicit (&w->copy_blk->published, memory_order_relaxed)
-        != w->copy_off
-        || atomic_load_explicit (&w->copy_blk->next, memory_order_relaxed)
-        != NULL || atomic_load_explicit (&w->closed, memory_order_relaxed))
-      return true;
-  }
-  return false;
+  return tbq_copier_has_work (q);
 }
 
+static inline bool
+copier_own (TbqQueue * q)
+{
+  /* Acquire: see everything the previous owner did to the copier's state. */
+  return !atomic_exchange_explicit (&q->copier_busy, 1, memory_order_acquire);
+}
+
+static inline void
+copier_release (TbqQueue * q)
+{
+  /* Release: pairs with the next owner's acquire. */
+  atomic_store_explicit (&q->copier_busy, 0, memory_order_release);
+}
+
+bool
+tbq_copier_pull (TbqQueue * q)
+{
+  TbqStatus st;
+  bool moved = false;
+
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)
+      || !copier_own (q))
+    return false;
+  st = copier_pass (q, &moved, true);
+  copier_release (q);
+  /* Sink pool full: the copier waits for space, a reader must not. */
+  if (st == TBQ_NO_SPACE)
+    tbq_event_notify (q->data_ev);
+  return moved;
+}
+
+/* One pass, and if there was nothing to do, a wait for work.  The wait is
+ * not made owning the copier's state, so a hungry reader may pull in the
+ * meantime; the pass after the wait is skipped if a reader is pulling. */
 static TbqStatus
 copier_step (TbqQueue * q, int64_t timeout_ns)
 {
@@ -241,18 +296,21 @@ copier_step (TbqQueue * q, int64_t timeout_ns)
   bool moved;
   int64_t deadline;
 
-  if (atomic_exchange_explicit (&q->copier_busy, 1, memory_order_acquire))
+  if (!copier_own (q))
     return TBQ_BUSY;
   if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
-    st = TBQ_INTERRUPTED;
-    goto out;
+    copier_release (q);
+    return TBQ_INTERRUPTED;
   }
-  st = copier_pass (q, &moved);
-  if (st != TBQ_OK || moved)
-    goto out;
+  st = copier_pass (q, &moved, false);
+  if (st != TBQ_OK || moved) {
+    copier_release (q);
+    return st;
+  }
 
   /* Idle: give surplus sink blocks back, then wait for work. */
   tbq_pool_trim (q->sink_pool);
+  copier_release (q);
   deadline = tbq_deadline (timeout_ns);
   if (atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
     /* Lazy writers never wake us on publish: bound the pickup delay. */
@@ -264,20 +322,29 @@ copier_step (TbqQueue * q, int64_t timeout_ns)
   /* Asymmetric barrier: writers notify with a compiler barrier only. */
   st = tbq_wait (q, q->data_ev, q->asym, q->cfg.spin_iterations,
       copier_work_ready, q, deadline);
-  if (st == TBQ_OK) {
+  if (st == TBQ_OK)
     tbq_count (&q->copier_wakeups, 1);
-    st = copier_pass (q, &moved);
-    if (st == TBQ_OK && !moved)
-      tbq_pool_trim (q->sink_pool);
-  } else if (st == TBQ_TIMEOUT) {
-    /* A lazy writer's records are picked up at the interval. */
-    st = copier_pass (q, &moved);
-    if (st == TBQ_OK && !moved && timeout_ns >= 0)
-      st = TBQ_TIMEOUT;
+  if (st != TBQ_OK && st != TBQ_TIMEOUT)
+    return st;
+  if (!copier_own (q))
+    return TBQ_OK;              /* a reader is moving the records */
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
+    copier_release (q);
+    return TBQ_INTERRUPTED;
   }
-out:
-  atomic_store_explicit (&q->copier_busy, 0, memory_order_release);
-  return st;
+  /* After a wake, or at a lazy writer's pickup interval. */
+  {
+    TbqStatus pst = copier_pass (q, &moved, false);
+
+    if (pst == TBQ_OK && !moved)
+      tbq_pool_trim (q->sink_pool);
+    copier_release (q);
+    if (pst != TBQ_OK)
+      return pst;
+  }
+  if (st == TBQ_TIMEOUT && !moved && timeout_ns >= 0)
+    return TBQ_TIMEOUT;
+  return TBQ_OK;
 }
 
 TbqStatus
@@ -300,8 +367,11 @@ copier_loop (TbqQueue * q)
 
   while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
     st = copier_step (q, -1);
-    if (st == TBQ_INTERRUPTED || st == TBQ_BUSY)
+    if (st == TBQ_INTERRUPTED)
       break;
+    /* A reader pulling (a short pass), or a stray caller step. */
+    if (st == TBQ_BUSY)
+      sched_yield ();
   }
   return st;
 }
@@ -345,8 +415,6 @@ tbq_copier_thread_main (void *arg)
 
     if (st == TBQ_INTERRUPTED)
       copier_thread_pause (q);
-    else if (st == TBQ_BUSY)
-      sched_yield ();           /* a step begun before tbq_queue_start() */
   }
   return NULL;
 }

@@ -122,6 +122,98 @@ tbq_reader_prepare_wait (TbqReader * r)
   return atomic_load_explicit (&r->q->sink_seq, memory_order_acquire);
 }
 
+/* ---- waiting, and on-demand pulling ----
+ *
+ * With TBQ_WAKE_ON_DEMAND a writer does not wake the copier on publish; it
+ * wakes the reader, and only while the reader says it is hungry.  The
+ * reader then moves the records itself (tbq_copier_pull), if the copier is
+ * not in a pass: one thread hop from writer to reader, as with a plain
+ * queue.  Dekker pairs: the writer publishes, fences and reads
+ * reader_hungry; the reader stores reader_hungry, fences and looks for
+ * published work. */
+
+typedef struct
+{
+  TbqQueue *q;
+  TbqReadyFunc ready;
+  void *arg;
+  bool on_demand;
+  bool pull;                    /* set: woken to pull, not by `ready` */
+  uint32_t pull_key;
+} WaitArg;
+
+static bool
+wait_ready (void *arg)
+{
+  WaitArg *a = arg;
+
+  if (a->ready (a->arg))
+    return true;
+  /* Acquire: pairs with the writer's release increment after publishing. */
+  if (a->on_demand && atomic_load_explicit (&a->q->pull_seq,
+          memory_order_acquire) != a->pull_key) {
+    a->pull = true;
+    return true;
+  }
+  return false;
+}
+
+/* Under q->lock: only the copier frees writers, and it takes the lock. */
+static bool
+reader_sees_work (TbqQueue * q)
+{
+  bool work;
+
+  pthread_mutex_lock (&q->lock);
+  work = tbq_copier_has_work (q);
+  pthread_mutex_unlock (&q->lock);
+  return work;
+}
+
+static TbqStatus
+reader_wait_until (TbqQueue * q, TbqReadyFunc ready, void *arg,
+    int64_t deadline)
+{
+  WaitArg a;
+  TbqStatus st;
+
+  a.q = q;
+  a.ready = ready;
+  a.arg = arg;
+  a.on_demand = q->cfg.wake == TBQ_WAKE_ON_DEMAND;
+  a.pull = false;
+  a.pull_key = 0;
+  if (a.on_demand) {
+    atomic_store_explicit (&q->reader_hungry, 1, memory_order_relaxed);
+    /* Order the hungry store before looking for published work. */
+    if (q->asym)
+      tbq_asym_barrier ();
+    else
+      atomic_thread_fence (memory_order_seq_cst);
+    a.pull_key = atomic_load_explicit (&q->pull_seq, memory_order_acquire);
+    /* Published before we said we were hungry: nobody will wake us. */
+    if (reader_sees_work (q) && tbq_copier_pull (q)) {
+      st = TBQ_OK;
+      goto fed;
+    }
+  }
+  for (;;) {
+    a.pull = false;
+    st = tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
+        wait_ready, &a, deadline);
+    if (st != TBQ_OK || !a.pull)
+      break;
+    a.pull_key = atomic_load_explicit (&q->pull_seq, memory_order_acquire);
+    if (tbq_copier_pull (q))
+      break;
+    /* The copier is in a pass: it publishes and wakes us. */
+  }
+fed:
+  if (a.on_demand)
+    atomic_store_explicit (&q->reader_hungry, 0, memory_order_relaxed);
+  return st;
+}
+
 typedef struct
 {
   TbqQueue *q;
@@ -137,56 +229,15 @@ reader_seq_moved (void *arg)
       || atomic_exchange_explicit (&a->q->reader_kick, 0, memory_order_acq_rel);
 }
 
-/* On-demand wake: writers only wake the copier while the reader is hungry,
- * so a reader that starts waiting must get records already published moving
- * itself.  The fence pairs with the one in the writer's notify. */
-static void
-reader_go_hungry (TbqQueue * q)
-{
-  bool pending = false;
-  uint32_t i;
-
-  if (q->cfg.wake != TBQ_WAKE_ON_DEMAND)
-    return;
-  atomic_store_explicit (&q->reader_hungry, 1, memory_order_relaxed);
-  if (q->asym)
-    tbq_asym_barrier ();
-  else
-    atomic_thread_fence (memory_order_seq_cst);
-  pthread_mutex_lock (&q->lock);
-  for (i = 0; i < q->cfg.max_writers && !pending; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
-
-    pending = w != NULL
-        && atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
-        != atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
-  }
-  pthread_mutex_unlock (&q->lock);
-  if (pending)
-    tbq_event_notify (q->data_ev);
-}
-
-static inline void
-reader_fed (TbqQueue * q)
-{
-  if (q->cfg.wake == TBQ_WAKE_ON_DEMAND)
-    atomic_store_explicit (&q->reader_hungry, 0, memory_order_relaxed);
-}
-
 TbqStatus
 tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
 {
-  TbqQueue *q = r->q;
   SleepArg a;
-  TbqStatus st;
 
-  a.q = q;
+  a.q = r->q;
   a.key = key;
-  reader_go_hungry (q);
-  st = tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
-      reader_seq_moved, &a, tbq_deadline (timeout_ns));
-  reader_fed (q);
-  return st;
+  return reader_wait_until (r->q, reader_seq_moved, &a,
+      tbq_deadline (timeout_ns));
 }
 
 static bool
@@ -206,16 +257,9 @@ reader_ready (void *arg)
 TbqStatus
 tbq_reader_wait (TbqReader * r, int64_t timeout_ns)
 {
-  TbqQueue *q = r->q;
-  TbqStatus st;
-
   if (reader_ready (r))
     return TBQ_OK;
-  reader_go_hungry (q);
-  st = tbq_wait (q, &q->read_ev, false, q->cfg.spin_iterations,
-      reader_ready, r, tbq_deadline (timeout_ns));
-  reader_fed (q);
-  return st;
+  return reader_wait_until (r->q, reader_ready, r, tbq_deadline (timeout_ns));
 }
 
 void

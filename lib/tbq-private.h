@@ -235,10 +235,13 @@ struct TbqWriter
                                                  * a block came back or data moved */
   _Atomic int closed;
 
-  /* Copier-owned. */
+  /* Copier-owned (whoever holds copier_busy: the copier, or a pulling
+   * reader).  The atomics let the copier decide, without owning, whether
+   * there is work. */
   _Alignas (TBQ_CACHELINE) TbqBlock *copy_blk;
   uint32_t copy_off;
   _Atomic uint64_t copied_bytes;        /* block bytes moved, all blocks */
+  _Atomic uint64_t blocks_returned;     /* sealed source blocks given back */
 };
 
 /* ---- reader ---- */
@@ -284,7 +287,9 @@ struct TbqQueue
   _Atomic uint64_t copier_passes;
   _Atomic uint64_t copier_wakeups;
   _Atomic uint64_t sink_pressure_waits;
-  _Atomic int copier_busy;      /* a copier step is running */
+  _Atomic int copier_busy;      /* the copier's state is owned: by the copier
+                                 * in a pass, or by a reader pulling; acquire
+                                 * to take, release to give back */
 
   /* Reader-owned. */
   _Alignas (TBQ_CACHELINE) TbqBlock *rd_blk;
@@ -295,6 +300,8 @@ struct TbqQueue
   TbqReader *reader;
   _Atomic int reader_kick;      /* tbq_reader_wake() pending */
   _Atomic int reader_hungry;    /* the reader waits for records (on-demand wake) */
+  _Atomic uint32_t pull_seq;    /* bumped by writers that publish while the
+                                 * reader is hungry (on-demand wake) */
 
   _Alignas (TBQ_CACHELINE) pthread_t copier_thread;
   _Atomic int copier_thread_running;
@@ -319,6 +326,12 @@ void tbq_writer_destroy (TbqWriter * w);
 void tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data, uint64_t * count);
 void tbq_reader_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data, uint64_t * count);
 void tbq_copier_publish_sink (TbqQueue * q);
+/* A reader moves what writers published itself, if the copier is not in a
+ * pass (on-demand wake: saves a thread hop).  True if records moved. */
+bool tbq_copier_pull (TbqQueue * q);
+/* Whether any writer has records or sealed blocks the copier has not
+ * handled (atomics only; any thread). */
+bool tbq_copier_has_work (TbqQueue * q);
 /* Body of the thread tbq_queue_start() creates. */
 void *tbq_copier_thread_main (void *q);
 

@@ -159,24 +159,34 @@ writer_publish (TbqWriter * w)
   atomic_store_explicit (&w->cur->published, off, memory_order_release);
 }
 
-static inline void
-writer_notify (TbqWriter * w)
+/* On-demand wake: if the reader waits for records, tell it to pull them
+ * itself (one hop; the copier sleeps on).  True if it was told. */
+static inline bool
+writer_wake_hungry_reader (TbqWriter * w)
 {
   TbqQueue *q = w->q;
 
-  if (w->wake_on_demand) {
-    /* Order the publish before both loads (Dekker with the copier's
-     * registration and with reader_go_hungry()). */
-    if (w->asym)
-      atomic_signal_fence (memory_order_seq_cst);
-    else
-      atomic_thread_fence (memory_order_seq_cst);
-    if (atomic_load_explicit (&q->reader_hungry, memory_order_relaxed)
-        && atomic_load_explicit (&q->data_ev->waiters, memory_order_relaxed))
-      tbq_event_wake (q->data_ev);
-    return;
-  }
-  tbq_event_notify_light (q->data_ev, w->asym);
+  /* Order the publish before the load (Dekker with the reader's hungry
+   * store in reader_wait_until()). */
+  if (w->asym)
+    atomic_signal_fence (memory_order_seq_cst);
+  else
+    atomic_thread_fence (memory_order_seq_cst);
+  if (!atomic_load_explicit (&q->reader_hungry, memory_order_relaxed))
+    return false;
+  /* Release: the reader that sees it sees the records. */
+  atomic_fetch_add_explicit (&q->pull_seq, 1, memory_order_release);
+  tbq_event_notify (&q->read_ev);
+  return true;
+}
+
+static inline void
+writer_notify (TbqWriter * w)
+{
+  if (w->wake_on_demand)
+    writer_wake_hungry_reader (w);
+  else
+    tbq_event_notify_light (w->q->data_ev, w->asym);
 }
 
 static bool
@@ -220,9 +230,11 @@ writer_handoff (TbqWriter * w)
   atomic_store_explicit (&w->cur->next, nb, memory_order_release);
   tbq_count (&w->handoffs, 1);
   writer_start_block (w, nb);
-  /* Hand-off always wakes a sleeping copier, lazy or not: it must return
-   * the sealed block. */
-  tbq_event_notify (w->q->data_ev);
+  /* Someone must return the sealed block: a hungry reader pulling (one
+   * hop for the records around the hand-off too), else the copier, lazy
+   * or not. */
+  if (!(w->wake_on_demand && writer_wake_hungry_reader (w)))
+    tbq_event_notify (w->q->data_ev);
   return TBQ_OK;
 }
 
