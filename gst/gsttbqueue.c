@@ -21,8 +21,9 @@
  * records, in batches, into a *large sink pool* that holds the backlog and
  * grows on demand up to #GstTbQueue:sink-max-bytes, giving idle blocks back
  * to the system when the backlog drains.  The src pad task reads the sink
- * pool and pushes downstream.  The pushing thread takes no lock and makes no
- * system call for a buffer unless the copy task sleeps.
+ * pool and pushes downstream.  The pushing thread takes no lock for a
+ * buffer, and makes a system call only when downstream is idle waiting for
+ * data: then it wakes the src pad task, which moves the new records itself.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
  * ("copy"), the buffer's fields and bytes are written into the source pool
@@ -330,8 +331,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           DEFAULT_PUBLISH_BATCH, RW_READY));
   g_object_class_install_property (gobject_class, PROP_PICKUP_INTERVAL,
       g_param_spec_uint64 ("pickup-interval", "Pickup interval (ns)",
-          "0 = wake the copy task when it sleeps and a buffer is published; "
-          "otherwise the pushing thread never makes a system call for a "
+          "0 = when downstream waits for data, wake the src task, which moves "
+          "new buffers itself; otherwise the pushing thread never makes a system call for a "
           "buffer and the copy task picks buffers up within this interval "
           "(ns)", 0, G_MAXINT64, DEFAULT_PICKUP_INTERVAL, RW_READY));
   g_object_class_install_property (gobject_class, PROP_STATS,
