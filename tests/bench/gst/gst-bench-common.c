@@ -482,10 +482,31 @@ const GbContender *
 gb_contender_find (const gchar * name)
 {
   const GbContender *c;
+  const gchar *colon = strchr (name, ':');
+  gchar *base;
 
   for (c = gb_contenders; c->name; c++)
     if (strcmp (c->name, name) == 0)
       return c;
+  if (colon == NULL)
+    return NULL;
+  /* "NAME:key=value+key=value": NAME with more properties (experiments). */
+  base = g_strndup (name, colon - name);
+  for (c = gb_contenders; c->name; c++)
+    if (strcmp (c->name, base) == 0 && c->factory) {
+      GbContender *x = g_new0 (GbContender, 1);
+      gchar *extra = g_strdelimit (g_strdup (colon + 1), "+", ' ');
+
+      x->name = g_strdup (name);
+      x->factory = c->factory;
+      x->props = g_strconcat (c->props, " ", extra, NULL);
+      x->what = g_strconcat (c->what, ", with ", extra, NULL);
+      g_free (extra);
+      g_free (base);
+      /* Kept for the life of the process, like the static table. */
+      return x;
+    }
+  g_free (base);
   return NULL;
 }
 
@@ -571,6 +592,24 @@ gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
     gst_structure_get_uint64 (s, "buffers-referenced", referenced);
     gst_structure_free (s);
   }
+}
+
+gint
+gb_tbqueue_expects_copy (GstElement * e, gsize size)
+{
+  guint threshold = 0, block = 0;
+  gint transfer = 0;
+
+  if (e == NULL || g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+          "transfer") == NULL)
+    return -1;
+  g_object_get (e, "transfer", &transfer, "copy-threshold", &threshold,
+      "source-block-size", &block, NULL);
+  /* transfer: 0 auto, 1 copy, 2 reference; a copy needs 120 bytes of
+   * block and record headers. */
+  if (transfer == 2 || size + 120 > block)
+    return 0;
+  return transfer == 1 || size <= threshold;
 }
 
 gchar *

@@ -25,6 +25,10 @@
  *   --out DIR    write BENCHMARK-runs.csv (every run), BENCHMARK-meta.json
  *                (machine and parameters) and any raw files there
  *   --only a,b   restrict to these contenders
+ *
+ * A contender is a name from `gst-bench list`, or NAME:key=value+key=value
+ * for that contender with more properties (experiments), e.g.
+ * --contenders queue,tbqueue:source-block-size=16384
  *   --tap        TAP lines ("ok - ..." / "not ok - ...") [on with --smoke]
  *   --pin        the pushing thread on CPU 0, every thread the element starts
  *                (src pad task, tbqueue's copy task) on CPU 1, set from a

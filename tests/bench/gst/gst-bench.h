@@ -211,6 +211,11 @@ void gb_set_props (GObject * obj, const gchar * props, gboolean lenient);
 void gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
     guint64 * referenced);
 
+/* For a tbqueue: 1 if a buffer of `size` bytes is copied (its transfer,
+ * copy-threshold and source-block-size properties), 0 if referenced; -1
+ * for other elements. */
+gint gb_tbqueue_expects_copy (GstElement * e, gsize size);
+
 /* A few of tbqueue's stats counters as "name=value;..." (empty for other
  * elements); g_free. */
 gchar *gb_tbqueue_stats_brief (GstElement * e);

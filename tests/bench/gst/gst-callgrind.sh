@@ -17,6 +17,14 @@
 # pool).  Buffer allocation and filling happen outside.  2000 warm-up
 # pushes run uncounted first.  LD_BIND_NOW=1 keeps lazy symbol binding out
 # of the count.  Prints a table; writes CSV to OUT_CSV when given.
+# The `bare` case (our src pad linked straight to a chain function that
+# verifies and unrefs) also gives the cost of GStreamer's pad machinery
+# alone: its total minus the inclusive cost of that chain function
+# (link_chain, read with callgrind_annotate; inlined header code makes it
+# appear under more than one file name, the largest inclusive count is the
+# whole function).  The pad machinery is the
+# same for every element, so "element" = total - pad machinery is what the
+# element's own chain function costs; both are in the CSV.
 # --smoke: queue and tbqueue, one case each, few pushes, TAP lines.
 set -eu
 
@@ -50,7 +58,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 csv="$tmp/out.csv"
-echo "contender,mode,alloc,size,pushes,ir_total,ir_per_push" > "$csv"
+echo "contender,mode,alloc,size,pushes,ir_total,ir_per_push,pad_ir_per_push,element_ir_per_push" > "$csv"
 n=0
 status=0
 for cse in $cases; do
@@ -67,7 +75,15 @@ for cse in $cases; do
       && grep -q "verified=ok" "$tmp/log"; then
     ir=$(awk '/^summary:/ { print $2 }' "$f")
     per=$(awk -v a="$ir" -v n="$pushes" 'BEGIN { printf "%.1f", a / n }')
-    echo "$c,$mode,$alloc,32,$pushes,$ir,$per" >> "$csv"
+    if [ "$c" = bare ]; then
+      chain=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null \
+        | awk '/gst-bench-common.c:link_chain( |$)/ { gsub(",", "", $1)
+            if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }')
+      pad=$(awk -v a="$ir" -v b="${chain:-0}" -v n="$pushes" \
+        'BEGIN { printf "%.1f", (a - b) / n }')
+      echo "$alloc $pad" >> "$tmp/pad"
+    fi
+    echo "$c,$mode,$alloc,32,$pushes,$ir,$per" >> "$tmp/rows"
     [ "$smoke" = 1 ] && echo "ok $n - callgrind $c $mode $alloc: $per instructions per push"
   else
     status=1
@@ -79,9 +95,16 @@ for cse in $cases; do
   fi
 done
 
+# Pad machinery per allocation mode, from the bare case (if it ran).
+touch "$tmp/pad" "$tmp/rows"
+awk -F, 'NR == FNR { split($0, a, " "); pad[a[1]] = a[2]; next }
+  { p = ($3 in pad) ? pad[$3] : ""
+    e = (p != "") ? sprintf ("%.1f", $7 - p) : ""
+    print $0 "," p "," e }' "$tmp/pad" "$tmp/rows" >> "$csv"
 if [ "$smoke" = 0 ]; then
   echo "Instructions per gst_pad_push, 32-byte buffers (callgrind Ir, $pushes pushes)"
-  awk -F, 'NR > 1 { printf "%-12s %-8s %-6s %10s\n", $1, $2, $3, $7 }' "$csv"
+  printf "%-12s %-8s %-6s %10s %10s %10s\n" contender mode alloc total pad element
+  awk -F, 'NR > 1 { printf "%-12s %-8s %-6s %10s %10s %10s\n", $1, $2, $3, $7, $8, $9 }' "$csv"
 fi
 if [ -n "$out" ]; then
   cp "$csv" "$out"
