@@ -554,6 +554,18 @@ out_flow_error:
 
 void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);
 
+/* FLUSHING (every wait returns), then wait until neither the src task nor
+ * the copy task runs.  No qlock held. */
+static void
+stop_streaming (GstTbQueue * tbq)
+{
+  QLOCK (tbq);
+  gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
+  QUNLOCK (tbq);
+  gst_pad_pause_task (tbq->srcpad);
+  gst_tbqueue_copier_pause (tbq);
+}
+
 GstFlowReturn
 gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -566,11 +578,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
       ret = gst_pad_push_event (tbq->srcpad, event);
-      QLOCK (tbq);
-      gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
-      QUNLOCK (tbq);
-      gst_pad_pause_task (tbq->srcpad);
-      gst_tbqueue_copier_pause (tbq);
+      stop_streaming (tbq);
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "loop and copier stopped");
       /* Only now, with the src task stopped, release a query waiter. */
       QLOCK (tbq);
@@ -581,11 +589,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     case GST_EVENT_FLUSH_STOP:
       ret = gst_pad_push_event (tbq->srcpad, event);
       /* Make sure nothing else touches the queue, even without FLUSH_START. */
-      QLOCK (tbq);
-      gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
-      QUNLOCK (tbq);
-      gst_pad_pause_task (tbq->srcpad);
-      gst_tbqueue_copier_pause (tbq);
+      stop_streaming (tbq);
       QLOCK (tbq);
       gst_tbqueue_locked_flush (tbq, FALSE);
       TBQ_STORE (tbq->eos, FALSE);
@@ -676,12 +680,8 @@ gst_tbqueue_sink_activate_mode (GstPad * pad, GstObject * parent,
     QUNLOCK (tbq);
   } else {
     /* Unblock the chain function, wait for it to leave, then flush. */
-    QLOCK (tbq);
-    gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
-    QUNLOCK (tbq);
+    stop_streaming (tbq);
     GST_PAD_STREAM_LOCK (pad);
-    gst_pad_pause_task (tbq->srcpad);
-    gst_tbqueue_copier_pause (tbq);
     QLOCK (tbq);
     gst_tbqueue_locked_flush (tbq, TRUE);
     QUNLOCK (tbq);
