@@ -27,7 +27,7 @@
  * latency on a shared 2-vCPU virtual machine dominates the paced rates.
  *
  * OPTIONS  --rates 100,1000,10000,100000,0  (0 = unpaced)
- *          --samples 100:300,1000:3000,10000:20000,100000:100000,0:200000
+ *          --samples 100:500,1000:5000,10000:20000,100000:100000,0:200000
  *          --contenders queue,tbqueue,tbqueue-pickup100us,tbqueue-pickup1ms
  */
 #include "gst-bench.h"
@@ -139,7 +139,7 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
 {
   const gchar *rates_s = "100,1000,10000,100000,0";
   const gchar *samples_s =
-      "100:300,1000:3000,10000:20000,100000:100000,0:200000";
+      "100:500,1000:5000,10000:20000,100000:100000,0:200000";
   const gchar *names = "queue,tbqueue,tbqueue-pickup100us,tbqueue-pickup1ms";
   const GbContender *cont[16];
   gint ncont, i, k, run, ri, ncells = 0, failures = 0;

@@ -406,6 +406,14 @@ gb_meta_begin (FILE * f, const char *benchmark)
   fprintf (f, ",\n  \"machine\": {\n    \"cpu_model\": ");
   gb_json_string (f, cpu);
   fprintf (f, ",\n    \"cpus_online\": %ld,\n", sysconf (_SC_NPROCESSORS_ONLN));
+  {
+    cpu_set_t set;
+
+    CPU_ZERO (&set);
+    fprintf (f, "    \"cpus_allowed\": %d,\n    \"pinned\": %s,\n",
+        sched_getaffinity (0, sizeof set, &set) == 0 ? CPU_COUNT (&set) : -1,
+        gb_pinned ? "true" : "false");
+  }
   fprintf (f, "    \"kernel\": ");
   if (uname (&u) == 0) {
     gchar *k = g_strdup_printf ("%s %s %s", u.sysname, u.release, u.machine);

@@ -17,14 +17,18 @@
 # pool).  Buffer allocation and filling happen outside.  2000 warm-up
 # pushes run uncounted first.  LD_BIND_NOW=1 keeps lazy symbol binding out
 # of the count.  Prints a table; writes CSV to OUT_CSV when given.
-# The `bare` case (our src pad linked straight to a chain function that
-# verifies and unrefs) also gives the cost of GStreamer's pad machinery
-# alone: its total minus the inclusive cost of that chain function
-# (link_chain, read with callgrind_annotate; inlined header code makes it
-# appear under more than one file name, the largest inclusive count is the
-# whole function).  The pad machinery is the
-# same for every element, so "element" = total - pad machinery is what the
-# element's own chain function costs; both are in the CSV.
+# The CSV splits each total into GStreamer's pad machinery ("pad": stream
+# lock, checks, the parent's ref/unref, the call) and the element's own
+# chain function ("element").  For tbqueue the chain function's inclusive
+# count is read with callgrind_annotate (the largest of its entries: inlined
+# header code lists it under more than one file name); the pad machinery
+# measured there (total - chain) is the same for any element, so queue's
+# and queue2's element part (their chain functions are not in the symbol
+# table) is their total minus it.  `bare` has no parent element (no ref
+# and unref of one): its chain function is link_chain.  For tbqueue,
+# OUT_CSV's sibling ...-breakdown.csv has the inclusive cost per push of the
+# functions its chain function spends them in (the upstream buffer's unref,
+# the encoding, the copyability check, the writer's reserve and commit).
 # --smoke: queue and tbqueue, one case each, few pushes, TAP lines.
 set -eu
 
@@ -75,15 +79,35 @@ for cse in $cases; do
       && grep -q "verified=ok" "$tmp/log"; then
     ir=$(awk '/^summary:/ { print $2 }' "$f")
     per=$(awk -v a="$ir" -v n="$pushes" 'BEGIN { printf "%.1f", a / n }')
-    if [ "$c" = bare ]; then
+    chain=""
+    case $c in
+      bare) fn=link_chain ;;
+      tbqueue*) fn=gst_tbqueue_chain ;;
+      *) fn="" ;;
+    esac
+    if [ -n "$fn" ]; then
       chain=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null \
-        | awk '/gst-bench-common.c:link_chain( |$)/ { gsub(",", "", $1)
-            if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }')
-      pad=$(awk -v a="$ir" -v b="${chain:-0}" -v n="$pushes" \
-        'BEGIN { printf "%.1f", (a - b) / n }')
-      echo "$alloc $pad" >> "$tmp/pad"
+        | awk -v fn="$fn" '{ x = $0; sub(/ \[.*$/, "", x) }
+            x ~ (":" fn "$") { v = $1; gsub(",", "", v)
+              if (v + 0 > m) m = v + 0 } END { print m + 0 }')
+      chain=$(awk -v b="$chain" -v n="$pushes" 'BEGIN { printf "%.1f", b / n }')
+      if [ "$c" = tbqueue-ref ]; then
+        echo "$mode:$alloc $(awk -v a="$per" -v b="$chain" 'BEGIN { printf "%.1f", a - b }')" >> "$tmp/pad"
+      fi
     fi
-    echo "$c,$mode,$alloc,32,$pushes,$ir,$per" >> "$tmp/rows"
+    echo "$c,$mode,$alloc,32,$pushes,$ir,$per,$chain" >> "$tmp/rows"
+    # Where tbqueue's instructions go (inclusive, per push).
+    if [ "$c" = tbqueue ] || [ "$c" = tbqueue-ref ]; then
+      callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk -v c="$c" \
+          -v m="$mode" -v a="$alloc" -v n="$pushes" '
+        { fn = $0; sub(/^ *[0-9,]+ +\([ 0-9.%]+\) +/, "", fn)
+          sub(/ \[.*$/, "", fn); sub(/^.*:/, "", fn)
+          v = $1; gsub(",", "", v) }
+        fn ~ /^(gst_tbqueue_chain|gst_mini_object_unref|gst_buffer_pool_release_buffer|gst_tbqueue_buffer_encode|gst_tbqueue_buffer_copyable|tbq_writer_reserve|tbq_writer_commit|gst_memory_map|gst_memory_unmap)$/ {
+          if (v + 0 > best[fn]) best[fn] = v + 0 }
+        END { for (f in best) printf "%s,%s,%s,%s,%.1f\n", c, m, a, f, best[f] / n }' \
+        >> "$tmp/breakdown"
+    fi
     [ "$smoke" = 1 ] && echo "ok $n - callgrind $c $mode $alloc: $per instructions per push"
   else
     status=1
@@ -98,9 +122,11 @@ done
 # Pad machinery per allocation mode, from the bare case (if it ran).
 touch "$tmp/pad" "$tmp/rows"
 awk -F, 'NR == FNR { split($0, a, " "); pad[a[1]] = a[2]; next }
-  { p = ($3 in pad) ? pad[$3] : ""
-    e = (p != "") ? sprintf ("%.1f", $7 - p) : ""
-    print $0 "," p "," e }' "$tmp/pad" "$tmp/rows" >> "$csv"
+  { k = $2 ":" $3
+    if ($8 != "") { e = $8 } else if (k in pad) { e = sprintf ("%.1f", $7 - pad[k]) } else { e = "" }
+    p = (e != "") ? sprintf ("%.1f", $7 - e) : ""
+    print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 "," p "," e }' \
+  "$tmp/pad" "$tmp/rows" >> "$csv"
 if [ "$smoke" = 0 ]; then
   echo "Instructions per gst_pad_push, 32-byte buffers (callgrind Ir, $pushes pushes)"
   printf "%-12s %-8s %-6s %10s %10s %10s\n" contender mode alloc total pad element
@@ -109,5 +135,11 @@ fi
 if [ -n "$out" ]; then
   cp "$csv" "$out"
   echo "wrote $out"
+  if [ -s "$tmp/breakdown" ]; then
+    bd="${out%.csv}-breakdown.csv"
+    { echo "contender,mode,alloc,function,inclusive_ir_per_push"
+      sort "$tmp/breakdown"; } > "$bd"
+    echo "wrote $bd"
+  fi
 fi
 exit $status
