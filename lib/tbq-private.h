@@ -218,6 +218,8 @@ struct TbqWriter
   int64_t block_timeout_ns;
   bool wake_lazy;
   bool wake_on_demand;
+  uint64_t handoff_wake;        /* sealed blocks that make a hand-off wake
+                                 * the copier (lazy and on-demand wake) */
   bool asym;
   TbqQueue *q;
   uint32_t slot;

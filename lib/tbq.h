@@ -86,7 +86,9 @@ typedef enum
   TBQ_WAKE_IMMEDIATE = 0,
   /* Never make a system call on publish: the copier polls the writers'
    * current blocks at least every `pickup_interval_ns` while any lazy writer
-   * is open.  Block hand-off and flush still wake it. */
+   * is open.  Flush still wakes it, and so does a block hand-off once half
+   * the source pool is sealed (also with ON_DEMAND, when the reader is not
+   * waiting). */
   TBQ_WAKE_LAZY = 1,
   /* Wake a sleeping copier on publish only while the reader waits for
    * records; a reader that starts waiting wakes the copier itself when

@@ -67,6 +67,8 @@ tbq_writer_new (TbqQueue * q, TbqWriter ** out)
   w->block_timeout_ns = q->cfg.block_timeout_ns;
   w->wake_lazy = q->cfg.wake == TBQ_WAKE_LAZY;
   w->wake_on_demand = q->cfg.wake == TBQ_WAKE_ON_DEMAND;
+  w->handoff_wake = q->cfg.source.max_blocks / 2 > 1
+      ? q->cfg.source.max_blocks / 2 : 1;
 
   b = tbq_pool_take (&w->pool);
   if (b == NULL) {
@@ -231,10 +233,23 @@ writer_handoff (TbqWriter * w)
   tbq_count (&w->handoffs, 1);
   writer_start_block (w, nb);
   /* Someone must return the sealed block: a hungry reader pulling (one
-   * hop for the records around the hand-off too), else the copier, lazy
-   * or not. */
-  if (!(w->wake_on_demand && writer_wake_hungry_reader (w)))
-    tbq_event_notify (w->q->data_ev);
+   * hop for the records around the hand-off too), else the copier. */
+  if (w->wake_on_demand && writer_wake_hungry_reader (w))
+    return TBQ_OK;
+  if (w->wake_lazy || w->wake_on_demand) {
+    /* Acquire: pairs with the copier's release after returning a block. */
+    uint64_t sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
+        - atomic_load_explicit (&w->blocks_returned, memory_order_acquire);
+
+    /* The copier returns blocks in batches: wake it once half the pool is
+     * sealed and waiting, early enough that this writer never runs dry,
+     * and half as often as every hand-off.  Each wake-up costs this thread
+     * a system call, and the woken thread often lands on this thread's own
+     * CPU, preempting it and running through its caches. */
+    if (sealed < w->handoff_wake)
+      return TBQ_OK;
+  }
+  tbq_event_notify (w->q->data_ev);
   return TBQ_OK;
 }
 

@@ -24,7 +24,7 @@
  *   also sink-max-bytes=1 GiB.  tbqueue-copy gets a source block big
  *   enough to copy the buffer (source-block-size >= size + 120, sink blocks
  *   4 times that, at least 64 KiB); transfer=auto references buffers above
- *   1024 bytes, as by default.
+ *   copy-threshold (512 bytes by default).
  *
  * WHAT IT DOES NOT MEAN: fakesrc and gbsrc cost time per buffer (fill,
  * allocation) and the probe verifies every byte; these are the same for all
