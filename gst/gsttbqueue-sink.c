@@ -643,8 +643,11 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     TBQ_ADD (tbq->in_items, -1);
     goto out_flushing;
   }
-  while (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK
-      && tbq->last_handled_query != query)
+  /* Also while the src task has it downstream: a flush makes the flow not
+   * OK before the src task stops, and a condition may wake spuriously. */
+  while ((GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK
+          && tbq->last_handled_query != query)
+      || tbq->query_in_use == query)
     QWAIT (tbq, query_handled);
   tbq->last_handled_query = NULL;
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {

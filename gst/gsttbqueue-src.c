@@ -161,9 +161,13 @@ next:
     GstQuery *query = GST_QUERY_CAST (data);
     gboolean ret;
 
+    /* The sender must not take the query back while downstream has it,
+     * whatever wakes it up (see gst_tbqueue_sink_query). */
+    tbq->query_in_use = query;
     QUNLOCK (tbq);
     ret = gst_pad_peer_query (tbq->srcpad, query);
     QLOCK (tbq);
+    tbq->query_in_use = NULL;
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {
       tbq->last_query = FALSE;
       QBROADCAST (tbq, query_handled);

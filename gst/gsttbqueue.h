@@ -105,6 +105,7 @@ struct _GstTbQueue
   GstQuery *last_handled_query;
   guint32 query_seq;            /* serialized queries sent */
   guint32 abandoned_query_seq;  /* queries up to this one have no waiter */
+  GstQuery *query_in_use;       /* downstream is answering it (src task) */
   gboolean waiting_del;         /* upstream waits on item_del */
 
   /* Sink side, owned by the thread holding the sink pad's stream lock.
