@@ -9,6 +9,18 @@
  * blocks, and returns each consumed source block at once.  The sink block is
  * published once per pass.  Per writer the order is FIFO; nothing is copied
  * twice because copy_off only moves forward.
+ *
+ * Sealed blocks and the current block.  A pass always moves sealed blocks;
+ * it moves the published part of a writer's *current* block (the one it is
+ * still writing) only when that is asked for: always with immediate wake,
+ * by a pulling reader (it is waiting for exactly those records), after a
+ * flush, sync or close (pickup_req), for a closed writer, and with lazy
+ * wake once per pickup interval.  A copier that followed the writer through
+ * its current block record by record would share every cache line the
+ * writer is filling, and the block's `published` word, with the writer's
+ * CPU: each record would cost the writer a cache-line transfer.  With
+ * lazy and on-demand wake nothing is lost by waiting: the records cannot
+ * overtake the sink backlog, and a reader that runs dry pulls them itself.
  */
 #include "tbq-private.h"
 
@@ -120,19 +132,29 @@ copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
   return TBQ_OK;
 }
 
-/* Move what writer `w` published.  *moved is set when bytes moved. */
+/* Move what writer `w` published: its sealed blocks, and with `current`
+ * the published part of its current block.  *moved is set when bytes
+ * moved. */
 static TbqStatus
-copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling)
+copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling,
+    bool current)
 {
   TbqStatus st = TBQ_OK;
   uint64_t bytes = 0;
 
   for (;;) {
     TbqBlock *b = w->copy_blk;
-    /* Acquire: pairs with the writer's release store of `published`. */
-    uint32_t pub = atomic_load_explicit (&b->published, memory_order_acquire);
-    TbqBlock *next;
+    /* Acquire: a non-NULL link makes the block's final `published` (and
+     * its bytes) visible: it is sealed. */
+    TbqBlock *next = atomic_load_explicit (&b->next, memory_order_acquire);
+    uint32_t pub;
 
+    if (next == NULL && !current)
+      break;
+    /* Acquire: pairs with the writer's release store of `published` (for
+     * a sealed block the acquire on `next` already covers it). */
+    pub = atomic_load_explicit (&b->published, next != NULL
+        ? memory_order_relaxed : memory_order_acquire);
     if (w->copy_off < pub) {
       uint32_t from = w->copy_off;
 
@@ -141,13 +163,8 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling)
       if (st != TBQ_OK)
         break;
     }
-    /* Acquire: a non-NULL link makes the final `published` visible. */
-    next = atomic_load_explicit (&b->next, memory_order_acquire);
     if (next == NULL)
       break;
-    if (w->copy_off < atomic_load_explicit (&b->published,
-            memory_order_relaxed))
-      continue;
     w->copy_blk = next;
     w->copy_off = 0;
     tbq_pool_put_or_release (&w->pool, b);
@@ -186,12 +203,47 @@ copier_retire_writer (TbqQueue * q, TbqWriter * w)
   pthread_mutex_unlock (&q->lock);
 }
 
+/* Whether this pass also moves the writers' current blocks (see the top
+ * of the file).  Called by the owner of the copier's state only. */
+static bool
+copier_pickup_due (TbqQueue * q, bool pulling)
+{
+  /* Acquire: pairs with the release increment after a flush's publish. */
+  uint32_t req = atomic_load_explicit (&q->pickup_req, memory_order_acquire);
+
+  if (pulling || q->cfg.wake == TBQ_WAKE_IMMEDIATE)
+    return true;
+  if (req != atomic_load_explicit (&q->pickup_seen, memory_order_relaxed)) {
+    atomic_store_explicit (&q->pickup_seen, req, memory_order_relaxed);
+    return true;
+  }
+  if (q->cfg.wake == TBQ_WAKE_LAZY
+      && atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
+    int64_t now = tbq_now_ns ();
+
+    if (now >= q->next_pickup_ns) {
+      q->next_pickup_ns = now + q->cfg.pickup_interval_ns;
+      return true;
+    }
+  }
+  return false;
+}
+
+void
+tbq_copier_request_pickup (TbqQueue * q)
+{
+  /* Release: the copier that sees the request sees what was published
+   * before it. */
+  atomic_fetch_add_explicit (&q->pickup_req, 1, memory_order_release);
+}
+
 /* One pass over every writer.  `pulling`: run by a reader (see
  * tbq_copier_pull): no waiting for sink space, and closed writers are left
  * for the copier to free (its has-work check reads them unowned). */
 static TbqStatus
 copier_pass (TbqQueue * q, bool *moved, bool pulling)
 {
+  bool current = copier_pickup_due (q, pulling);
   uint32_t i;
 
   *moved = false;
@@ -205,7 +257,7 @@ copier_pass (TbqQueue * q, bool *moved, bool pulling)
       continue;
     /* Read `closed` before draining: the last publish precedes it. */
     closed = atomic_load_explicit (&w->closed, memory_order_acquire);
-    st = copier_drain_writer (q, w, moved, pulling);
+    st = copier_drain_writer (q, w, moved, pulling, current || closed);
     if (st != TBQ_OK) {
       tbq_copier_publish_sink (q);
       return st;
@@ -221,7 +273,7 @@ copier_pass (TbqQueue * q, bool *moved, bool pulling)
 }
 
 bool
-tbq_copier_has_work (TbqQueue * q)
+tbq_copier_has_work (TbqQueue * q, bool current)
 {
   uint32_t i;
 
@@ -231,11 +283,13 @@ tbq_copier_has_work (TbqQueue * q)
 
     if (w == NULL)
       continue;
-    if (atomic_load_explicit (&w->published_bytes, memory_order_relaxed)
-        != atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
-        || atomic_load_explicit (&w->handoffs, memory_order_relaxed)
+    if (atomic_load_explicit (&w->handoffs, memory_order_relaxed)
         != atomic_load_explicit (&w->blocks_returned, memory_order_relaxed)
         || atomic_load_explicit (&w->closed, memory_order_relaxed))
+      return true;
+    if (current && atomic_load_explicit (&w->published_bytes,
+            memory_order_relaxed)
+        != atomic_load_explicit (&w->copied_bytes, memory_order_relaxed))
       return true;
   }
   return false;
@@ -252,7 +306,9 @@ copier_work_ready (void *arg)
   /* The reader returned blocks above the idle limit: trim them. */
   if (tbq_pool_trim_due (q->sink_pool))
     return true;
-  return tbq_copier_has_work (q);
+  return tbq_copier_has_work (q, q->cfg.wake == TBQ_WAKE_IMMEDIATE
+      || atomic_load_explicit (&q->pickup_req, memory_order_relaxed)
+      != atomic_load_explicit (&q->pickup_seen, memory_order_relaxed));
 }
 
 static inline bool
@@ -275,9 +331,16 @@ tbq_copier_pull (TbqQueue * q)
   TbqStatus st;
   bool moved = false;
 
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)
-      || !copier_own (q))
+  if (atomic_load_explicit (&q->interrupted, memory_order_acquire))
     return false;
+  if (!copier_own (q)) {
+    /* The copier is in a pass, which may be moving sealed blocks only:
+     * make its next pass take the current blocks too, and publish (the
+     * reader sleeps until the sink sequence moves). */
+    tbq_copier_request_pickup (q);
+    tbq_event_notify (q->data_ev);
+    return false;
+  }
   st = copier_pass (q, &moved, true);
   copier_release (q);
   /* Sink pool full: the copier waits for space, a reader must not. */
@@ -314,7 +377,7 @@ copier_step (TbqQueue * q, int64_t timeout_ns)
   deadline = tbq_deadline (timeout_ns);
   if (atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
     /* Lazy writers never wake us on publish: bound the pickup delay. */
-    int64_t pickup = tbq_deadline (q->cfg.pickup_interval_ns);
+    int64_t pickup = q->next_pickup_ns;
 
     if (deadline < 0 || pickup < deadline)
       deadline = pickup;

@@ -165,7 +165,7 @@ reader_sees_work (TbqQueue * q)
   bool work;
 
   pthread_mutex_lock (&q->lock);
-  work = tbq_copier_has_work (q);
+  work = tbq_copier_has_work (q, true);
   pthread_mutex_unlock (&q->lock);
   return work;
 }

@@ -228,9 +228,13 @@ struct TbqWriter
   _Atomic uint64_t records_in;
   _Atomic uint64_t bytes_in;
   _Atomic uint64_t records_dropped;
-  _Atomic uint64_t handoffs;
   _Atomic uint64_t pressure_waits;
   _Atomic uint64_t published_bytes;     /* block bytes published, all blocks */
+
+  /* Writer-written at hand-offs only, read by the copier's has-work check:
+   * on its own line, so a waiting copier does not pull the line the writer
+   * writes on every record. */
+  _Alignas (TBQ_CACHELINE) _Atomic uint64_t handoffs;
 
   /* Shared: the source pool (copier pushes, writer pops) and its event. */
   _Alignas (TBQ_CACHELINE) TbqPool pool;      /* pool.ev: copier -> writer,
@@ -292,6 +296,16 @@ struct TbqQueue
   _Atomic int copier_busy;      /* the copier's state is owned: by the copier
                                  * in a pass, or by a reader pulling; acquire
                                  * to take, release to give back */
+  /* Pickup of the writers' current blocks (see copier.c): the last
+   * pickup_req the copier acted on, and with lazy wake when the next
+   * timed pickup is due.  Only the thread running copier steps touches
+   * them (relaxed atomics: tbq_copier_step() may move between threads). */
+  _Atomic uint32_t pickup_seen;
+  int64_t next_pickup_ns;
+
+  /* Bumped (release) by flush, sync and close: the copier must also move
+   * the published part of the writers' current blocks. */
+  _Alignas (TBQ_CACHELINE) _Atomic uint32_t pickup_req;
 
   /* Reader-owned. */
   _Alignas (TBQ_CACHELINE) TbqBlock *rd_blk;
@@ -331,9 +345,12 @@ void tbq_copier_publish_sink (TbqQueue * q);
 /* A reader moves what writers published itself, if the copier is not in a
  * pass (on-demand wake: saves a thread hop).  True if records moved. */
 bool tbq_copier_pull (TbqQueue * q);
-/* Whether any writer has records or sealed blocks the copier has not
- * handled (atomics only; any thread). */
-bool tbq_copier_has_work (TbqQueue * q);
+/* Whether any writer has sealed blocks the copier has not handled, or is
+ * closed; with `current`, also published records in a current block
+ * (atomics only; any thread). */
+bool tbq_copier_has_work (TbqQueue * q, bool current);
+/* Ask the copier to move the published part of current blocks too. */
+void tbq_copier_request_pickup (TbqQueue * q);
 /* Body of the thread tbq_queue_start() creates. */
 void *tbq_copier_thread_main (void *q);
 

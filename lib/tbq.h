@@ -90,11 +90,21 @@ typedef enum
    * the source pool is sealed (also with ON_DEMAND, when the reader is not
    * waiting). */
   TBQ_WAKE_LAZY = 1,
-  /* Wake a sleeping copier on publish only while the reader waits for
-   * records; a reader that starts waiting wakes the copier itself when
-   * records are pending.  While the reader works through a backlog the
-   * writer makes no system call (the records could not overtake the backlog
-   * anyway); an idle reader gets each record as fast as with IMMEDIATE. */
+  /* Wake on publish only the reader, and only while it waits for records:
+   * it then moves them itself (one thread hop); a reader that starts
+   * waiting moves what is pending.  While the reader works through a
+   * backlog the writer makes no system call (the records could not
+   * overtake the backlog anyway); an idle reader gets each record as fast
+   * as with IMMEDIATE.  The copier thread is woken at hand-offs (as with
+   * LAZY) and moves sealed blocks.
+   *
+   * With LAZY and ON_DEMAND the copier thread does not follow a writer
+   * through the block it is filling (that would share every cache line the
+   * writer writes): records in a writer's current block move when a
+   * waiting reader pulls them, after tbq_writer_flush(), tbq_writer_sync()
+   * or tbq_writer_close(), when the block is sealed, or (LAZY) at the
+   * pickup interval.  A reader that only polls tbq_reader_next() without
+   * ever waiting sees them at the latest at one of those. */
   TBQ_WAKE_ON_DEMAND = 2,
 } TbqWakePolicy;
 

@@ -367,6 +367,7 @@ void
 tbq_writer_flush (TbqWriter * w)
 {
   writer_publish (w);
+  tbq_copier_request_pickup (w->q);
   tbq_event_notify (w->q->data_ev);
 }
 
@@ -401,8 +402,10 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
   /* What the writer has published so far (it may be another thread). */
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
   /* With on-demand or lazy wake nobody may have woken the copier. */
-  if (!writer_synced (&s))
+  if (!writer_synced (&s)) {
+    tbq_copier_request_pickup (w->q);
     tbq_event_notify (w->q->data_ev);
+  }
   return tbq_wait (w->q, &w->pool.ev, false, 0, writer_synced, &s,
       tbq_deadline (timeout_ns));
 }

@@ -377,6 +377,70 @@ on_demand_wake_moves_records_when_the_reader_starts_waiting (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+/* With lazy and on-demand wake a copier pass moves sealed blocks but not
+ * the block the writer is still filling (following the writer through it
+ * would share every line it writes), until a flush asks for it; with
+ * immediate wake it moves everything published. */
+static void
+check_current_block_pickup (TbqWakePolicy wake, bool follows_writer)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
+      / TBQ_RECORD_SPAN (8);
+  const uint64_t total = per_block + 3;
+  uint64_t i, seen = 0;
+  int step;
+
+  small_config (&cfg, 256);
+  cfg.wake = wake;
+  cfg.pickup_interval_ns = 60 * SEC_NS;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  /* A lazy copier's first pass is its first pickup: take it now. */
+  CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
+  for (i = 0; i < total; i++)
+    CHECK_OK (write_seq (w, 0, i));
+  for (step = 0; step < 4; step++)
+    tbq_copier_step (q, 0);
+  while (tbq_reader_next (r, &rec) == TBQ_OK) {
+    CHECK_EQ (record_seq (&rec), seen);
+    seen++;
+  }
+  CHECK_EQ (seen, follows_writer ? total : per_block);
+  /* A flush asks for the current block too. */
+  tbq_writer_flush (w);
+  tbq_copier_step (q, 0);
+  while (tbq_reader_next (r, &rec) == TBQ_OK) {
+    CHECK_EQ (record_seq (&rec), seen);
+    seen++;
+  }
+  CHECK_EQ (seen, total);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+on_demand_copier_moves_sealed_blocks_but_not_the_current_block (void)
+{
+  check_current_block_pickup (TBQ_WAKE_ON_DEMAND, false);
+}
+
+static void
+lazy_copier_moves_the_current_block_only_at_the_pickup_interval (void)
+{
+  check_current_block_pickup (TBQ_WAKE_LAZY, false);
+}
+
+static void
+immediate_copier_moves_the_current_block_at_once (void)
+{
+  check_current_block_pickup (TBQ_WAKE_IMMEDIATE, true);
+}
+
 TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_writes),
     TAP_TEST (every_n_policy_publishes_after_n_records),
     TAP_TEST (at_handoff_policy_delivers_nothing_before_flush),
@@ -387,4 +451,7 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (lazy_wake_publish_does_not_wake_a_sleeping_copier),
     TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff),
     TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader_promptly),
-    TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting))
+    TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting),
+    TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
+    TAP_TEST (lazy_copier_moves_the_current_block_only_at_the_pickup_interval),
+    TAP_TEST (immediate_copier_moves_the_current_block_at_once))
