@@ -287,8 +287,10 @@ tbq_copier_has_work (TbqQueue * q, bool current)
         != atomic_load_explicit (&w->blocks_returned, memory_order_relaxed)
         || atomic_load_explicit (&w->closed, memory_order_relaxed))
       return true;
+    /* Acquire: pairs with writer_publish(), so a pass that follows sees
+     * the `published` offset this total covers. */
     if (current && atomic_load_explicit (&w->published_bytes,
-            memory_order_relaxed)
+            memory_order_acquire)
         != atomic_load_explicit (&w->copied_bytes, memory_order_relaxed))
       return true;
   }

@@ -154,11 +154,15 @@ writer_publish (TbqWriter * w)
 
   if (off == w->pub_off)
     return;
-  tbq_count (&w->published_bytes, off - w->pub_off);
-  w->pub_off = off;
-  w->unpublished = 0;
   /* Release: the record bytes before the offset that covers them. */
   atomic_store_explicit (&w->cur->published, off, memory_order_release);
+  /* Release, and after `published`: a has-work check that sees the new
+   * total (acquire) finds the records published when it then looks. */
+  atomic_store_explicit (&w->published_bytes,
+      atomic_load_explicit (&w->published_bytes, memory_order_relaxed)
+      + (off - w->pub_off), memory_order_release);
+  w->pub_off = off;
+  w->unpublished = 0;
 }
 
 /* On-demand wake: if the reader waits for records, tell it to pull them
@@ -399,8 +403,10 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
   SyncArg s;
 
   s.w = w;
-  /* What the writer has published so far (it may be another thread). */
-  s.target = atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
+  /* What the writer has published so far (it may be another thread).
+   * Acquire: pairs with writer_publish(); passed on to the copier by the
+   * pickup request's release. */
+  s.target = atomic_load_explicit (&w->published_bytes, memory_order_acquire);
   /* With on-demand or lazy wake nobody may have woken the copier. */
   if (!writer_synced (&s)) {
     tbq_copier_request_pickup (w->q);
