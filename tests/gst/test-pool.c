@@ -287,6 +287,85 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
 
 GST_END_TEST;
 
+/* Push copied 32-byte buffers numbered from *i until `blocks` more source
+ * blocks were handed off, then `extra` more; wait until the copy task has
+ * moved something and settled.  Returns the bytes it moved meanwhile. */
+static guint64
+fill_source_blocks (TbqLink * l, guint * i, guint blocks, guint extra)
+{
+  guint64 copied0 = tbq_stat (l->element, "bytes-copied");
+  guint64 handoffs0 = tbq_stat (l->element, "handoffs");
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+  guint n;
+
+  while (tbq_stat (l->element, "handoffs") - handoffs0 < blocks) {
+    fail_unless (*i < 10000);
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, *i,
+                *i * GST_MSECOND)), GST_FLOW_OK);
+    (*i)++;
+  }
+  for (n = *i + extra; *i < n; (*i)++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, *i,
+                *i * GST_MSECOND)), GST_FLOW_OK);
+  while (tbq_stat (l->element, "bytes-copied") == copied0) {
+    fail_unless (g_get_monotonic_time () < end, "the copy task never ran");
+    g_usleep (1000);
+  }
+  g_usleep (50 * 1000);
+  return tbq_stat (l->element, "bytes-copied") - copied0;
+}
+
+GST_START_TEST (test_copy_task_moves_whole_source_blocks_while_downstream_is_busy)
+{
+  /* No level limits: every buffer is queued while downstream holds. */
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "transfer", 1,
+      NULL);
+  /* A source block's payload: its size less libtbq's 64-byte header. */
+  guint64 payload = tbq_get_uint (l->element, "source-block-size") - 64;
+  guint64 copied, before;
+  gint64 end;
+  guint i = 0;
+
+  tbq_link_start_held (l);
+  /* Downstream is busy (its chain holds the first buffer): nobody waits
+   * for data, so only the copy task moves what the upstream thread writes. */
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, i++, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_holding (l);
+  /* Two blocks sealed wake the copy task.  Its first pass also answers
+   * any request for everything queued still pending from the start (the
+   * events, the first buffer). */
+  fill_source_blocks (l, &i, 2, 20);
+  /* From here nothing asks for the block being filled: the copy task
+   * moves the two blocks sealed next, and nothing of the block the
+   * upstream thread is filling (following it through that block would
+   * share every cache line the thread writes). */
+  copied = fill_source_blocks (l, &i, 2, 20);
+  fail_unless (copied <= 2 * payload, "%" G_GUINT64_FORMAT " bytes copied "
+      "from two sealed blocks of %" G_GUINT64_FORMAT, copied, payload);
+
+  /* A serialized event asks for everything before it. */
+  before = tbq_stat (l->element, "bytes-copied");
+  fail_unless (tbq_link_push_event (l,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("tbq-test"))));
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+  while (tbq_stat (l->element, "bytes-copied") == before) {
+    fail_unless (g_get_monotonic_time () < end,
+        "the event did not move the rest");
+    g_usleep (1000);
+  }
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, i);
+  for (copied = 0; copied < i; copied++)
+    fail_unless_equals_int (first_byte (tbq_link_buffer (l, copied)),
+        (guint8) copied);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_pool_suite (void)
 {
@@ -297,6 +376,8 @@ tbqueue_pool_suite (void)
       test_impossible_geometry_is_refused_with_a_clear_error, 0,
       G_N_ELEMENTS (refusals));
   tcase_add_test (tc, test_full_sink_pool_blocks_upstream_when_not_leaky);
+  tcase_add_test (tc,
+      test_copy_task_moves_whole_source_blocks_while_downstream_is_busy);
   tcase_add_test (tc,
       test_full_sink_pool_drops_new_buffers_when_leaky_upstream);
   tcase_add_test (tc,
