@@ -100,7 +100,7 @@ static inline guint32
 record_list_flags (const TbqRecord * rec)
 {
   if (rec->type == GST_TBQ_RECORD_BUFFER_COPY)
-    return ((const GstTbqBufferHeader *) rec->data)->list;
+    return ((const GstTbqBufferHeader *) rec->data)->info & GST_TBQ_LIST_MASK;
   if (rec->type == GST_TBQ_RECORD_BUFFER_REF)
     return ((const GstTbqRefRecord *) rec->data)->list;
   return 0;
@@ -133,7 +133,7 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
       GstBuffer *buffer = gst_tbqueue_buffer_decode (&rec, list);
 
       TBQ_ADD (tbq->out_buffers, 1);
-      TBQ_ADD (tbq->out_bytes, rec.size - sizeof (GstTbqBufferHeader));
+      TBQ_ADD (tbq->out_bytes, gst_tbqueue_buffer_payload_size (&rec));
       apply_buffer (tbq, buffer, FALSE);
       obj = GST_MINI_OBJECT_CAST (buffer);
       break;

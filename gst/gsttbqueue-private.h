@@ -182,9 +182,13 @@ void gst_tbqueue_reset_levels (GstTbQueue * tbq);
 void gst_tbqueue_record_init_once (void);
 gboolean gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer,
     gsize size, GstTbQueueTransfer transfer);
-void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,
+/* The record's `info` for `buffer` (which fields it carries) and list
+ * position; its header takes gst_tbq_buffer_header_size (info) bytes. */
+guint32 gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list);
+void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
     void *record);
 GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list);
+gsize gst_tbqueue_buffer_payload_size (const TbqRecord * rec);
 
 /* gsttbqueue.c */
 gboolean gst_tbqueue_open (GstTbQueue * tbq);

@@ -64,34 +64,69 @@ gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   return TRUE;
 }
 
+guint32
+gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list)
+{
+  guint32 info = list & GST_TBQ_LIST_MASK;
+
+  if (GST_BUFFER_PTS_IS_VALID (buffer))
+    info |= GST_TBQ_HAS_PTS;
+  if (GST_BUFFER_DTS_IS_VALID (buffer))
+    info |= GST_TBQ_HAS_DTS;
+  if (GST_BUFFER_DURATION_IS_VALID (buffer))
+    info |= GST_TBQ_HAS_DURATION;
+  if (GST_BUFFER_OFFSET_IS_VALID (buffer))
+    info |= GST_TBQ_HAS_OFFSET;
+  if (GST_BUFFER_OFFSET_END_IS_VALID (buffer))
+    info |= GST_TBQ_HAS_OFFSET_END;
+  return info;
+}
+
 void
-gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 list,
+gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
     void *record)
 {
   GstTbqBufferHeader h;
+  guint8 *p = (guint8 *) record + sizeof h;
 
-  h.pts = GST_BUFFER_PTS (buffer);
-  h.dts = GST_BUFFER_DTS (buffer);
-  h.duration = GST_BUFFER_DURATION (buffer);
-  h.offset = GST_BUFFER_OFFSET (buffer);
-  h.offset_end = GST_BUFFER_OFFSET_END (buffer);
   h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
-  h.list = list;
+  h.info = info;
   memcpy (record, &h, sizeof h);
+  /* The set fields, in the order the decoder reads them. */
+  if (info & GST_TBQ_HAS_PTS) {
+    memcpy (p, &GST_BUFFER_PTS (buffer), 8);
+    p += 8;
+  }
+  if (info & GST_TBQ_HAS_DTS) {
+    memcpy (p, &GST_BUFFER_DTS (buffer), 8);
+    p += 8;
+  }
+  if (info & GST_TBQ_HAS_DURATION) {
+    memcpy (p, &GST_BUFFER_DURATION (buffer), 8);
+    p += 8;
+  }
+  if (info & GST_TBQ_HAS_OFFSET) {
+    memcpy (p, &GST_BUFFER_OFFSET (buffer), 8);
+    p += 8;
+  }
+  if (info & GST_TBQ_HAS_OFFSET_END) {
+    memcpy (p, &GST_BUFFER_OFFSET_END (buffer), 8);
+    p += 8;
+  }
   if (size == 0)
     return;
   if (G_LIKELY (gst_buffer_n_memory (buffer) == 1)) {
     /* One memory (the usual case): map it, cheaper than extract. */
     GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
-    GstMapInfo info;
+    GstMapInfo map;
 
-    if (gst_memory_map (mem, &info, GST_MAP_READ)) {
-      memcpy ((guint8 *) record + sizeof h, info.data, size);
-      gst_memory_unmap (mem, &info);
+    if (gst_memory_map (mem, &map, GST_MAP_READ)) {
+      memcpy (p, map.data, size);
+      gst_memory_unmap (mem, &map);
       return;
     }
   }
-  gst_buffer_extract (buffer, 0, (guint8 *) record + sizeof h, size);
+  gst_buffer_extract (buffer, 0, p, size);
 }
 
 GstBuffer *
@@ -99,21 +134,48 @@ gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list)
 {
   GstTbqBufferHeader h;
   GstBuffer *buffer;
-  gsize size = rec->size - sizeof h;
+  const guint8 *p = (const guint8 *) rec->data + sizeof h;
+  gsize size;
 
   memcpy (&h, rec->data, sizeof h);
+  size = rec->size - gst_tbq_buffer_header_size (h.info);
   buffer = gst_buffer_new ();
+  /* A new buffer's fields are all unset: set those the record carries. */
+  if (h.info & GST_TBQ_HAS_PTS) {
+    memcpy (&GST_BUFFER_PTS (buffer), p, 8);
+    p += 8;
+  }
+  if (h.info & GST_TBQ_HAS_DTS) {
+    memcpy (&GST_BUFFER_DTS (buffer), p, 8);
+    p += 8;
+  }
+  if (h.info & GST_TBQ_HAS_DURATION) {
+    memcpy (&GST_BUFFER_DURATION (buffer), p, 8);
+    p += 8;
+  }
+  if (h.info & GST_TBQ_HAS_OFFSET) {
+    memcpy (&GST_BUFFER_OFFSET (buffer), p, 8);
+    p += 8;
+  }
+  if (h.info & GST_TBQ_HAS_OFFSET_END) {
+    memcpy (&GST_BUFFER_OFFSET_END (buffer), p, 8);
+    p += 8;
+  }
   if (size > 0)
     gst_buffer_append_memory (buffer, gst_tbq_memory_new (rec->block,
-            (guint8 *) rec->data + sizeof h, size));
-  GST_BUFFER_PTS (buffer) = h.pts;
-  GST_BUFFER_DTS (buffer) = h.dts;
-  GST_BUFFER_DURATION (buffer) = h.duration;
-  GST_BUFFER_OFFSET (buffer) = h.offset;
-  GST_BUFFER_OFFSET_END (buffer) = h.offset_end;
+            (guint8 *) p, size));
   /* Exactly the flags the buffer had, TAG_MEMORY included. */
   GST_MINI_OBJECT_FLAGS (buffer) =
       (GST_MINI_OBJECT_FLAGS (buffer) & ~BUFFER_FLAGS_MASK) | h.flags;
-  *list = h.list;
+  *list = h.info & GST_TBQ_LIST_MASK;
   return buffer;
+}
+
+gsize
+gst_tbqueue_buffer_payload_size (const TbqRecord * rec)
+{
+  GstTbqBufferHeader h;
+
+  memcpy (&h, rec->data, sizeof h);
+  return rec->size - gst_tbq_buffer_header_size (h.info);
 }

@@ -197,11 +197,13 @@ sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   TbqStatus st;
 
   if (copy) {
+    guint32 info = gst_tbqueue_buffer_info (buffer, list);
+
     st = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY,
-        (guint32) (sizeof (GstTbqBufferHeader) + size), &rec, TRUE);
+        (guint32) (gst_tbq_buffer_header_size (info) + size), &rec, TRUE);
     if (G_UNLIKELY (st != TBQ_OK))
       return st;
-    gst_tbqueue_buffer_encode (buffer, size, list, rec);
+    gst_tbqueue_buffer_encode (buffer, size, info, rec);
     tbq_writer_commit (tbq->writer);
     TBQ_ADD (tbq->counters.copied, 1);
     /* Back to upstream (its pool) while still hot. */
@@ -383,8 +385,9 @@ gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
     gboolean copy = sink_decide_copy (tbq, buffer, size);
     guint32 flags = (i == 0 ? GST_TBQ_LIST_FIRST : 0)
         | (i == n - 1 ? GST_TBQ_LIST_LAST : 0);
-    guint32 rsize = copy ? (guint32) (sizeof (GstTbqBufferHeader) + size)
-        : (guint32) sizeof (GstTbqRefRecord);
+    guint32 info = copy ? gst_tbqueue_buffer_info (buffer, flags) : 0;
+    guint32 rsize = copy ? (guint32) (gst_tbq_buffer_header_size (info)
+        + size) : (guint32) sizeof (GstTbqRefRecord);
     void *rec;
 
     while ((rec = tbq_session_reserve (&s, copy ? GST_TBQ_RECORD_BUFFER_COPY :
@@ -400,7 +403,7 @@ gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
       }
     }
     if (copy) {
-      gst_tbqueue_buffer_encode (buffer, size, flags, rec);
+      gst_tbqueue_buffer_encode (buffer, size, info, rec);
       TBQ_ADD (tbq->counters.copied, 1);
     } else {
       GstTbqRefRecord ref = { gst_buffer_ref (buffer), flags,

@@ -620,8 +620,9 @@ gst_tbqueue_open (GstTbQueue * tbq)
     tbq->reader = NULL;
     goto no_memory;
   }
+  /* Every field set: the largest header. */
   tbq->max_copy = tbq_queue_max_record_size (tbq->q)
-      - sizeof (GstTbqBufferHeader);
+      - GST_TBQ_BUFFER_HEADER_MAX;
   gst_tbqueue_reset_levels (tbq);
   copier_create (tbq);
   GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT

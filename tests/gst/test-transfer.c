@@ -150,6 +150,44 @@ buffer_gone (gpointer data, GstMiniObject * where_the_object_was)
   *(gboolean *) data = TRUE;
 }
 
+GST_START_TEST (test_copy_keeps_every_combination_of_set_and_unset_fields)
+{
+  TbqLink *l = transfer_link ("copy");
+  GstBuffer *want[32];
+  guint m;
+
+  tbq_link_start (l);
+  /* Bit k of m: field k is set (pts, dts, duration, offset, offset-end);
+   * unset fields stay NONE, and the bytes follow whatever was written. */
+  for (m = 0; m < 32; m++) {
+    GstBuffer *b = buffer_with_fields ((m * 37) % 200, m);
+
+    if (!(m & 1))
+      GST_BUFFER_PTS (b) = GST_CLOCK_TIME_NONE;
+    if (!(m & 2))
+      GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    if (!(m & 4))
+      GST_BUFFER_DURATION (b) = GST_CLOCK_TIME_NONE;
+    if (!(m & 8))
+      GST_BUFFER_OFFSET (b) = GST_BUFFER_OFFSET_NONE;
+    if (!(m & 16))
+      GST_BUFFER_OFFSET_END (b) = GST_BUFFER_OFFSET_NONE;
+    want[m] = b;
+    fail_unless_equals_int (tbq_link_push (l, gst_buffer_ref (b)),
+        GST_FLOW_OK);
+  }
+  tbq_link_wait_buffers (l, 32);
+  for (m = 0; m < 32; m++) {
+    assert_same_buffer (tbq_link_buffer (l, m), want[m]);
+    gst_buffer_unref (want[m]);
+  }
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 32);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-bytes"), 0);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_copy_releases_the_upstream_buffer_in_the_chain_function)
 {
   TbqLink *l = transfer_link ("copy");
@@ -478,6 +516,8 @@ tbqueue_transfer_suite (void)
       test_buffer_list_arrives_as_a_list_of_the_same_buffers, 0, 3);
   tcase_add_test (tc, test_reference_delivers_the_very_buffer);
   tcase_add_test (tc, test_copy_keeps_every_field_and_byte);
+  tcase_add_test (tc,
+      test_copy_keeps_every_combination_of_set_and_unset_fields);
   tcase_add_test (tc,
       test_copy_releases_the_upstream_buffer_in_the_chain_function);
   tcase_add_loop_test (tc,
