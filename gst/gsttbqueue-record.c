@@ -64,21 +64,33 @@ gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   return TRUE;
 }
 
+/* The optional fields of a copy record, in record order; bit k of the
+ * info word (from GST_TBQ_HAS_PTS up) says whether field k is there. */
+#define N_FIELDS 5
+
+static inline void
+buffer_fields (GstBuffer * buffer, guint64 * f[N_FIELDS])
+{
+  f[0] = &GST_BUFFER_PTS (buffer);
+  f[1] = &GST_BUFFER_DTS (buffer);
+  f[2] = &GST_BUFFER_DURATION (buffer);
+  f[3] = &GST_BUFFER_OFFSET (buffer);
+  f[4] = &GST_BUFFER_OFFSET_END (buffer);
+}
+
 guint32
 gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list)
 {
   guint32 info = list & GST_TBQ_LIST_MASK;
+  guint64 *f[N_FIELDS];
+  guint k;
 
-  if (GST_BUFFER_PTS_IS_VALID (buffer))
-    info |= GST_TBQ_HAS_PTS;
-  if (GST_BUFFER_DTS_IS_VALID (buffer))
-    info |= GST_TBQ_HAS_DTS;
-  if (GST_BUFFER_DURATION_IS_VALID (buffer))
-    info |= GST_TBQ_HAS_DURATION;
-  if (GST_BUFFER_OFFSET_IS_VALID (buffer))
-    info |= GST_TBQ_HAS_OFFSET;
-  if (GST_BUFFER_OFFSET_END_IS_VALID (buffer))
-    info |= GST_TBQ_HAS_OFFSET_END;
+  /* GST_CLOCK_TIME_NONE and GST_BUFFER_OFFSET_NONE are both all ones. */
+  G_STATIC_ASSERT (GST_CLOCK_TIME_NONE == GST_BUFFER_OFFSET_NONE);
+  buffer_fields (buffer, f);
+  for (k = 0; k < N_FIELDS; k++)
+    if (*f[k] != GST_BUFFER_OFFSET_NONE)
+      info |= GST_TBQ_HAS_PTS << k;
   return info;
 }
 
@@ -88,31 +100,19 @@ gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
 {
   GstTbqBufferHeader h;
   guint8 *p = (guint8 *) record + sizeof h;
+  guint64 *f[N_FIELDS];
+  guint k;
 
   h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
   h.info = info;
   memcpy (record, &h, sizeof h);
   /* The set fields, in the order the decoder reads them. */
-  if (info & GST_TBQ_HAS_PTS) {
-    memcpy (p, &GST_BUFFER_PTS (buffer), 8);
-    p += 8;
-  }
-  if (info & GST_TBQ_HAS_DTS) {
-    memcpy (p, &GST_BUFFER_DTS (buffer), 8);
-    p += 8;
-  }
-  if (info & GST_TBQ_HAS_DURATION) {
-    memcpy (p, &GST_BUFFER_DURATION (buffer), 8);
-    p += 8;
-  }
-  if (info & GST_TBQ_HAS_OFFSET) {
-    memcpy (p, &GST_BUFFER_OFFSET (buffer), 8);
-    p += 8;
-  }
-  if (info & GST_TBQ_HAS_OFFSET_END) {
-    memcpy (p, &GST_BUFFER_OFFSET_END (buffer), 8);
-    p += 8;
-  }
+  buffer_fields (buffer, f);
+  for (k = 0; k < N_FIELDS; k++)
+    if (info & (GST_TBQ_HAS_PTS << k)) {
+      memcpy (p, f[k], 8);
+      p += 8;
+    }
   if (size == 0)
     return;
   if (G_LIKELY (gst_buffer_n_memory (buffer) == 1)) {
@@ -135,32 +135,20 @@ gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list)
   GstTbqBufferHeader h;
   GstBuffer *buffer;
   const guint8 *p = (const guint8 *) rec->data + sizeof h;
+  guint64 *f[N_FIELDS];
+  guint k;
   gsize size;
 
   memcpy (&h, rec->data, sizeof h);
   size = rec->size - gst_tbq_buffer_header_size (h.info);
   buffer = gst_buffer_new ();
   /* A new buffer's fields are all unset: set those the record carries. */
-  if (h.info & GST_TBQ_HAS_PTS) {
-    memcpy (&GST_BUFFER_PTS (buffer), p, 8);
-    p += 8;
-  }
-  if (h.info & GST_TBQ_HAS_DTS) {
-    memcpy (&GST_BUFFER_DTS (buffer), p, 8);
-    p += 8;
-  }
-  if (h.info & GST_TBQ_HAS_DURATION) {
-    memcpy (&GST_BUFFER_DURATION (buffer), p, 8);
-    p += 8;
-  }
-  if (h.info & GST_TBQ_HAS_OFFSET) {
-    memcpy (&GST_BUFFER_OFFSET (buffer), p, 8);
-    p += 8;
-  }
-  if (h.info & GST_TBQ_HAS_OFFSET_END) {
-    memcpy (&GST_BUFFER_OFFSET_END (buffer), p, 8);
-    p += 8;
-  }
+  buffer_fields (buffer, f);
+  for (k = 0; k < N_FIELDS; k++)
+    if (h.info & (GST_TBQ_HAS_PTS << k)) {
+      memcpy (f[k], p, 8);
+      p += 8;
+    }
   if (size > 0)
     gst_buffer_append_memory (buffer, gst_tbq_memory_new (rec->block,
             (guint8 *) p, size));
