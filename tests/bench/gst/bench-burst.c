@@ -171,17 +171,10 @@ gb_burst_main (GbCommon * c, int argc, char **argv)
         "\"node_bytes\": 64, \"nodes_per_query\": 8, \"warm_queries\": %d, "
         "\"groups\": %d, \"queries_per_group\": %d, \"consumer_spin_loops\": "
         "%u, \"allocs\": \"%s\", \"limits\": \"%s\", \"warmup_pushes\": %d, "
-        "\"table_seed\": 42, \"pinned\": %s},\n  \"contenders\": [",
+        "\"table_seed\": 42, \"pinned\": %s},\n",
         PAYLOAD, WARM_QUERIES, GROUPS, PER_GROUP, spin, allocs_s, LIMITS,
         WARMUP_PUSHES, gb_pinned ? "true" : "false");
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+    gb_meta_end (f, cont, ncont);
   }
   if ((fw = gb_out_open (c, "burst-windows.csv")))
     fprintf (fw, "run,burst_bytes,alloc,window,contender,order,pushes,"

@@ -40,23 +40,6 @@
 
 static const double quantiles[] = { 1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9 };
 
-typedef struct
-{
-  double *lat_ns;
-  guint64 first;
-  guint64 n;
-} Lat;
-
-static void
-record_latency (GbLink * l, GstBuffer * buf, guint64 seq, guint64 stamp,
-    gpointer data)
-{
-  Lat *lat = data;
-
-  if (seq >= lat->first && seq - lat->first < lat->n)
-    lat->lat_ns[seq - lat->first] = gb_ticks_to_ns (l->chain_entry - stamp);
-}
-
 static guint64
 samples_for (const gchar * spec, guint64 rate, gboolean smoke)
 {
@@ -100,11 +83,11 @@ run_cell (Cell * cell)
   guint64 warm = MAX (10, cell->samples / 50), total = warm + cell->samples;
   guint64 period = cell->rate ? 1000000000u / cell->rate : 0;
   gboolean sleep = period >= 100000;
-  Lat lat = { g_new0 (double, cell->samples), warm, cell->samples };
+  GbLatency lat = { g_new0 (double, cell->samples), warm, cell->samples };
   guint64 t0, t_end, i;
   gsize qi;
 
-  l->consume = record_latency;
+  l->consume = gb_record_latency;
   l->consume_data = &lat;
   cell->load1 = gb_load_average ();
   t0 = gb_now_ns ();
@@ -175,16 +158,9 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
     fprintf (f, "}, \"payload_bytes\": %d, \"pacing\": \"clock_nanosleep "
         "(absolute, 1 ns slack) for periods >= 100 us, spin below\", "
         "\"limits\": \"element defaults\", \"alloc\": \"fresh\", "
-        "\"pinned\": %s},\n  \"contenders\": [", PAYLOAD,
+        "\"pinned\": %s},\n", PAYLOAD,
         gb_pinned ? "true" : "false");
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+    gb_meta_end (f, cont, ncont);
   }
 
   for (run = 0; run < c->runs; run++)

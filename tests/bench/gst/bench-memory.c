@@ -185,16 +185,9 @@ gb_memory_main (GbCommon * c, int argc, char **argv)
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"buffers\": %"
         G_GUINT64_FORMAT ", \"payload_bytes\": %d, \"limits\": \"%s\", "
         "\"alloc\": \"fresh\", \"idle_ms\": %u, \"sample_ms\": %d, "
-        "\"process_per_contender\": true},\n  \"contenders\": [", c->runs,
+        "\"process_per_contender\": true},\n", c->runs,
         buffers, PAYLOAD, LIMITS, idle_ms, SAMPLE_MS);
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+    gb_meta_end (f, cont, ncont);
   }
   if ((fr = gb_out_open (c, "memory-runs.csv")))
     fprintf (fr, "run,contender,order,buffers,rss_before,rss_backlog,"

@@ -35,22 +35,6 @@
 #define PAYLOAD 32
 #define DRAIN_TIMEOUT_NS (120 * GST_SECOND)
 
-typedef struct
-{
-  double *lat_ns;
-  guint64 n;
-} Lat;
-
-static void
-record_latency (GbLink * l, GstBuffer * buf, guint64 seq, guint64 stamp,
-    gpointer data)
-{
-  Lat *lat = data;
-
-  if (seq < lat->n)
-    lat->lat_ns[seq] = gb_ticks_to_ns (l->chain_entry - stamp);
-}
-
 /* One contender, every rate; prints one "row,..." line per rate. */
 static int
 child_main (GbCommon * c, const gchar * name, const gchar * rates_s,
@@ -70,13 +54,13 @@ child_main (GbCommon * c, const gchar * name, const gchar * rates_s,
     guint64 n = MAX (c->smoke ? 10 : 300, rate * duration_ms / 1000);
     guint64 period = 1000000000u / rate, i, t0, t_last, t_end;
     gboolean sleep = period >= 100000;
-    Lat lat = { g_new0 (double, n), n };
+    GbLatency lat = { g_new0 (double, n), 0, n };
     GbLink *l = gb_link_new (cont, "", PAYLOAD, GB_ALLOC_FRESH, 0);
     double cpu0, pcpu0, cpu1, pcpu1, p50, p99, p999;
     guint64 rss0, peak;
     gboolean ok;
 
-    l->consume = record_latency;
+    l->consume = gb_record_latency;
     l->consume_data = &lat;
     gb_rss_reset_peak ();
     rss0 = gb_rss_bytes ();
@@ -164,16 +148,9 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
         "\"duration_ms\": %u, \"min_buffers\": 300, \"payload_bytes\": %d, "
         "\"limits\": \"element defaults\", \"alloc\": \"fresh\", "
         "\"pacing\": \"clock_nanosleep for periods >= 100 us, spin below\", "
-        "\"process_per_contender\": true},\n  \"contenders\": [", c->runs,
+        "\"process_per_contender\": true},\n", c->runs,
         rates_s, duration_ms, PAYLOAD);
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+    gb_meta_end (f, cont, ncont);
   }
 
   for (run = 0; run < c->runs; run++)

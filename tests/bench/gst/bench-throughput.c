@@ -448,16 +448,8 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
           buffers_for (g_ascii_strtoull (sizes[si], NULL, 10), c->smoke,
               force, TRUE));
     fprintf (f, "}, \"sink\": \"fakesink sync=false async=false "
-        "enable-last-sample=false, buffer probe verifying every byte\"},\n"
-        "  \"contenders\": [");
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+        "enable-last-sample=false, buffer probe verifying every byte\"},\n");
+    gb_meta_end (f, cont, ncont);
   }
 
   for (run = 0; run < c->runs; run++) {

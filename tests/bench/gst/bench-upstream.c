@@ -175,17 +175,9 @@ gb_upstream_main (GbCommon * c, int argc, char **argv)
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"size\": %" G_GSIZE_FORMAT
         ", \"pushes_per_cell\": %" G_GUINT64_FORMAT ", \"group\": %d, "
         "\"warmup_pushes\": %d, \"modes\": \"%s\", \"allocs\": \"%s\", "
-        "\"limits\": \"%s\", \"timer_overhead_subtracted_ns\": %.2f},\n"
-        "  \"contenders\": [", c->runs, size, pushes, GROUP, WARMUP, modes_s,
+        "\"limits\": \"%s\", \"timer_overhead_subtracted_ns\": %.2f},\n", c->runs, size, pushes, GROUP, WARMUP, modes_s,
         allocs_s, LIMITS, timer_overhead);
-    for (k = 0; k < ncont; k++) {
-      fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
-          cont[k]->name);
-      gb_json_string (f, cont[k]->what);
-      fprintf (f, "}");
-    }
-    fprintf (f, "\n  ]\n}\n");
-    fclose (f);
+    gb_meta_end (f, cont, ncont);
   }
 
   for (run = 0; run < c->runs; run++)

@@ -333,6 +333,32 @@ gb_json_string (FILE * f, const char *s)
   fputc ('"', f);
 }
 
+void
+gb_record_latency (GbLink * l, GstBuffer * buf, guint64 seq, guint64 stamp,
+    gpointer data)
+{
+  GbLatency *lat = data;
+
+  if (seq >= lat->first && seq - lat->first < lat->n)
+    lat->lat_ns[seq - lat->first] = gb_ticks_to_ns (l->chain_entry - stamp);
+}
+
+void
+gb_meta_end (FILE * f, const GbContender * const *cont, gint n)
+{
+  gint k;
+
+  fprintf (f, "  \"contenders\": [");
+  for (k = 0; k < n; k++) {
+    fprintf (f, "%s\n    {\"name\": \"%s\", \"what\": ", k ? "," : "",
+        cont[k]->name);
+    gb_json_string (f, cont[k]->what);
+    fprintf (f, "}");
+  }
+  fprintf (f, "\n  ]\n}\n");
+  fclose (f);
+}
+
 static gchar *
 first_line (const char *cmd)
 {

@@ -193,6 +193,10 @@ typedef struct
   const gchar *what;            /* one line for the report */
 } GbContender;
 
+/* Writes the member "contenders" (name and description of each), closes
+ * the object gb_meta_begin() opened, and closes `f`. */
+void gb_meta_end (FILE * f, const GbContender * const *cont, gint n);
+
 /* Every contender known; gb_contender_find() by name. */
 extern const GbContender gb_contenders[];
 const GbContender *gb_contender_find (const gchar * name);
@@ -268,6 +272,19 @@ struct _GbLink
   pthread_cond_t cond;
   atomic_int stalled;
 };
+
+/* Push-to-chain latency of buffers first .. first + n - 1: set link->consume
+ * to gb_record_latency and link->consume_data to a GbLatency whose lat_ns
+ * holds n samples (ns, from the stamp the buffer was made with). */
+typedef struct
+{
+  double *lat_ns;
+  guint64 first;
+  guint64 n;
+} GbLatency;
+
+void gb_record_latency (GbLink * link, GstBuffer * buf, guint64 seq,
+    guint64 stamp, gpointer user_data);
 
 /* A contender instance in PLAYING with stream-start, caps and segment sent. */
 GbLink *gb_link_new (const GbContender * c, const gchar * limits, gsize size,
