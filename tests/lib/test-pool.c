@@ -369,16 +369,15 @@ idle_sink_blocks_are_released_by_the_copier_not_the_reader (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
-static void
-sink_pool_shrinks_back_after_a_backlog_drains (void)
+/* A running queue with 4 KiB sink blocks (2 up front, 2 idle kept, up to
+ * 128) holding a backlog of `n` published records of `size` bytes, one per
+ * sink block. */
+static TbqQueue *
+backlog_queue_new (uint64_t n, uint32_t size, TbqWriter ** w, TbqReader ** r)
 {
   TbqConfig cfg;
   TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-  TbqStats st;
-  const uint32_t size = FULL_RECORD (4096);
-  uint64_t i, n = 60;
+  uint64_t i;
 
   tbq_config_init (&cfg);
   cfg.sink.block_size = 4096;
@@ -386,12 +385,26 @@ sink_pool_shrinks_back_after_a_backlog_drains (void)
   cfg.sink.max_blocks = 128;
   cfg.sink.max_idle_blocks = 2;
   q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  CHECK_OK (tbq_writer_new (q, w));
+  CHECK_OK (tbq_reader_new (q, r));
   CHECK_OK (tbq_queue_start (q));
   for (i = 0; i < n; i++)
-    write_full_record (w, size, i, NULL);
-  tbq_writer_flush (w);
+    write_full_record (*w, size, i, NULL);
+  tbq_writer_flush (*w);
+  return q;
+}
+
+static void
+sink_pool_shrinks_back_after_a_backlog_drains (void)
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqStats st;
+  const uint32_t size = FULL_RECORD (4096);
+  uint64_t i, n = 60;
+
+  q = backlog_queue_new (n, size, &w, &r);
   /* The backlog sits in the sink layer, one block per record. */
   WAIT_UNTIL (stats_of (q).sink.blocks_total == n);
   for (i = 0; i < n; i++)
@@ -410,7 +423,6 @@ sink_pool_shrinks_back_after_a_backlog_drains (void)
 static void
 sink_pool_shrinks_back_when_zero_copy_holders_let_go (void)
 {
-  TbqConfig cfg;
   TbqQueue *q;
   TbqWriter *w;
   TbqReader *r;
@@ -418,18 +430,7 @@ sink_pool_shrinks_back_when_zero_copy_holders_let_go (void)
   const uint32_t size = FULL_RECORD (4096);
   uint64_t i, n = 40;
 
-  tbq_config_init (&cfg);
-  cfg.sink.block_size = 4096;
-  cfg.sink.min_blocks = 2;
-  cfg.sink.max_blocks = 128;
-  cfg.sink.max_idle_blocks = 2;
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
-  CHECK_OK (tbq_queue_start (q));
-  for (i = 0; i < n; i++)
-    write_full_record (w, size, i, NULL);
-  tbq_writer_flush (w);
+  q = backlog_queue_new (n, size, &w, &r);
   /* Read everything, keeping a reference to every block. */
   for (i = 0; i < n; i++) {
     read_full_record (r, size, i, &held[i]);
