@@ -393,7 +393,8 @@ writer_synced (void *arg)
 TbqStatus
 tbq_writer_sync (TbqWriter * w, int64_t timeout_ns)
 {
-  tbq_writer_flush (w);
+  /* Waiting for the copier asks it to move the current block, if needed. */
+  writer_publish (w);
   return tbq_writer_wait_copied (w, timeout_ns);
 }
 
