@@ -130,10 +130,11 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
 
   switch (rec.type) {
     case GST_TBQ_RECORD_BUFFER_COPY:{
-      GstBuffer *buffer = gst_tbqueue_buffer_decode (&rec, list);
+      gsize size;
+      GstBuffer *buffer = gst_tbqueue_buffer_decode (&rec, list, &size);
 
       TBQ_ADD (tbq->out_buffers, 1);
-      TBQ_ADD (tbq->out_bytes, gst_tbqueue_buffer_payload_size (&rec));
+      TBQ_ADD (tbq->out_bytes, size);
       apply_buffer (tbq, buffer, FALSE);
       obj = GST_MINI_OBJECT_CAST (buffer);
       break;
@@ -189,7 +190,6 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
   return obj;
 }
 
-/* Wait for more records while gathering a buffer list.  FALSE: give up. */
 /* Wait, holding qlock, until the copy task has moved what the writer has
  * published: the upstream thread publishes first (it is the writer), any
  * other thread waits for what is published.  FALSE on timeout/interrupt. */
@@ -206,6 +206,7 @@ locked_wait_copied (GstTbQueue * tbq, DequeueWait wait)
   }
 }
 
+/* Wait for more records while gathering a buffer list.  FALSE: give up. */
 static gboolean
 locked_wait_more (GstTbQueue * tbq, DequeueWait wait)
 {

@@ -187,8 +187,10 @@ gboolean gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer,
 guint32 gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list);
 void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
     void *record);
-GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list);
-gsize gst_tbqueue_buffer_payload_size (const TbqRecord * rec);
+/* The buffer a copy record holds; *list: its list position, *size: its
+ * payload bytes. */
+GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list,
+    gsize * size);
 
 /* gsttbqueue.c */
 gboolean gst_tbqueue_open (GstTbQueue * tbq);

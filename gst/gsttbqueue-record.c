@@ -66,7 +66,7 @@ gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
 
 /* The optional fields of a copy record, in record order; bit k of the
  * info word (from GST_TBQ_HAS_PTS up) says whether field k is there. */
-#define N_FIELDS 5
+#define N_FIELDS GST_TBQ_N_FIELDS
 
 static inline void
 buffer_fields (GstBuffer * buffer, guint64 * f[N_FIELDS])
@@ -130,17 +130,17 @@ gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
 }
 
 GstBuffer *
-gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list)
+gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list,
+    gsize * size)
 {
   GstTbqBufferHeader h;
   GstBuffer *buffer;
   const guint8 *p = (const guint8 *) rec->data + sizeof h;
   guint64 *f[N_FIELDS];
   guint k;
-  gsize size;
 
   memcpy (&h, rec->data, sizeof h);
-  size = rec->size - gst_tbq_buffer_header_size (h.info);
+  *size = rec->size - gst_tbq_buffer_header_size (h.info);
   buffer = gst_buffer_new ();
   /* A new buffer's fields are all unset: set those the record carries. */
   buffer_fields (buffer, f);
@@ -149,21 +149,12 @@ gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list)
       memcpy (f[k], p, 8);
       p += 8;
     }
-  if (size > 0)
+  if (*size > 0)
     gst_buffer_append_memory (buffer, gst_tbq_memory_new (rec->block,
-            (guint8 *) p, size));
+            (guint8 *) p, *size));
   /* Exactly the flags the buffer had, TAG_MEMORY included. */
   GST_MINI_OBJECT_FLAGS (buffer) =
       (GST_MINI_OBJECT_FLAGS (buffer) & ~BUFFER_FLAGS_MASK) | h.flags;
   *list = h.info & GST_TBQ_LIST_MASK;
   return buffer;
-}
-
-gsize
-gst_tbqueue_buffer_payload_size (const TbqRecord * rec)
-{
-  GstTbqBufferHeader h;
-
-  memcpy (&h, rec->data, sizeof h);
-  return rec->size - gst_tbq_buffer_header_size (h.info);
 }

@@ -176,9 +176,11 @@ typedef struct
 #define GST_TBQ_HAS_DURATION     (1u << 10)
 #define GST_TBQ_HAS_OFFSET       (1u << 11)
 #define GST_TBQ_HAS_OFFSET_END   (1u << 12)
-#define GST_TBQ_HAS_MASK         (0x1fu << 8)
+#define GST_TBQ_N_FIELDS         5
+#define GST_TBQ_HAS_MASK         (((1u << GST_TBQ_N_FIELDS) - 1) << 8)
 /* The largest header, every field set. */
-#define GST_TBQ_BUFFER_HEADER_MAX (sizeof (GstTbqBufferHeader) + 5 * 8)
+#define GST_TBQ_BUFFER_HEADER_MAX \
+  (sizeof (GstTbqBufferHeader) + GST_TBQ_N_FIELDS * 8)
 
 /* Bytes before a copy record's payload. */
 static inline gsize
