@@ -237,35 +237,59 @@ finish (GstElement * pipeline, GstPad * feed, ...)
   g_ptr_array_unref (feeds);
 }
 
+/* Objects not finalized yet, of the pipeline pipeline_free() released. */
+static struct
+{
+  GMutex lock;
+  GCond cond;
+  guint alive;
+} finalized;
+
 static void
 forget (gpointer data, GObject * where_the_object_was)
 {
-  guint *alive = data;
+  g_mutex_lock (&finalized.lock);
+  finalized.alive--;
+  g_cond_broadcast (&finalized.cond);
+  g_mutex_unlock (&finalized.lock);
+}
 
-  (*alive)--;
+static void
+watch (gpointer object)
+{
+  g_mutex_lock (&finalized.lock);
+  finalized.alive++;
+  g_mutex_unlock (&finalized.lock);
+  g_object_weak_ref (object, forget, NULL);
 }
 
 /* NULL state and unref: every element must be finalized (the tracer keeps
- * no reference). */
+ * no reference).  GStreamer may drop its last reference a little later in
+ * another thread (the bin's asynchronous state handling): wait for it. */
 void
 pipeline_free (GstElement * pipeline)
 {
   GstIterator *it = gst_bin_iterate_recurse (GST_BIN (pipeline));
   GValue v = G_VALUE_INIT;
-  guint alive = 1;              /* the pipeline */
+  gint64 deadline;
 
   CHECK (gst_element_set_state (pipeline, GST_STATE_NULL)
       == GST_STATE_CHANGE_SUCCESS);
   while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
-    g_object_weak_ref (g_value_get_object (&v), forget, &alive);
-    alive++;
+    watch (g_value_get_object (&v));
     g_value_reset (&v);
   }
   g_value_unset (&v);
   gst_iterator_free (it);
-  g_object_weak_ref (G_OBJECT (pipeline), forget, &alive);
+  watch (pipeline);
   gst_object_unref (pipeline);
-  CHECK_EQ (alive, 0);
+
+  deadline = g_get_monotonic_time () + WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&finalized.lock);
+  while (finalized.alive > 0
+      && g_cond_wait_until (&finalized.cond, &finalized.lock, deadline));
+  CHECK_EQ (finalized.alive, 0);
+  g_mutex_unlock (&finalized.lock);
 }
 
 /* ---- reading the CSV file ---- */
