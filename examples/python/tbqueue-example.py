@@ -18,8 +18,12 @@ gir1.2-gst-plugins-base-1.0), from a build tree:
     GST_PLUGIN_PATH=$PWD/build/gst /usr/bin/python3 \\
         examples/python/tbqueue-example.py
 
-or from `meson devenv -C build`.  The functions below are also what
-tests/python/test-example.py checks.
+or through meson devenv:
+
+    meson devenv -C build --workdir . /usr/bin/python3 \\
+        examples/python/tbqueue-example.py
+
+The functions below are also what tests/python/test-example.py checks.
 """
 import re
 import sys
