@@ -420,7 +420,8 @@ parse_period (GstTbqLevelsTracer * self, const GstStructure * s)
     ms = g_value_get_uint (v);
   else if (G_VALUE_HOLDS_INT64 (v))
     ms = g_value_get_int64 (v);
-  if (ms < 0)
+  /* Bounded so that a timestamp plus the period cannot overflow. */
+  if (ms < 0 || ms > G_MAXINT64 / GST_MSECOND)
     return FALSE;
   self->period = ms * GST_MSECOND;
   return TRUE;
