@@ -6,11 +6,13 @@
 #include <gst/gst.h>
 
 GST_ELEMENT_REGISTER_DECLARE (tbqueue);
+gboolean gst_tbq_levels_tracer_register (GstPlugin * plugin);
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  return GST_ELEMENT_REGISTER (tbqueue, plugin);
+  return GST_ELEMENT_REGISTER (tbqueue, plugin)
+      && gst_tbq_levels_tracer_register (plugin);
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, tbqueue,
