@@ -49,7 +49,8 @@ plan_geometry (SoakChapter * ch, guint64 * rng)
     1 << 20
   };
   static const guint idle[] = { 0, 1, 4, 16 };
-  guint64 max_choices[5];
+  guint64 max_choices[5], min, r;
+  guint pick;
 
   ch->source_block_size = 4096;
   ch->source_blocks = 4;
@@ -61,16 +62,19 @@ plan_geometry (SoakChapter * ch, guint64 * rng)
     return;
   ch->source_block_size = PICK (rng, source);
   ch->source_blocks = (guint) soak_range (rng, 2, 16);
-  ch->sink_block_size = MAX (ch->source_block_size, PICK (rng, sink));
+  /* One draw each: MAX evaluates its arguments twice. */
+  pick = PICK (rng, sink);
+  ch->sink_block_size = MAX (ch->source_block_size, pick);
   max_choices[0] = 2 * (guint64) ch->sink_block_size;
   max_choices[1] = 8 * (guint64) ch->sink_block_size;
   max_choices[2] = 4 << 20;
   max_choices[3] = 64 << 20;
   max_choices[4] = G_GUINT64_CONSTANT (256) << 20;
-  ch->sink_max_bytes = MAX (PICK (rng, max_choices),
-      2 * (guint64) ch->sink_block_size);
-  ch->sink_min_bytes = MIN (soak_rand (rng, 3) == 0 ? 0 : soak_rand (rng,
-          2) == 0 ? ch->sink_block_size : 256 * 1024, ch->sink_max_bytes);
+  min = PICK (rng, max_choices);
+  ch->sink_max_bytes = MAX (min, 2 * (guint64) ch->sink_block_size);
+  r = soak_rand (rng, 3);
+  min = r == 0 ? 0 : r == 1 ? ch->sink_block_size : 256 * 1024;
+  ch->sink_min_bytes = MIN (min, ch->sink_max_bytes);
   ch->idle_blocks = PICK (rng, idle);
 }
 

@@ -497,5 +497,7 @@ main (int argc, char **argv)
   g_thread_join (watchdog);
   report ();
   g_free (soak.ring);
+  g_free (soak.element_name);
+  g_free (soak.inject);
   return 0;
 }
