@@ -1,0 +1,179 @@
+/* The soak harness: chapters, each a random configuration of the element
+ * and a random traffic profile, drawn from the seed and the chapter's
+ * index alone (so that one chapter can be replayed by itself).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "soak.h"
+
+#include <string.h>
+
+#define PICK(rng, array) ((array)[soak_rand ((rng), G_N_ELEMENTS (array))])
+
+/* A mode from the set `mask` (bits 1 << mode). */
+static gint
+pick_mode (guint64 * rng, guint mask)
+{
+  gint modes[3], n = 0, m;
+
+  for (m = 0; m < 3; m++)
+    if (mask & (1u << m))
+      modes[n++] = m;
+  return n > 0 ? modes[soak_rand (rng, n)] : 0;
+}
+
+void
+soak_chapter_plan_limits (SoakChapter * ch, guint64 * rng)
+{
+  static const guint buffers[] = { 0, 1, 2, 3, 5, 10, 50, 200, 200, 1000 };
+  static const guint bytes[] = { 0, 0, 1000, 16384, 100000, 1 << 20,
+    10 << 20, 10 << 20
+  };
+  static const guint64 times[] = { 0, 0, GST_MSECOND, 10 * GST_MSECOND,
+    100 * GST_MSECOND, GST_SECOND, GST_SECOND
+  };
+
+  ch->max_buffers = PICK (rng, buffers);
+  ch->max_bytes = PICK (rng, bytes);
+  ch->max_time = PICK (rng, times);
+}
+
+static void
+plan_geometry (SoakChapter * ch, guint64 * rng)
+{
+  static const guint source[] = { 128, 256, 512, 1024, 4096, 4096, 16384,
+    65536
+  };
+  static const guint sink[] = { 4096, 16384, 65536, 65536, 262144,
+    1 << 20
+  };
+  static const guint idle[] = { 0, 1, 4, 16 };
+  guint64 max_choices[5], min, r;
+  guint pick;
+
+  ch->source_block_size = 4096;
+  ch->source_blocks = 4;
+  ch->sink_block_size = 65536;
+  ch->sink_min_bytes = 256 * 1024;
+  ch->sink_max_bytes = G_GUINT64_CONSTANT (256) << 20;
+  ch->idle_blocks = 16;
+  if (!(soak.features & SOAK_F_GEOMETRY))
+    return;
+  ch->source_block_size = PICK (rng, source);
+  ch->source_blocks = (guint) soak_range (rng, 2, 16);
+  /* One draw each: MAX evaluates its arguments twice. */
+  pick = PICK (rng, sink);
+  ch->sink_block_size = MAX (ch->source_block_size, pick);
+  max_choices[0] = 2 * (guint64) ch->sink_block_size;
+  max_choices[1] = 8 * (guint64) ch->sink_block_size;
+  max_choices[2] = 4 << 20;
+  max_choices[3] = 64 << 20;
+  max_choices[4] = G_GUINT64_CONSTANT (256) << 20;
+  min = PICK (rng, max_choices);
+  ch->sink_max_bytes = MAX (min, 2 * (guint64) ch->sink_block_size);
+  r = soak_rand (rng, 3);
+  min = r == 0 ? 0 : r == 1 ? ch->sink_block_size : 256 * 1024;
+  ch->sink_min_bytes = MIN (min, ch->sink_max_bytes);
+  ch->idle_blocks = PICK (rng, idle);
+}
+
+static void
+plan_profile (SoakChapter * ch, guint64 * rng)
+{
+  static const guint64 steps[] = { GST_USECOND, 100 * GST_USECOND,
+    GST_MSECOND, 10 * GST_MSECOND, 40 * GST_MSECOND
+  };
+  static const guint frames[] = { 460800, 1382400, 3110400 };
+  guint f = soak.features;
+
+  ch->buffers = soak_log_range (rng, 2000, 200000);
+  ch->ts_step = PICK (rng, steps);
+  ch->frame_size = PICK (rng, frames);
+  /* Operations per 10000, besides single buffers. */
+  ch->w_list = (f & SOAK_F_LISTS) ? (guint) soak_range (rng, 0, 800) : 0;
+  ch->w_event = (f & SOAK_F_EVENTS) ? (guint) soak_range (rng, 0, 400) : 0;
+  ch->w_query = (f & SOAK_F_QUERIES) ? (guint) soak_range (rng, 1, 40) : 0;
+  ch->w_eos = (f & SOAK_F_EOS) ? (guint) soak_range (rng, 0, 3) : 0;
+  ch->w_flush = (f & SOAK_F_FLUSH_INLINE) ? (guint) soak_range (rng, 0, 5)
+      : 0;
+  ch->w_state = (f & SOAK_F_STATE) ? (guint) soak_range (rng, 0, 2) : 0;
+  ch->w_probe = (f & SOAK_F_PROBE) ? (guint) soak_range (rng, 1, 6) : 0;
+  ch->w_limits = (f & SOAK_F_LIMITS) ? (guint) soak_range (rng, 0, 5) : 0;
+  ch->big_permille = (guint) soak_range (rng, 0, 3);
+  ch->frame_permille = (guint) soak_range (rng, 0, 2);
+  ch->stall_permille = (guint) soak_range (rng, 0, 20);
+  ch->stall_max_us = (guint) soak_log_range (rng, 10, 300000);
+  ch->flush_period_ms = (guint) soak_log_range (rng, 5, 2000);
+}
+
+void
+soak_chapter_plan (SoakChapter * ch, guint index)
+{
+  guint64 rng = soak.seed ^ ((guint64) index * G_GUINT64_CONSTANT
+      (0xD1B54A32D192ED03));
+
+  soak_splitmix (&rng);
+  memset (ch, 0, sizeof *ch);
+  ch->index = index;
+  ch->leaky = pick_mode (&rng, soak.leaky_mask);
+  ch->transfer = pick_mode (&rng, soak.transfer_mask);
+  soak_chapter_plan_limits (ch, &rng);
+  plan_geometry (ch, &rng);
+  ch->publish_batch = 1;
+  if ((soak.features & SOAK_F_BATCH) && soak_rand (&rng, 2) == 0) {
+    static const guint batch[] = { 0, 2, 3, 8, 64 };
+
+    ch->publish_batch = PICK (&rng, batch);
+  }
+  plan_profile (ch, &rng);
+}
+
+gchar *
+soak_chapter_describe (const SoakChapter * ch)
+{
+  static const gchar *leaky[] = { "no", "upstream", "downstream" };
+  static const gchar *transfer[] = { "auto", "copy", "reference" };
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "leaky=%s max-size-buffers=%u "
+      "max-size-bytes=%u max-size-time=%" G_GUINT64_FORMAT,
+      leaky[ch->leaky], ch->max_buffers, ch->max_bytes, ch->max_time);
+  if (soak.is_tbqueue)
+    g_string_append_printf (s, " transfer=%s source-block-size=%u "
+        "source-blocks=%u sink-block-size=%u sink-min-bytes=%"
+        G_GUINT64_FORMAT " sink-max-bytes=%" G_GUINT64_FORMAT
+        " idle-blocks=%u publish-batch=%u", transfer[ch->transfer],
+        ch->source_block_size, ch->source_blocks, ch->sink_block_size,
+        ch->sink_min_bytes, ch->sink_max_bytes, ch->idle_blocks,
+        ch->publish_batch);
+  g_string_append_printf (s, " | %" G_GUINT64_FORMAT " buffers, ts step %"
+      G_GUINT64_FORMAT " ns, per 10000 ops: list %u event %u query %u "
+      "eos %u flush %u state %u probe %u limits %u; big %u/1000 frames "
+      "%u/1000 (%u B); stalls %u/1000 up to %u us; thread flush every ~%u ms",
+      ch->buffers, ch->ts_step, ch->w_list, ch->w_event, ch->w_query,
+      ch->w_eos, ch->w_flush, ch->w_state, ch->w_probe, ch->w_limits,
+      ch->big_permille, ch->frame_permille, ch->frame_size,
+      ch->stall_permille, ch->stall_max_us, ch->flush_period_ms);
+  return g_string_free (s, FALSE);
+}
+
+/* Set the chapter's properties; pool geometry and publish-batch only with
+ * `geometry` (the element must be in READY or NULL). */
+void
+soak_element_apply (const SoakChapter * ch, gboolean geometry)
+{
+  GObject *o = G_OBJECT (soak.element);
+
+  g_object_set (o, "leaky", ch->leaky, "max-size-buffers", ch->max_buffers,
+      "max-size-bytes", ch->max_bytes, "max-size-time", ch->max_time, NULL);
+  if (!soak.is_tbqueue)
+    return;
+  g_object_set (o, "transfer", ch->transfer, NULL);
+  if (geometry)
+    g_object_set (o, "source-block-size", ch->source_block_size,
+        "source-blocks", ch->source_blocks, "sink-block-size",
+        ch->sink_block_size, "sink-min-bytes", ch->sink_min_bytes,
+        "sink-max-bytes", ch->sink_max_bytes, "idle-blocks", ch->idle_blocks,
+        "publish-batch", ch->publish_batch, NULL);
+}
