@@ -86,23 +86,11 @@ locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
   TBQ_ADD (tbq->out_items, 1);
   if (G_UNLIKELY (!gst_tbq_record_read (&rec, &item)))
     goto unknown_record;
-  switch (item.type) {
-    case GST_TBQ_RECORD_BUFFER_COPY:
-    case GST_TBQ_RECORD_BUFFER_REF:
-      gst_tbqueue_level_out_buffer (tbq, GST_BUFFER_CAST (item.object),
-          item.size);
-      /* The upstream thread may wait for the level to drop. */
-      GST_TBQUEUE_SIGNAL_DEL (tbq);
-      break;
-    case GST_TBQ_RECORD_EVENT:
-      gst_tbqueue_locked_level_out_event (tbq, GST_EVENT_CAST (item.object));
-      break;
-    case GST_TBQ_RECORD_QUERY:
-      if (item.seq <= tbq->abandoned_query_seq)
-        goto abandoned_query;
-      break;
-    default:
-      break;
+  if (item.type == GST_TBQ_RECORD_QUERY) {
+    if (item.seq <= tbq->abandoned_query_seq)
+      goto abandoned_query;
+  } else {
+    gst_tbqueue_locked_level_out (tbq, item.object, item.size);
   }
   *list = item.list;
   return item.object;

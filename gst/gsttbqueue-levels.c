@@ -112,22 +112,31 @@ gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list)
   gst_tbqueue_update_time (tbq, TRUE);
 }
 
-/* qlock: a serialized event was taken out. */
+/* qlock: a buffer (of `bytes`) or an event was taken out.  The upstream
+ * thread may wait for the level to drop. */
 void
-gst_tbqueue_locked_level_out_event (GstTbQueue * tbq, GstEvent * event)
+gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
+    gsize bytes)
 {
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_SEGMENT:
+  if (GST_IS_BUFFER (item)) {
+    GstBuffer *buffer = GST_BUFFER_CAST (item);
+
+    TBQ_ADD (tbq->out_buffers, 1);
+    TBQ_ADD (tbq->out_bytes, bytes);
+    gst_tbqueue_advance (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
+        GST_BUFFER_DURATION (buffer), FALSE);
+    GST_TBQUEUE_SIGNAL_DEL (tbq);
+  } else if (GST_IS_EVENT (item)) {
+    GstEvent *event = GST_EVENT_CAST (item);
+
+    if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
       if (G_LIKELY (!tbq->newseg_applied_to_src))
         apply_segment (tbq, event, FALSE);
       else
         tbq->newseg_applied_to_src = FALSE;
-      break;
-    case GST_EVENT_GAP:
+    } else if (GST_EVENT_TYPE (event) == GST_EVENT_GAP) {
       apply_gap (tbq, event, FALSE);
-      break;
-    default:
-      break;
+    }
   }
 }
 

@@ -119,15 +119,15 @@ gst_tbqueue_update_time (GstTbQueue * tbq, gboolean sink)
             tbq->src_segment.position));
 }
 
-/* Move the sink (or src) position past `buffer`. */
+/* Move the sink (or src) position to the end of data at `timestamp`
+ * lasting `duration` (a buffer's DTS or PTS and duration); either may be
+ * unknown: no timestamp is continuous with what came before. */
 static inline void
-gst_tbqueue_apply_buffer (GstTbQueue * tbq, GstBuffer * buffer, gboolean sink)
+gst_tbqueue_advance (GstTbQueue * tbq, GstClockTime timestamp,
+    GstClockTime duration, gboolean sink)
 {
   GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
-  GstClockTime timestamp = GST_BUFFER_DTS_OR_PTS (buffer);
-  GstClockTime duration = GST_BUFFER_DURATION (buffer);
 
-  /* No timestamp: continuous with the previous one. */
   if (timestamp == GST_CLOCK_TIME_NONE)
     timestamp = segment->position;
   if (duration != GST_CLOCK_TIME_NONE)
@@ -150,20 +150,11 @@ gst_tbqueue_level_in_buffers (GstTbQueue * tbq, guint n, gsize bytes)
     TBQ_STORE (tbq->tail_is_buffer, TRUE);
 }
 
-/* qlock: a buffer of `bytes` was taken out. */
-static inline void
-gst_tbqueue_level_out_buffer (GstTbQueue * tbq, GstBuffer * buffer,
-    gsize bytes)
-{
-  TBQ_ADD (tbq->out_buffers, 1);
-  TBQ_ADD (tbq->out_bytes, bytes);
-  gst_tbqueue_apply_buffer (tbq, buffer, FALSE);
-}
-
+void gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
+    gsize bytes);
 void gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq,
     GstMiniObject * item);
 void gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list);
-void gst_tbqueue_locked_level_out_event (GstTbQueue * tbq, GstEvent * event);
 void gst_tbqueue_reset_levels (GstTbQueue * tbq);
 
 /* ---- thresholds ---- */

@@ -70,10 +70,10 @@ sink_decide_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 
 /* `list`: the buffer's position in a buffer list (GST_TBQ_LIST_*) or 0. */
 static inline void
-sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, guint32 list,
-    BufferRecord * r)
+sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    guint32 list, BufferRecord * r)
 {
-  r->payload = gst_buffer_get_size (buffer);
+  r->payload = size;
   if (sink_decide_copy (tbq, buffer, r->payload)) {
     r->type = GST_TBQ_RECORD_BUFFER_COPY;
     r->info = gst_tbq_record_copy_info (buffer, list);
@@ -101,17 +101,24 @@ sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
 
 /* Write one buffer (owned) as its record. */
 static inline TbqStatus
-sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, const BufferRecord * r)
+sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
+  BufferRecord r;
   void *rec;
-  TbqStatus st = sink_reserve (tbq, r->type, r->size, &rec, TRUE);
+  TbqStatus st;
 
+  sink_plan_record (tbq, buffer, size, 0, &r);
+  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
+      G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, size,
+      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
+      r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
+  st = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
   if (G_UNLIKELY (st != TBQ_OK))
     return st;
-  sink_fill_record (tbq, rec, r, buffer);
+  sink_fill_record (tbq, rec, &r, buffer);
   tbq_writer_commit (tbq->writer);
   /* A copied buffer goes back to upstream (its pool) while still hot. */
-  if (r->type == GST_TBQ_RECORD_BUFFER_COPY)
+  if (r.type == GST_TBQ_RECORD_BUFFER_COPY)
     gst_buffer_unref (buffer);
   return TBQ_OK;
 }
@@ -134,7 +141,8 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n)
     BufferRecord r;
     void *rec;
 
-    sink_plan_record (tbq, buffer, position, &r);
+    sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position,
+        &r);
     while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
         && (st = tbq_session_next_block (&s)) == TBQ_OK);
     if (rec != NULL)
@@ -227,21 +235,17 @@ sink_enqueue_buffer (GstTbQueue * tbq, GstBuffer * buffer)
 {
   GstClockTime old_position = tbq->sink_segment.position;
   gboolean old_tail = TBQ_LOAD (tbq->tail_is_buffer);
-  BufferRecord r;
+  gsize size = gst_buffer_get_size (buffer);
   TbqStatus st;
 
-  sink_plan_record (tbq, buffer, 0, &r);
-  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
-      G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, r.payload,
-      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
-      r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
   /* Counted in before it is published (gsttbqueue-private.h). */
-  gst_tbqueue_level_in_buffers (tbq, 1, r.payload);
-  gst_tbqueue_apply_buffer (tbq, buffer, TRUE);
-  st = sink_write_buffer (tbq, buffer, &r);
+  gst_tbqueue_level_in_buffers (tbq, 1, size);
+  gst_tbqueue_advance (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
+      GST_BUFFER_DURATION (buffer), TRUE);
+  st = sink_write_buffer (tbq, buffer, size);
   if (G_LIKELY (st == TBQ_OK))
     return GST_FLOW_OK;
-  return sink_buffer_not_written (tbq, buffer, r.payload, st, old_position,
+  return sink_buffer_not_written (tbq, buffer, size, st, old_position,
       old_tail);
 }
 
