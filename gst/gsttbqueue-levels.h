@@ -68,8 +68,9 @@ void gst_tbqueue_sink_refresh (GstTbQueue * tbq);
  * cache lines while the cached view says there is room.  The src side only
  * ever adds to its counters and moves its running time forward, so the
  * cached level is an upper bound of the real one: "not filled" is exact.
- * An unknown cached src time forces a real check. */
-static inline gboolean
+ * An unknown cached src time forces a real check.  The buffer's fast
+ * path: always inlined. */
+G_ALWAYS_INLINE static inline gboolean
 gst_tbqueue_sink_is_filled (GstTbQueue * tbq)
 {
   guint max_buffers = TBQ_LOAD (tbq->max_buffers);

@@ -182,8 +182,9 @@ sink_write_serialized (GstTbQueue * tbq, GstMiniObject * item, guint32 seq)
 /* ---- buffers and buffer lists ---- */
 
 /* Whether the upstream thread may queue: the flow, then the limits.
- * GST_FLOW_CUSTOM_SUCCESS: leaky=upstream drops the incoming data. */
-static inline GstFlowReturn
+ * GST_FLOW_CUSTOM_SUCCESS: leaky=upstream drops the incoming data.  Part
+ * of the buffer's fast path: always inlined. */
+G_ALWAYS_INLINE static inline GstFlowReturn
 sink_admit (GstTbQueue * tbq)
 {
   GstFlowReturn ret = gst_tbqueue_sink_flow (tbq);
