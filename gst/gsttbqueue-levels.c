@@ -214,9 +214,11 @@ gst_tbqueue_locked_clear_thresholds (GstTbQueue * tbq)
 /* ---- the level log ---- */
 
 /* One line with the levels against the thresholds and limits, and the pool
- * levels, as queue's STATUS (use the STATUS macro).  qlock held. */
+ * levels, as queue's STATUS, logged as from the caller's `file`,
+ * `function` and `line` (use the STATUS macro).  qlock held. */
 void
-gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg)
+gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg,
+    const gchar * file, const gchar * function, gint line)
 {
   TbqStats st;
   guint64 sink_max = 0;
@@ -228,17 +230,17 @@ gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg)
     tbq_queue_get_stats (tbq->q, &st);
     sink_max = (guint64) cfg->sink.max_blocks * cfg->sink.block_size;
   }
-  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "(%s:%s) %s: %" G_GUINT64_FORMAT
-      " of %u-%u buffers, %" G_GUINT64_FORMAT " of %u-%u bytes, %"
-      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
-      " ns; source pool %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-      " blocks in use, sink pool %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-      " bytes in use", GST_DEBUG_PAD_NAME (pad), msg,
-      gst_tbqueue_level_buffers (tbq), TBQ_LOAD (tbq->min_buffers),
-      TBQ_LOAD (tbq->max_buffers), gst_tbqueue_level_bytes (tbq),
-      TBQ_LOAD (tbq->min_bytes), TBQ_LOAD (tbq->max_bytes),
-      gst_tbqueue_level_time (tbq), (guint64) TBQ_LOAD (tbq->min_time),
-      (guint64) TBQ_LOAD (tbq->max_time), st.source.blocks_in_use,
-      st.source.blocks_total, st.sink.blocks_in_use * st.sink.block_size,
-      sink_max);
+  gst_debug_log (DATAFLOW, GST_LEVEL_LOG, file, function, line,
+      G_OBJECT (tbq), "(%s:%s) %s: %" G_GUINT64_FORMAT " of %u-%u buffers, %"
+      G_GUINT64_FORMAT " of %u-%u bytes, %" G_GUINT64_FORMAT " of %"
+      G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT " ns; source pool %"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " blocks in use, sink pool %"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes in use",
+      GST_DEBUG_PAD_NAME (pad), msg, gst_tbqueue_level_buffers (tbq),
+      TBQ_LOAD (tbq->min_buffers), TBQ_LOAD (tbq->max_buffers),
+      gst_tbqueue_level_bytes (tbq), TBQ_LOAD (tbq->min_bytes),
+      TBQ_LOAD (tbq->max_bytes), gst_tbqueue_level_time (tbq),
+      (guint64) TBQ_LOAD (tbq->min_time), (guint64) TBQ_LOAD (tbq->max_time),
+      st.source.blocks_in_use, st.source.blocks_total,
+      st.sink.blocks_in_use * st.sink.block_size, sink_max);
 }

@@ -215,13 +215,15 @@ gst_tbqueue_sink_flow (GstTbQueue * q)
 
 /* ---- logging the levels (gstqueue's STATUS), see gsttbqueue-levels.c ---- */
 
-void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg);
+void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
+    const gchar * file, const gchar * function, gint line);
 
 #ifndef GST_DISABLE_GST_DEBUG
 #define STATUS(q, pad, msg) G_STMT_START {                              \
   if (G_UNLIKELY (gst_debug_category_get_threshold (DATAFLOW)           \
           >= GST_LEVEL_LOG))                                            \
-    gst_tbqueue_log_status (q, pad, msg);                               \
+    gst_tbqueue_log_status (q, pad, msg, __FILE__, GST_FUNCTION,        \
+        __LINE__);                                                      \
 } G_STMT_END
 #else
 #define STATUS(q, pad, msg) G_STMT_START { } G_STMT_END
