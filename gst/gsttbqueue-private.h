@@ -18,12 +18,17 @@
  * LOCKS, outermost first
  *  - The sink pad's stream lock (GStreamer's): the writer.
  *  - qlock: the flow, the src side (reader, src segment, queries), every
- *    slow path of the sink side, and every start, pause and stop of the two
- *    tasks.  Never held across gst_pad_push, a signal emission or a wait on
- *    libtbq; waits on it are the conditions below, with qlock released.
- *  - Inside qlock: the copy task's GstTask lock and object lock, the pads'
- *    object locks, libtbq's own locks.  None of them is held while taking
- *    qlock.
+ *    slow path of the sink side, every start of the two tasks and every
+ *    pause and stop of the copy task.  (Pausing or stopping the src task
+ *    from another thread waits for its function to return: that goes
+ *    through GstPad, which guards its task, with qlock released.)  Never
+ *    held across gst_pad_push, a signal emission or a wait on libtbq;
+ *    waits on it are the conditions below, with qlock released.
+ *  - Inside qlock: the object locks of the copy task and of the pads,
+ *    libtbq's own locks.  None of them is held while taking qlock.
+ *  - The copy task's lock (held while its function runs) is taken by a
+ *    flush without qlock, to know that the paused task is out of its
+ *    function (gst_tbqueue_copy_task_wait_paused).
  *
  * THE FLOW (srcresult, written under qlock, read anywhere)
  *  - Not GST_FLOW_OK: the two-layer queue is interrupted (every libtbq wait
