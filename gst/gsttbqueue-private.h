@@ -1,18 +1,78 @@
-/* tbqueue internals shared by the element's source files.
+/* tbqueue internals: the instance, its threads and locks, and the lock
+ * and wait macros every gsttbqueue-*.c file uses.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * THREADS
+ *  - The upstream streaming thread (it holds the sink pad's stream lock)
+ *    is the only user of the libtbq writer.  A plain buffer takes no lock:
+ *    it checks the flow and the levels with relaxed loads, bumps the
+ *    sink-side counters it owns and writes one record (gsttbqueue-sink.c).
+ *  - The copy task, a GstTask, runs the libtbq copier and takes no lock of
+ *    the element (gsttbqueue-copytask.c).
+ *  - The src pad task is the libtbq reader: it takes records under qlock
+ *    and pushes them with qlock released (gsttbqueue-src.c).
+ *  - Any application thread: properties, stats, and the signal handlers.
+ *
+ * LOCKS, outermost first
+ *  - The sink pad's stream lock (GStreamer's): the writer.
+ *  - qlock: the flow, the src side (reader, src segment, queries), every
+ *    slow path of the sink side, every start of the two tasks and every
+ *    pause and stop of the copy task.  (Pausing or stopping the src task
+ *    from another thread waits for its function to return: that goes
+ *    through GstPad, which guards its task, with qlock released.)  Never
+ *    held across gst_pad_push, a signal emission or a wait on libtbq;
+ *    waits on it are the conditions below, with qlock released.
+ *  - Inside qlock: the object locks of the copy task and of the pads,
+ *    libtbq's own locks.  None of them is held while taking qlock.
+ *  - The copy task's lock (held while its function runs) is taken by a
+ *    flush without qlock, to know that the paused task is out of its
+ *    function (gst_tbqueue_copy_task_wait_paused).
+ *
+ * THE FLOW (srcresult, written under qlock, read anywhere)
+ *  - Not GST_FLOW_OK: the two-layer queue is interrupted (every libtbq wait
+ *    returns), the copy task is paused, the src task pauses itself, and
+ *    every condition below is broadcast.  GST_FLOW_OK again: the queue
+ *    resumes and the copy task starts, when the src pad is active.  One
+ *    function does both (gst_tbqueue_locked_set_flow), so that no start and
+ *    no pause is ever lost (proof in gsttbqueue-copytask.c).
+ *
+ * CONDITIONS (all with qlock)
+ *  - item_del: the level dropped; the upstream thread waits for room.
+ *  - query_handled: downstream answered a serialized query (or gave up).
+ *  - reader_back: the reader is no longer lent (see below).
+ *
+ * THE READER, LENT
+ *  Only the src task takes records, except when another thread must drop
+ *  them: a leak (leaky=downstream, from the upstream thread or from a
+ *  property change) or a flush.  Such a thread borrows the reader under
+ *  qlock (reader_lent).  A borrower that must wait for the copy task
+ *  (records still in the source layer) releases qlock meanwhile; the src
+ *  task takes nothing until the reader is back, and a flush or close()
+ *  waits for it too, so the writer and the queue outlive that wait.
+ *
+ * COUNTERS
+ *  Each counter has one writer (a thread, or whoever holds qlock): it bumps
+ *  it with TBQ_ADD, anyone reads it with TBQ_LOAD.  The in-counters are
+ *  bumped before a record is published, so the src side never takes out
+ *  more than the sink side put in.
  */
 #ifndef __GST_TBQUEUE_PRIVATE_H__
 #define __GST_TBQUEUE_PRIVATE_H__
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "gsttbqueue.h"
+#include "tbq.h"
 
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (gst_tbqueue_debug);
 GST_DEBUG_CATEGORY_EXTERN (gst_tbqueue_dataflow);
 #define GST_CAT_DEFAULT gst_tbqueue_debug
+#define DATAFLOW gst_tbqueue_dataflow
 
 enum
 {
@@ -25,180 +85,215 @@ enum
 
 extern guint gst_tbqueue_signals[LAST_SIGNAL];
 
+/* Counters of the element's own, besides libtbq's. */
+typedef struct
+{
+  /* The upstream thread's. */
+  _Atomic guint64 copied;       /* buffers written by value */
+  _Atomic guint64 referenced;   /* buffers written by reference */
+  _Atomic guint64 copy_fallbacks;       /* transfer=copy buffers that had to be referenced */
+  _Atomic guint64 dropped_upstream;     /* buffers leaked on the upstream end */
+  _Atomic guint64 overruns;
+  _Atomic guint64 level_waits;  /* upstream waits for the level to drop */
+  _Atomic guint64 peak_buffers;
+  _Atomic guint64 peak_bytes;
+  _Atomic guint64 peak_time;
+  /* qlock's. */
+  _Atomic guint64 dropped_downstream;   /* buffers leaked on the downstream end */
+  /* The src task's. */
+  _Atomic guint64 underruns;
+} GstTbQueueCounters;
+
+struct _GstTbQueue
+{
+  GstElement element;
+
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* Limits: written under qlock, read anywhere (relaxed). */
+  _Atomic guint max_buffers;
+  _Atomic guint max_bytes;
+  _Atomic guint64 max_time;
+  _Atomic guint min_buffers;    /* current thresholds (zeroed by EOS) */
+  _Atomic guint min_bytes;
+  _Atomic guint64 min_time;
+  guint orig_min_buffers;       /* as set by the application */
+  guint orig_min_bytes;
+  guint64 orig_min_time;
+  _Atomic gint leaky;
+  _Atomic gboolean silent;
+  _Atomic gboolean flush_on_eos;
+  _Atomic gint transfer;
+  _Atomic guint copy_threshold;
+
+  /* Pool geometry: applies from the next READY->PAUSED (object lock). */
+  guint source_block_size;
+  guint source_blocks;
+  guint sink_block_size;
+  guint64 sink_min_bytes;
+  guint64 sink_max_bytes;
+  guint idle_blocks;
+  guint publish_batch;
+  guint64 pickup_interval;
+
+  /* The two-layer queue, from READY->PAUSED to PAUSED->READY; set and
+   * cleared under qlock. */
+  TbqQueue *q;
+  TbqWriter *writer;            /* the upstream thread's */
+  TbqReader *reader;            /* under qlock; see THE READER, LENT */
+  gsize max_copy;               /* largest payload a copy record carries */
+
+  pthread_mutex_t qlock;        /* POSIX, so ThreadSanitizer sees it */
+  pthread_cond_t item_del;
+  pthread_cond_t query_handled;
+  pthread_cond_t reader_back;
+  _Atomic gint srcresult;       /* GstFlowReturn; written under qlock */
+  _Atomic gboolean eos;         /* EOS queued: refuse data */
+  _Atomic gboolean unexpected;  /* downstream returned EOS */
+  gboolean waiting_del;         /* the upstream thread waits on item_del */
+  gboolean reader_lent;         /* a leak or flush has the reader */
+
+  /* Serialized queries, under qlock. */
+  gboolean last_query;
+  GstQuery *last_handled_query;
+  guint32 query_seq;            /* serialized queries sent */
+  guint32 abandoned_query_seq;  /* queries up to this one have no waiter */
+  GstQuery *query_in_use;       /* downstream is answering it (src task) */
+
+  /* Sink side, owned by the thread holding the sink pad's stream lock.
+   * The counters only grow; levels are in - out. */
+  GstSegment sink_segment;
+  gboolean tail_needs_discont;
+  _Atomic guint64 in_buffers;
+  _Atomic guint64 in_bytes;
+  _Atomic guint64 in_items;
+  _Atomic gint64 sinktime;      /* running time at the sink, or GST_CLOCK_STIME_NONE */
+  _Atomic gboolean tail_is_buffer;      /* last item queued is a buffer */
+  /* The sink side's copy of the src side's counters, refreshed only now and
+   * then so that a buffer reads no other core's cache lines.  It is never
+   * ahead of the real counters: a level computed from it is never below the
+   * real level (see gst_tbqueue_sink_is_filled). */
+  guint64 seen_out_buffers;
+  guint64 seen_out_bytes;
+  gint64 seen_srctime;
+  guint refresh_countdown;
+
+  /* Src side, under qlock.  Counters written under qlock, read anywhere. */
+  GstSegment src_segment;
+  gboolean head_needs_discont;
+  gboolean newseg_applied_to_src;
+  guint64 eos_drain_until;      /* items up to this count are dropped (EOS) */
+  _Atomic guint64 out_buffers;
+  _Atomic guint64 out_bytes;
+  _Atomic guint64 out_items;
+  _Atomic gint64 srctime;
+
+  /* The copy task (gsttbqueue-copytask.c): exists while `q` does; started,
+   * paused and stopped under qlock only. */
+  GstTask *copy_task;
+  GRecMutex copy_task_lock;     /* held while its function runs */
+
+  GstTbQueueCounters counters;
+};
+
 #define TBQ_LOAD(field) atomic_load_explicit (&(field), memory_order_relaxed)
 #define TBQ_STORE(field, v) atomic_store_explicit (&(field), (v), memory_order_relaxed)
-/* Owner-only counter bump: no read-modify-write needed. */
+/* A counter's one writer bumps it: no read-modify-write needed. */
 #define TBQ_ADD(field, n) TBQ_STORE (field, TBQ_LOAD (field) + (n))
 
-#define QLOCK(tbq) pthread_mutex_lock (&(tbq)->qlock)
-#define QUNLOCK(tbq) pthread_mutex_unlock (&(tbq)->qlock)
-#define QWAIT(tbq, cond) pthread_cond_wait (&(tbq)->cond, &(tbq)->qlock)
-#define QSIGNAL(tbq, cond) pthread_cond_signal (&(tbq)->cond)
-#define QBROADCAST(tbq, cond) pthread_cond_broadcast (&(tbq)->cond)
+#define GST_TBQUEUE_FLOW(q) ((GstFlowReturn) TBQ_LOAD ((q)->srcresult))
 
-#define GST_TBQUEUE_FLOW(tbq) ((GstFlowReturn) TBQ_LOAD ((tbq)->srcresult))
-
-/* Levels: everything between the sink and src pads, in both layers and in
- * flight in the copy task.  Read from any thread without a lock. */
-static inline guint64
-gst_tbqueue_level_buffers (GstTbQueue * tbq)
+/* The flow as the sink side sees it: EOS once EOS is queued or downstream
+ * returned it.  Relaxed loads: the fast path takes no lock. */
+static inline GstFlowReturn
+gst_tbqueue_sink_flow (GstTbQueue * q)
 {
-  guint64 out = TBQ_LOAD (tbq->out_buffers);
-  guint64 in = TBQ_LOAD (tbq->in_buffers);
+  GstFlowReturn ret = GST_TBQUEUE_FLOW (q);
 
-  return in > out ? in - out : 0;
+  if (G_UNLIKELY (ret != GST_FLOW_OK))
+    return ret;
+  if (G_UNLIKELY (TBQ_LOAD (q->eos) || TBQ_LOAD (q->unexpected)))
+    return GST_FLOW_EOS;
+  return GST_FLOW_OK;
 }
 
-static inline guint64
-gst_tbqueue_level_bytes (GstTbQueue * tbq)
-{
-  guint64 out = TBQ_LOAD (tbq->out_bytes);
-  guint64 in = TBQ_LOAD (tbq->in_bytes);
+/* ---- logging the levels (gstqueue's STATUS), see gsttbqueue-levels.c ---- */
 
-  return in > out ? in - out : 0;
-}
+void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
+    const gchar * file, const gchar * function, gint line);
 
-static inline guint64
-gst_tbqueue_level_time (GstTbQueue * tbq)
-{
-  gint64 src = TBQ_LOAD (tbq->srctime);
-  gint64 sink = TBQ_LOAD (tbq->sinktime);
+#ifndef GST_DISABLE_GST_DEBUG
+#define STATUS(q, pad, msg) G_STMT_START {                              \
+  if (G_UNLIKELY (gst_debug_category_get_threshold (DATAFLOW)           \
+          >= GST_LEVEL_LOG))                                            \
+    gst_tbqueue_log_status (q, pad, msg, __FILE__, GST_FUNCTION,        \
+        __LINE__);                                                      \
+} G_STMT_END
+#else
+#define STATUS(q, pad, msg) G_STMT_START { } G_STMT_END
+#endif
 
-  if (GST_CLOCK_STIME_IS_VALID (src) && GST_CLOCK_STIME_IS_VALID (sink)
-      && sink >= src)
-    return (guint64) (sink - src);
-  return 0;
-}
+/* ---- qlock and its conditions, in gstqueue.c's idiom ---- */
 
-static inline gboolean
-gst_tbqueue_is_filled (GstTbQueue * tbq)
-{
-  guint max_buffers = TBQ_LOAD (tbq->max_buffers);
-  guint max_bytes = TBQ_LOAD (tbq->max_bytes);
-  guint64 max_time = TBQ_LOAD (tbq->max_time);
+#define GST_TBQUEUE_MUTEX_LOCK(q) G_STMT_START {                        \
+  pthread_mutex_lock (&(q)->qlock);                                     \
+} G_STMT_END
 
-  return (max_buffers > 0 && gst_tbqueue_level_buffers (tbq) >= max_buffers)
-      || (max_bytes > 0 && gst_tbqueue_level_bytes (tbq) >= max_bytes)
-      || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
-}
+/* Lock, and leave through `label` (qlock held) unless the flow is OK. */
+#define GST_TBQUEUE_MUTEX_LOCK_CHECK(q, label) G_STMT_START {            \
+  GST_TBQUEUE_MUTEX_LOCK (q);                                           \
+  if (GST_TBQUEUE_FLOW (q) != GST_FLOW_OK)                              \
+    goto label;                                                         \
+} G_STMT_END
 
-/* Time levels, as queue: running time at the sink minus at the src. */
+#define GST_TBQUEUE_MUTEX_UNLOCK(q) G_STMT_START {                      \
+  pthread_mutex_unlock (&(q)->qlock);                                   \
+} G_STMT_END
 
-static inline gint64
-segment_running_time (GstSegment * segment, GstClockTime val)
-{
-  if (GST_CLOCK_TIME_IS_VALID (val)) {
-    gint sign = gst_segment_to_running_time_full (segment, GST_FORMAT_TIME,
-        val, &val);
+#define GST_TBQUEUE_WAIT(q, cond) pthread_cond_wait (&(q)->cond, &(q)->qlock)
+#define GST_TBQUEUE_BROADCAST(q, cond) pthread_cond_broadcast (&(q)->cond)
 
-    if (sign > 0)
-      return (gint64) val;
-    if (sign < 0)
-      return -(gint64) val;
-  }
-  return GST_CLOCK_STIME_NONE;
-}
+/* Upstream thread: wait until the level dropped; leave through `label`
+ * (qlock held) unless the flow is OK. */
+#define GST_TBQUEUE_WAIT_DEL_CHECK(q, label) G_STMT_START {             \
+  STATUS (q, (q)->sinkpad, "wait for DEL");                             \
+  (q)->waiting_del = TRUE;                                              \
+  GST_TBQUEUE_WAIT (q, item_del);                                       \
+  (q)->waiting_del = FALSE;                                             \
+  if (GST_TBQUEUE_FLOW (q) != GST_FLOW_OK) {                            \
+    STATUS (q, (q)->sinkpad, "received DEL wakeup");                    \
+    goto label;                                                         \
+  }                                                                     \
+  STATUS (q, (q)->sinkpad, "received DEL");                             \
+} G_STMT_END
 
-static inline void
-update_time (GstTbQueue * tbq, gboolean sink)
-{
-  if (sink)
-    TBQ_STORE (tbq->sinktime, segment_running_time (&tbq->sink_segment,
-            tbq->sink_segment.position));
-  else
-    TBQ_STORE (tbq->srctime, segment_running_time (&tbq->src_segment,
-            tbq->src_segment.position));
-}
+#define GST_TBQUEUE_SIGNAL_DEL(q) G_STMT_START {                        \
+  if ((q)->waiting_del) {                                               \
+    STATUS (q, (q)->srcpad, "signal DEL");                              \
+    pthread_cond_signal (&(q)->item_del);                               \
+  }                                                                     \
+} G_STMT_END
 
-static inline void
-apply_buffer (GstTbQueue * tbq, GstBuffer * buffer, gboolean sink)
-{
-  GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
-  GstClockTime timestamp = GST_BUFFER_DTS_OR_PTS (buffer);
-  GstClockTime duration = GST_BUFFER_DURATION (buffer);
+/* Src task: sleep, qlock released, until the copier publishes records after
+ * `key` (tbq_reader_prepare_wait(), taken under qlock before looking) or
+ * the flow changes; leave through `label` (qlock held) unless it is OK. */
+#define GST_TBQUEUE_WAIT_ADD_CHECK(q, key, label) G_STMT_START {        \
+  STATUS (q, (q)->srcpad, "wait for ADD");                              \
+  GST_TBQUEUE_MUTEX_UNLOCK (q);                                         \
+  tbq_reader_sleep ((q)->reader, key, -1);                              \
+  GST_TBQUEUE_MUTEX_LOCK (q);                                           \
+  if (GST_TBQUEUE_FLOW (q) != GST_FLOW_OK) {                            \
+    STATUS (q, (q)->srcpad, "received ADD wakeup");                     \
+    goto label;                                                         \
+  }                                                                     \
+  STATUS (q, (q)->srcpad, "received ADD");                              \
+} G_STMT_END
 
-  /* No timestamp: continuous with the previous one. */
-  if (timestamp == GST_CLOCK_TIME_NONE)
-    timestamp = segment->position;
-  if (duration != GST_CLOCK_TIME_NONE)
-    timestamp += duration;
-  segment->position = timestamp;
-  update_time (tbq, sink);
-}
-
-/* Longest wait, holding qlock, for the copy task to move what this thread
- * wrote; only on leaky=downstream and flush-on-eos slow paths. */
+/* Longest wait, qlock released, for the copy task to move what the writer
+ * wrote: a leak or a flush-on-eos that finds the records still in the
+ * source layer (gsttbqueue-dequeue.c). */
 #define SYNC_TIMEOUT_NS (200 * GST_MSECOND)
 
-#define DATAFLOW gst_tbqueue_dataflow
-
-typedef enum
-{
-  DEQUEUE_NOWAIT,               /* take what is visible */
-  DEQUEUE_WAIT_SRC,             /* src task: may sleep for the rest of a list */
-  DEQUEUE_WAIT_WRITER,          /* upstream thread: may publish and wait for
-                                 * the copier */
-  DEQUEUE_WAIT_COPIER,          /* any other thread: may wait for the copier */
-} DequeueWait;
-
-/* gsttbqueue-items.c */
-void gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn ret);
-void gst_tbqueue_apply_segment (GstTbQueue * tbq, GstEvent * event,
-    gboolean sink);
-void gst_tbqueue_apply_gap (GstTbQueue * tbq, GstEvent * event, gboolean sink);
-GstMiniObject *gst_tbqueue_locked_dequeue (GstTbQueue * tbq, DequeueWait wait,
-    gboolean * skipped);
-void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
-    gboolean flushing);
-void gst_tbqueue_locked_drain_visible (GstTbQueue * tbq);
-void gst_tbqueue_locked_leak (GstTbQueue * tbq, DequeueWait wait);
-void gst_tbqueue_locked_leak_oldest_block (GstTbQueue * tbq);
-void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);
-
-/* gsttbqueue-src.c */
-void gst_tbqueue_loop (GstPad * pad);
-
-/* gsttbqueue-sink.c, gsttbqueue-src.c */
-GstFlowReturn gst_tbqueue_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-GstFlowReturn gst_tbqueue_chain_list (GstPad * pad, GstObject * parent,
-    GstBufferList * list);
-GstFlowReturn gst_tbqueue_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-gboolean gst_tbqueue_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
-gboolean gst_tbqueue_src_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-gboolean gst_tbqueue_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
-gboolean gst_tbqueue_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active);
-gboolean gst_tbqueue_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active);
-void gst_tbqueue_locked_leak_downstream (GstTbQueue * tbq);
-void gst_tbqueue_reset_levels (GstTbQueue * tbq);
-
-/* gsttbqueue-record.c */
-void gst_tbqueue_record_init_once (void);
-gboolean gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer,
-    gsize size, GstTbQueueTransfer transfer);
-/* The record's `info` for `buffer` (which fields it carries) and list
- * position; its header takes gst_tbq_buffer_header_size (info) bytes. */
-guint32 gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list);
-void gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
-    void *record);
-/* The buffer a copy record holds; *list: its list position, *size: its
- * payload bytes. */
-GstBuffer *gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list,
-    gsize * size);
-
-/* gsttbqueue.c */
-gboolean gst_tbqueue_open (GstTbQueue * tbq);
-void gst_tbqueue_close (GstTbQueue * tbq);
-void gst_tbqueue_copier_activate (GstTbQueue * tbq);
-void gst_tbqueue_copier_start (GstTbQueue * tbq);
-void gst_tbqueue_copier_pause (GstTbQueue * tbq);
-void gst_tbqueue_copier_stop (GstTbQueue * tbq);
-
 G_END_DECLS
-#endif
+#endif /* __GST_TBQUEUE_PRIVATE_H__ */

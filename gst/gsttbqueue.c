@@ -1,7 +1,16 @@
-/* tbqueue: a two-layer drop-in replacement for queue
+/* tbqueue: a two-layer drop-in replacement for queue.  This file: the
+ * element object, its properties and stats, and its state changes (the
+ * two-layer queue's life).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Where the rest is: gsttbqueue-private.h (the instance, threads and
+ * locks), gsttbqueue-sink.c and gsttbqueue-src.c (the pads),
+ * gsttbqueue-copytask.c (the copy task), gsttbqueue-levels.c and
+ * gsttbqueue-leaks.c (levels, limits, leaky modes), gsttbqueue-dequeue.c
+ * (records back into items, flushing), gsttbqrecord.c (the record format),
+ * gsttbqmemory.c (the sink-memory allocator).
  */
 
 /**
@@ -58,7 +67,14 @@
 #endif
 
 #include "gsttbqueue-private.h"
+#include "gsttbqueue-copytask.h"
+#include "gsttbqueue-dequeue.h"
+#include "gsttbqueue-leaks.h"
+#include "gsttbqueue-levels.h"
+#include "gsttbqueue-sink.h"
+#include "gsttbqueue-src.h"
 #include "gsttbqmemory.h"
+#include "gsttbqrecord.h"
 
 GST_DEBUG_CATEGORY (gst_tbqueue_debug);
 GST_DEBUG_CATEGORY (gst_tbqueue_dataflow);
@@ -119,6 +135,33 @@ enum
 #define DEFAULT_PUBLISH_BATCH     1
 #define DEFAULT_PICKUP_INTERVAL   0
 
+/* The pool geometry properties, in PROP_* order: where each is kept (a
+ * guint, or a guint64 for the 64-bit properties) and its default.  They
+ * apply from the next READY->PAUSED (object lock). */
+typedef struct
+{
+  gsize offset;
+  gsize size;
+  guint64 def;
+} Geometry;
+
+#define GEOMETRY(field, def) \
+  { G_STRUCT_OFFSET (GstTbQueue, field), sizeof (((GstTbQueue *) 0)->field), def }
+
+static const Geometry geometry[] = {
+  GEOMETRY (source_block_size, DEFAULT_SOURCE_BLOCK_SIZE),
+  GEOMETRY (source_blocks, DEFAULT_SOURCE_BLOCKS),
+  GEOMETRY (sink_block_size, DEFAULT_SINK_BLOCK_SIZE),
+  GEOMETRY (sink_min_bytes, DEFAULT_SINK_MIN_BYTES),
+  GEOMETRY (sink_max_bytes, DEFAULT_SINK_MAX_BYTES),
+  GEOMETRY (idle_blocks, DEFAULT_IDLE_BLOCKS),
+  GEOMETRY (publish_batch, DEFAULT_PUBLISH_BATCH),
+  GEOMETRY (pickup_interval, DEFAULT_PICKUP_INTERVAL),
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (geometry) ==
+    PROP_PICKUP_INTERVAL - PROP_SOURCE_BLOCK_SIZE + 1);
+
 #define gst_tbqueue_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
     GST_DEBUG_CATEGORY_INIT (gst_tbqueue_debug, "tbqueue", 0,
@@ -129,12 +172,34 @@ GST_ELEMENT_REGISTER_DEFINE (tbqueue, "tbqueue", GST_RANK_NONE,
     GST_TYPE_TBQUEUE);
 
 static void gst_tbqueue_finalize (GObject * object);
+static void gst_tbqueue_close (GstTbQueue * tbq);
 static void gst_tbqueue_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
 static void gst_tbqueue_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
     GstStateChange transition);
+
+static void
+geometry_store (GstTbQueue * tbq, const Geometry * g, guint64 v)
+{
+  gpointer p = G_STRUCT_MEMBER_P (tbq, g->offset);
+
+  if (g->size == sizeof (guint64))
+    *(guint64 *) p = v;
+  else
+    *(guint *) p = (guint) v;
+}
+
+static guint64
+geometry_load (GstTbQueue * tbq, const Geometry * g)
+{
+  gconstpointer p = G_STRUCT_MEMBER_P (tbq, g->offset);
+
+  if (g->size == sizeof (guint64))
+    return *(const guint64 *) p;
+  return *(const guint *) p;
+}
 
 GType
 gst_tbqueue_leaky_get_type (void)
@@ -347,39 +412,24 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   gst_element_class_add_static_pad_template (element_class, &srctemplate);
   gst_element_class_add_static_pad_template (element_class, &sinktemplate);
 
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_chain);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_chain_list);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_event);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_query);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_event);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_query);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_sink_activate_mode);
-  GST_DEBUG_REGISTER_FUNCPTR (gst_tbqueue_src_activate_mode);
 
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
   gst_tbq_memory_init_once ();
-  gst_tbqueue_record_init_once ();
+  gst_tbq_record_init_once ();
 }
 
 static void
 gst_tbqueue_init (GstTbQueue * tbq)
 {
+  guint i;
+
   tbq->sinkpad = gst_pad_new_from_static_template (&sinktemplate, "sink");
-  gst_pad_set_chain_function (tbq->sinkpad, gst_tbqueue_chain);
-  gst_pad_set_chain_list_function (tbq->sinkpad, gst_tbqueue_chain_list);
-  gst_pad_set_activatemode_function (tbq->sinkpad,
-      gst_tbqueue_sink_activate_mode);
-  gst_pad_set_event_full_function (tbq->sinkpad, gst_tbqueue_sink_event);
-  gst_pad_set_query_function (tbq->sinkpad, gst_tbqueue_sink_query);
+  gst_tbqueue_sink_set_functions (tbq->sinkpad);
   GST_PAD_SET_PROXY_CAPS (tbq->sinkpad);
   gst_element_add_pad (GST_ELEMENT (tbq), tbq->sinkpad);
-
   tbq->srcpad = gst_pad_new_from_static_template (&srctemplate, "src");
-  gst_pad_set_activatemode_function (tbq->srcpad,
-      gst_tbqueue_src_activate_mode);
-  gst_pad_set_event_function (tbq->srcpad, gst_tbqueue_src_event);
-  gst_pad_set_query_function (tbq->srcpad, gst_tbqueue_src_query);
+  gst_tbqueue_src_set_functions (tbq->srcpad);
   GST_PAD_SET_PROXY_CAPS (tbq->srcpad);
   gst_element_add_pad (GST_ELEMENT (tbq), tbq->srcpad);
 
@@ -390,21 +440,14 @@ gst_tbqueue_init (GstTbQueue * tbq)
   atomic_init (&tbq->transfer, DEFAULT_TRANSFER);
   atomic_init (&tbq->copy_threshold, DEFAULT_COPY_THRESHOLD);
   atomic_init (&tbq->srcresult, GST_FLOW_FLUSHING);
-  tbq->source_block_size = DEFAULT_SOURCE_BLOCK_SIZE;
-  tbq->source_blocks = DEFAULT_SOURCE_BLOCKS;
-  tbq->sink_block_size = DEFAULT_SINK_BLOCK_SIZE;
-  tbq->sink_min_bytes = DEFAULT_SINK_MIN_BYTES;
-  tbq->sink_max_bytes = DEFAULT_SINK_MAX_BYTES;
-  tbq->idle_blocks = DEFAULT_IDLE_BLOCKS;
-  tbq->publish_batch = DEFAULT_PUBLISH_BATCH;
-  tbq->pickup_interval = DEFAULT_PICKUP_INTERVAL;
+  for (i = 0; i < G_N_ELEMENTS (geometry); i++)
+    geometry_store (tbq, &geometry[i], geometry[i].def);
 
   pthread_mutex_init (&tbq->qlock, NULL);
   pthread_cond_init (&tbq->item_del, NULL);
   pthread_cond_init (&tbq->query_handled, NULL);
-  pthread_cond_init (&tbq->copier_cond, NULL);
-  pthread_mutex_init (&tbq->copier_state, NULL);
-  g_rec_mutex_init (&tbq->copier_lock);
+  pthread_cond_init (&tbq->reader_back, NULL);
+  g_rec_mutex_init (&tbq->copy_task_lock);
   gst_tbqueue_reset_levels (tbq);
 }
 
@@ -417,214 +460,102 @@ gst_tbqueue_finalize (GObject * object)
   pthread_mutex_destroy (&tbq->qlock);
   pthread_cond_destroy (&tbq->item_del);
   pthread_cond_destroy (&tbq->query_handled);
-  pthread_cond_destroy (&tbq->copier_cond);
-  pthread_mutex_destroy (&tbq->copier_state);
-  g_rec_mutex_clear (&tbq->copier_lock);
+  pthread_cond_destroy (&tbq->reader_back);
+  g_rec_mutex_clear (&tbq->copy_task_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
-}
-
-/* ---- the copy task ---- */
-
-static void
-copier_func (gpointer data)
-{
-  GstTbQueue *tbq = data;
-
-  if (tbq_copier_step (tbq->q, -1) == TBQ_INTERRUPTED) {
-    /* Wait for a resume, or leave when the task is paused or stopped; both
-     * come with a broadcast under qlock, so none is missed. */
-    QLOCK (tbq);
-    while (tbq_queue_is_interrupted (tbq->q)
-        && gst_task_get_state (tbq->copier_task) == GST_TASK_STARTED)
-      QWAIT (tbq, copier_cond);
-    QUNLOCK (tbq);
-  }
-}
-
-static void
-copier_stream_status (GstTbQueue * tbq, GstTask * task,
-    GstStreamStatusType type)
-{
-  GstMessage *message;
-  GValue value = G_VALUE_INIT;
-
-  message = gst_message_new_stream_status (GST_OBJECT_CAST (tbq), type,
-      GST_ELEMENT_CAST (tbq));
-  g_value_init (&value, GST_TYPE_TASK);
-  g_value_set_object (&value, task);
-  gst_message_set_stream_status_object (message, &value);
-  g_value_unset (&value);
-  gst_element_post_message (GST_ELEMENT_CAST (tbq), message);
-}
-
-static void
-copier_enter (GstTask * task, GThread * thread, gpointer user_data)
-{
-  copier_stream_status (GST_TBQUEUE (user_data), task,
-      GST_STREAM_STATUS_TYPE_ENTER);
-}
-
-static void
-copier_leave (GstTask * task, GThread * thread, gpointer user_data)
-{
-  copier_stream_status (GST_TBQUEUE (user_data), task,
-      GST_STREAM_STATUS_TYPE_LEAVE);
-}
-
-/* Create the copy task (no lock held: posts a message). */
-static void
-copier_create (GstTbQueue * tbq)
-{
-  GstTask *task = gst_task_new (copier_func, tbq, NULL);
-  gchar *name = g_strdup_printf ("%s:copier", GST_OBJECT_NAME (tbq));
-
-  gst_object_set_name (GST_OBJECT_CAST (task), name);
-  g_free (name);
-  gst_task_set_lock (task, &tbq->copier_lock);
-  gst_task_set_enter_callback (task, copier_enter, tbq, NULL);
-  gst_task_set_leave_callback (task, copier_leave, tbq, NULL);
-  tbq->copier_task = task;
-  copier_stream_status (tbq, task, GST_STREAM_STATUS_TYPE_CREATE);
-}
-
-/* The task runs only between gst_tbqueue_copier_activate() and
- * gst_tbqueue_copier_stop(): a late start or pause (a FLUSH_STOP racing a
- * state change) must not revive a task that is being joined.  copier_state
- * serialises those calls; it nests inside qlock. */
-
-void
-gst_tbqueue_copier_activate (GstTbQueue * tbq)
-{
-  pthread_mutex_lock (&tbq->copier_state);
-  tbq->copier_active = TRUE;
-  pthread_mutex_unlock (&tbq->copier_state);
-}
-
-/* Resume the two-layer queue and start the task, unless the src pad is
- * inactive or being deactivated (then its interrupt must stand until the
- * task is joined).  qlock held. */
-void
-gst_tbqueue_copier_start (GstTbQueue * tbq)
-{
-  pthread_mutex_lock (&tbq->copier_state);
-  if (tbq->copier_task != NULL && tbq->copier_active) {
-    tbq_queue_resume (tbq->q);
-    gst_task_start (tbq->copier_task);
-    QBROADCAST (tbq, copier_cond);
-  }
-  pthread_mutex_unlock (&tbq->copier_state);
-}
-
-/* Pause and wait until the task function is not running.  No qlock. */
-void
-gst_tbqueue_copier_pause (GstTbQueue * tbq)
-{
-  if (tbq->copier_task == NULL)
-    return;
-  pthread_mutex_lock (&tbq->copier_state);
-  if (tbq->copier_active)
-    gst_task_pause (tbq->copier_task);
-  pthread_mutex_unlock (&tbq->copier_state);
-  QLOCK (tbq);
-  QBROADCAST (tbq, copier_cond);
-  QUNLOCK (tbq);
-  g_rec_mutex_lock (&tbq->copier_lock);
-  g_rec_mutex_unlock (&tbq->copier_lock);
-}
-
-/* Stop and join the task's thread.  No qlock. */
-void
-gst_tbqueue_copier_stop (GstTbQueue * tbq)
-{
-  if (tbq->copier_task == NULL)
-    return;
-  pthread_mutex_lock (&tbq->copier_state);
-  tbq->copier_active = FALSE;
-  gst_task_stop (tbq->copier_task);
-  /* Out of a libtbq wait; no resume can come in before the join. */
-  if (tbq->q != NULL)
-    tbq_queue_interrupt (tbq->q);
-  pthread_mutex_unlock (&tbq->copier_state);
-  /* Out of the interrupted wait in copier_func. */
-  QLOCK (tbq);
-  QBROADCAST (tbq, copier_cond);
-  QUNLOCK (tbq);
-  gst_task_join (tbq->copier_task);
 }
 
 /* ---- the two-layer queue's life ---- */
 
-gboolean
-gst_tbqueue_open (GstTbQueue * tbq)
+/* libtbq's configuration from the properties.  FALSE, with the reason in
+ * `msg`, for an impossible geometry. */
+static gboolean
+open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
 {
-  TbqConfig cfg;
-  TbqStatus st;
-  char msg[256];
   guint64 sink_block, min_bytes, max_bytes;
 
-  tbq_config_init (&cfg);
+  tbq_config_init (cfg);
   GST_OBJECT_LOCK (tbq);
-  cfg.source.block_size = tbq->source_block_size;
-  cfg.source.min_blocks = tbq->source_blocks;
-  cfg.source.max_blocks = tbq->source_blocks;
-  cfg.source.max_idle_blocks = tbq->source_blocks;
+  cfg->source.block_size = tbq->source_block_size;
+  cfg->source.min_blocks = tbq->source_blocks;
+  cfg->source.max_blocks = tbq->source_blocks;
+  cfg->source.max_idle_blocks = tbq->source_blocks;
   sink_block = tbq->sink_block_size;
   min_bytes = tbq->sink_min_bytes;
   max_bytes = tbq->sink_max_bytes;
-  cfg.sink.block_size = sink_block;
-  cfg.sink.min_blocks = (min_bytes + sink_block - 1) / sink_block;
-  cfg.sink.max_blocks = max_bytes / sink_block;
-  cfg.sink.max_idle_blocks = tbq->idle_blocks;
+  cfg->sink.block_size = sink_block;
+  cfg->sink.min_blocks = (min_bytes + sink_block - 1) / sink_block;
+  cfg->sink.max_blocks = max_bytes / sink_block;
+  cfg->sink.max_idle_blocks = tbq->idle_blocks;
   if (tbq->publish_batch == 1) {
-    cfg.publish = TBQ_PUBLISH_EVERY_RECORD;
+    cfg->publish = TBQ_PUBLISH_EVERY_RECORD;
   } else if (tbq->publish_batch == 0) {
-    cfg.publish = TBQ_PUBLISH_AT_HANDOFF;
+    cfg->publish = TBQ_PUBLISH_AT_HANDOFF;
   } else {
-    cfg.publish = TBQ_PUBLISH_EVERY_N;
-    cfg.publish_every = tbq->publish_batch;
+    cfg->publish = TBQ_PUBLISH_EVERY_N;
+    cfg->publish_every = tbq->publish_batch;
   }
   if (tbq->pickup_interval > 0) {
-    cfg.wake = TBQ_WAKE_LAZY;
-    cfg.pickup_interval_ns = (int64_t) tbq->pickup_interval;
+    cfg->wake = TBQ_WAKE_LAZY;
+    cfg->pickup_interval_ns = (int64_t) tbq->pickup_interval;
   } else {
-    cfg.wake = TBQ_WAKE_ON_DEMAND;
+    cfg->wake = TBQ_WAKE_ON_DEMAND;
   }
   GST_OBJECT_UNLOCK (tbq);
-  cfg.backpressure = TBQ_BACKPRESSURE_DROP;
-  cfg.max_writers = 1;
+  cfg->backpressure = TBQ_BACKPRESSURE_DROP;
+  cfg->max_writers = 1;
   /* Three threads share few cores: spinning long steals from the others. */
-  cfg.spin_iterations = 50;
+  cfg->spin_iterations = 50;
 
   if (min_bytes > max_bytes) {
-    g_snprintf (msg, sizeof msg, "sink-min-bytes (%" G_GUINT64_FORMAT
+    g_snprintf (msg, msg_size, "sink-min-bytes (%" G_GUINT64_FORMAT
         ") is larger than sink-max-bytes (%" G_GUINT64_FORMAT ")", min_bytes,
         max_bytes);
-    goto refused;
+    return FALSE;
   }
   if (max_bytes / sink_block < 2) {
-    g_snprintf (msg, sizeof msg, "sink-max-bytes (%" G_GUINT64_FORMAT
+    g_snprintf (msg, msg_size, "sink-max-bytes (%" G_GUINT64_FORMAT
         ") must hold at least two sink blocks of %" G_GUINT64_FORMAT
         " bytes", max_bytes, sink_block);
-    goto refused;
+    return FALSE;
   }
-  st = tbq_queue_new (&cfg, &tbq->q, msg, sizeof msg);
+  return TRUE;
+}
+
+/* READY->PAUSED: the two-layer queue, its writer and reader, and the copy
+ * task (stopped until the src pad is activated). */
+static gboolean
+gst_tbqueue_open (GstTbQueue * tbq)
+{
+  TbqConfig cfg;
+  TbqQueue *q = NULL;
+  TbqWriter *writer = NULL;
+  TbqReader *reader = NULL;
+  GstTask *task;
+  TbqStatus st;
+  char msg[256];
+
+  if (!open_config (tbq, &cfg, msg, sizeof msg))
+    goto refused;
+  st = tbq_queue_new (&cfg, &q, msg, sizeof msg);
   if (st == TBQ_INVALID_CONFIG)
     goto refused;
   if (st != TBQ_OK)
     goto no_memory;
-  if (tbq_writer_new (tbq->q, &tbq->writer) != TBQ_OK
-      || tbq_reader_new (tbq->q, &tbq->reader) != TBQ_OK) {
-    tbq_queue_free (tbq->q, NULL, NULL);
-    tbq->q = NULL;
-    tbq->writer = NULL;
-    tbq->reader = NULL;
+  if (tbq_writer_new (q, &writer) != TBQ_OK
+      || tbq_reader_new (q, &reader) != TBQ_OK) {
+    tbq_queue_free (q, NULL, NULL);
     goto no_memory;
   }
-  /* Every field set: the largest header. */
-  tbq->max_copy = tbq_queue_max_record_size (tbq->q)
-      - GST_TBQ_BUFFER_HEADER_MAX;
+  task = gst_tbqueue_copy_task_new (tbq);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->q = q;
+  tbq->writer = writer;
+  tbq->reader = reader;
+  tbq->copy_task = task;
+  tbq->max_copy = gst_tbq_record_max_copy (tbq_queue_max_record_size (q));
   gst_tbqueue_reset_levels (tbq);
-  copier_create (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT
       "..%" G_GSIZE_FORMAT " x %u B", (guint) cfg.source.max_blocks,
       (guint) cfg.source.block_size, cfg.sink.min_blocks, cfg.sink.max_blocks,
@@ -641,38 +572,31 @@ no_memory:
   return FALSE;
 }
 
+/* PAUSED->READY (the pads are inactive) and finalize. */
 static void
-release_leftover (uint16_t type, const void *data, uint32_t size,
-    void *user_data)
-{
-  GstTbqRefRecord ref;
-
-  if (type == GST_TBQ_RECORD_BUFFER_REF || type == GST_TBQ_RECORD_EVENT) {
-    memcpy (&ref, data, sizeof ref);
-    gst_mini_object_unref (ref.object);
-  }
-}
-
-void
 gst_tbqueue_close (GstTbQueue * tbq)
 {
-  if (tbq->copier_task != NULL) {
-    gst_tbqueue_copier_stop (tbq);
-    gst_object_unref (tbq->copier_task);
-    tbq->copier_task = NULL;
-  }
-  if (tbq->q != NULL) {
-    TbqQueue *q;
+  TbqQueue *q;
+  GstTask *task;
 
-    QLOCK (tbq);
-    q = tbq->q;
-    tbq->q = NULL;
-    tbq->writer = NULL;
-    tbq->reader = NULL;
-    QUNLOCK (tbq);
-    /* Zero-copy buffers still downstream keep their sink blocks alive. */
-    tbq_queue_free (q, release_leftover, NULL);
-  }
+  gst_tbqueue_copy_task_stop (tbq);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  /* A leak from a property change may still wait for the copy task: the
+   * stop interrupted it, and it gives the reader back soon. */
+  gst_tbqueue_locked_borrow_reader (tbq);
+  q = tbq->q;
+  task = tbq->copy_task;
+  tbq->q = NULL;
+  tbq->writer = NULL;
+  tbq->reader = NULL;
+  tbq->copy_task = NULL;
+  gst_tbqueue_locked_return_reader (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (task != NULL)
+    gst_object_unref (task);
+  /* Zero-copy buffers still downstream keep their sink blocks alive. */
+  if (q != NULL)
+    tbq_queue_free (q, gst_tbqueue_release_record, NULL);
 }
 
 static GstStateChangeReturn
@@ -705,10 +629,10 @@ gst_tbqueue_stats (GstTbQueue * tbq)
 
   memset (&st, 0, sizeof st);
   /* qlock: close() clears tbq->q under it before freeing. */
-  QLOCK (tbq);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (tbq->q != NULL)
     tbq_queue_get_stats (tbq->q, &st);
-  QUNLOCK (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   s = gst_structure_new ("tbqueue-stats",
       "current-level-buffers", G_TYPE_UINT64, gst_tbqueue_level_buffers (tbq),
       "current-level-bytes", G_TYPE_UINT64, gst_tbqueue_level_bytes (tbq),
@@ -748,8 +672,17 @@ gst_tbqueue_stats (GstTbQueue * tbq)
   return s;
 }
 
+/* The geometry entry of a property, or NULL. */
+static const Geometry *
+geometry_of (guint prop_id)
+{
+  if (prop_id < PROP_SOURCE_BLOCK_SIZE || prop_id > PROP_PICKUP_INTERVAL)
+    return NULL;
+  return &geometry[prop_id - PROP_SOURCE_BLOCK_SIZE];
+}
+
 static void
-set_geometry (GstTbQueue * tbq, guint prop_id, const GValue * value,
+set_geometry (GstTbQueue * tbq, const Geometry * g, const GValue * value,
     GParamSpec * pspec)
 {
   GST_OBJECT_LOCK (tbq);
@@ -759,34 +692,8 @@ set_geometry (GstTbQueue * tbq, guint prop_id, const GValue * value,
         GST_OBJECT_NAME (tbq), pspec->name);
     return;
   }
-  switch (prop_id) {
-    case PROP_SOURCE_BLOCK_SIZE:
-      tbq->source_block_size = g_value_get_uint (value);
-      break;
-    case PROP_SOURCE_BLOCKS:
-      tbq->source_blocks = g_value_get_uint (value);
-      break;
-    case PROP_SINK_BLOCK_SIZE:
-      tbq->sink_block_size = g_value_get_uint (value);
-      break;
-    case PROP_SINK_MIN_BYTES:
-      tbq->sink_min_bytes = g_value_get_uint64 (value);
-      break;
-    case PROP_SINK_MAX_BYTES:
-      tbq->sink_max_bytes = g_value_get_uint64 (value);
-      break;
-    case PROP_IDLE_BLOCKS:
-      tbq->idle_blocks = g_value_get_uint (value);
-      break;
-    case PROP_PUBLISH_BATCH:
-      tbq->publish_batch = g_value_get_uint (value);
-      break;
-    case PROP_PICKUP_INTERVAL:
-      tbq->pickup_interval = g_value_get_uint64 (value);
-      break;
-    default:
-      break;
-  }
+  geometry_store (tbq, g, G_VALUE_HOLDS_UINT64 (value) ?
+      g_value_get_uint64 (value) : g_value_get_uint (value));
   GST_OBJECT_UNLOCK (tbq);
 }
 
@@ -796,23 +703,15 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
 {
   GstTbQueue *tbq = GST_TBQUEUE (object);
 
-  switch (prop_id) {
-    case PROP_SOURCE_BLOCK_SIZE:
-    case PROP_SOURCE_BLOCKS:
-    case PROP_SINK_BLOCK_SIZE:
-    case PROP_SINK_MIN_BYTES:
-    case PROP_SINK_MAX_BYTES:
-    case PROP_IDLE_BLOCKS:
-    case PROP_PUBLISH_BATCH:
-    case PROP_PICKUP_INTERVAL:
-      set_geometry (tbq, prop_id, value, pspec);
-      return;
-    default:
-      break;
+  const Geometry *g = geometry_of (prop_id);
+
+  if (g != NULL) {
+    set_geometry (tbq, g, value, pspec);
+    return;
   }
 
   /* Limits affect both streaming threads. */
-  QLOCK (tbq);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
   switch (prop_id) {
     case PROP_MAX_SIZE_BYTES:
     case PROP_MAX_SIZE_BUFFERS:
@@ -824,9 +723,9 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
       else
         TBQ_STORE (tbq->max_time, g_value_get_uint64 (value));
       if (TBQ_LOAD (tbq->leaky) == GST_TBQUEUE_LEAK_DOWNSTREAM)
-        gst_tbqueue_locked_leak_downstream (tbq);
+        gst_tbqueue_locked_leak_downstream (tbq, DEQUEUE_WAIT_COPIER);
       /* The pushing thread may have room now. */
-      QBROADCAST (tbq, item_del);
+      GST_TBQUEUE_BROADCAST (tbq, item_del);
       break;
     case PROP_MIN_THRESHOLD_BYTES:
       tbq->orig_min_bytes = g_value_get_uint (value);
@@ -862,7 +761,21 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
   /* Thresholds and limits decide when the src task may push. */
   if (tbq->reader != NULL)
     tbq_reader_wake (tbq->reader);
-  QUNLOCK (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
+static void
+get_geometry (GstTbQueue * tbq, const Geometry * g, GValue * value)
+{
+  guint64 v;
+
+  GST_OBJECT_LOCK (tbq);
+  v = geometry_load (tbq, g);
+  GST_OBJECT_UNLOCK (tbq);
+  if (G_VALUE_HOLDS_UINT64 (value))
+    g_value_set_uint64 (value, v);
+  else
+    g_value_set_uint (value, (guint) v);
 }
 
 static void
@@ -915,51 +828,14 @@ gst_tbqueue_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_COPY_THRESHOLD:
       g_value_set_uint (value, TBQ_LOAD (tbq->copy_threshold));
       break;
-    case PROP_SOURCE_BLOCK_SIZE:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint (value, tbq->source_block_size);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_SOURCE_BLOCKS:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint (value, tbq->source_blocks);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_SINK_BLOCK_SIZE:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint (value, tbq->sink_block_size);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_SINK_MIN_BYTES:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint64 (value, tbq->sink_min_bytes);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_SINK_MAX_BYTES:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint64 (value, tbq->sink_max_bytes);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_IDLE_BLOCKS:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint (value, tbq->idle_blocks);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_PUBLISH_BATCH:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint (value, tbq->publish_batch);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
-    case PROP_PICKUP_INTERVAL:
-      GST_OBJECT_LOCK (tbq);
-      g_value_set_uint64 (value, tbq->pickup_interval);
-      GST_OBJECT_UNLOCK (tbq);
-      break;
     case PROP_STATS:
       g_value_take_boxed (value, gst_tbqueue_stats (tbq));
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (geometry_of (prop_id) != NULL)
+        get_geometry (tbq, geometry_of (prop_id), value);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
 }

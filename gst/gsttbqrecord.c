@@ -1,4 +1,5 @@
-/* tbqueue records: buffers by value.
+/* The tbqueue record format: buffers by value (encode, decode), and the
+ * items every record holds.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -7,9 +8,9 @@
  * (timestamps, duration, offsets, flags) and its payload.  A buffer is only
  * written by value when nothing else would be lost: no metas, and every
  * memory plain system memory (or our own sink memory); anything else travels
- * by reference.
+ * by reference.  Layouts: gsttbqrecord.h.
  */
-#include "gsttbqueue-private.h"
+#include "gsttbqrecord.h"
 #include "gsttbqmemory.h"
 
 /* Buffer flags live above the mini-object flags. */
@@ -20,7 +21,7 @@
 static GstAllocator *sysmem_allocator;
 
 void
-gst_tbqueue_record_init_once (void)
+gst_tbq_record_init_once (void)
 {
   static gsize done = 0;
 
@@ -43,16 +44,12 @@ memory_is_plain (GstMemory * mem)
 }
 
 gboolean
-gst_tbqueue_buffer_copyable (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
-    GstTbQueueTransfer transfer)
+gst_tbq_record_can_copy (GstBuffer * buffer, gsize size, gsize max_size)
 {
   gpointer state = NULL;
   guint i, n;
 
-  if (size > tbq->max_copy)
-    return FALSE;
-  if (transfer == GST_TBQUEUE_TRANSFER_AUTO
-      && size > TBQ_LOAD (tbq->copy_threshold))
+  if (size > max_size)
     return FALSE;
   /* Metas cannot be written into a block without losing them. */
   if (gst_buffer_iterate_meta (buffer, &state) != NULL)
@@ -79,7 +76,7 @@ buffer_fields (GstBuffer * buffer, guint64 * f[N_FIELDS])
 }
 
 guint32
-gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list)
+gst_tbq_record_copy_info (GstBuffer * buffer, guint32 list)
 {
   guint32 info = list & GST_TBQ_LIST_MASK;
   guint64 *f[N_FIELDS];
@@ -95,10 +92,10 @@ gst_tbqueue_buffer_info (GstBuffer * buffer, guint32 list)
 }
 
 void
-gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
-    void *record)
+gst_tbq_record_write_copy (void *record, GstBuffer * buffer, gsize payload,
+    guint32 info)
 {
-  GstTbqBufferHeader h;
+  GstTbqCopyHeader h;
   guint8 *p = (guint8 *) record + sizeof h;
   guint64 *f[N_FIELDS];
   guint k;
@@ -113,7 +110,7 @@ gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
       memcpy (p, f[k], 8);
       p += 8;
     }
-  if (size == 0)
+  if (payload == 0)
     return;
   if (G_LIKELY (gst_buffer_n_memory (buffer) == 1)) {
     /* One memory (the usual case): map it, cheaper than extract. */
@@ -121,26 +118,27 @@ gst_tbqueue_buffer_encode (GstBuffer * buffer, gsize size, guint32 info,
     GstMapInfo map;
 
     if (gst_memory_map (mem, &map, GST_MAP_READ)) {
-      memcpy (p, map.data, size);
+      memcpy (p, map.data, payload);
       gst_memory_unmap (mem, &map);
       return;
     }
   }
-  gst_buffer_extract (buffer, 0, p, size);
+  gst_buffer_extract (buffer, 0, p, payload);
 }
 
-GstBuffer *
-gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list,
-    gsize * size)
+/* A new buffer with the fields, flags and bytes of a copy record; its
+ * memory holds a reference to the record's sink block. */
+static GstBuffer *
+read_copy (const TbqRecord * rec, guint32 * list, gsize * payload)
 {
-  GstTbqBufferHeader h;
+  GstTbqCopyHeader h;
   GstBuffer *buffer;
   const guint8 *p = (const guint8 *) rec->data + sizeof h;
   guint64 *f[N_FIELDS];
   guint k;
 
   memcpy (&h, rec->data, sizeof h);
-  *size = rec->size - gst_tbq_buffer_header_size (h.info);
+  *payload = rec->size - gst_tbq_record_copy_size (h.info, 0);
   buffer = gst_buffer_new ();
   /* A new buffer's fields are all unset: set those the record carries. */
   buffer_fields (buffer, f);
@@ -149,12 +147,68 @@ gst_tbqueue_buffer_decode (const TbqRecord * rec, guint32 * list,
       memcpy (f[k], p, 8);
       p += 8;
     }
-  if (*size > 0)
+  if (*payload > 0)
     gst_buffer_append_memory (buffer, gst_tbq_memory_new (rec->block,
-            (guint8 *) p, *size));
+            (guint8 *) p, *payload));
   /* Exactly the flags the buffer had, TAG_MEMORY included. */
   GST_MINI_OBJECT_FLAGS (buffer) =
       (GST_MINI_OBJECT_FLAGS (buffer) & ~BUFFER_FLAGS_MASK) | h.flags;
   *list = h.info & GST_TBQ_LIST_MASK;
   return buffer;
+}
+
+gboolean
+gst_tbq_record_read (const TbqRecord * rec, GstTbqItem * item)
+{
+  GstTbqBufferRef buffer;
+  GstTbqEventRef event;
+  GstTbqQueryRef query;
+
+  item->type = rec->type;
+  item->list = 0;
+  item->size = 0;
+  item->seq = 0;
+  switch (rec->type) {
+    case GST_TBQ_RECORD_BUFFER_COPY:
+      item->object = GST_MINI_OBJECT_CAST (read_copy (rec, &item->list,
+              &item->size));
+      return TRUE;
+    case GST_TBQ_RECORD_BUFFER_REF:
+      memcpy (&buffer, rec->data, sizeof buffer);
+      item->object = GST_MINI_OBJECT_CAST (buffer.buffer);
+      item->list = buffer.list;
+      item->size = buffer.size;
+      return TRUE;
+    case GST_TBQ_RECORD_EVENT:
+      memcpy (&event, rec->data, sizeof event);
+      item->object = GST_MINI_OBJECT_CAST (event.event);
+      return TRUE;
+    case GST_TBQ_RECORD_QUERY:
+      memcpy (&query, rec->data, sizeof query);
+      item->object = GST_MINI_OBJECT_CAST (query.query);
+      item->seq = query.seq;
+      return TRUE;
+    default:
+      item->object = NULL;
+      return FALSE;
+  }
+}
+
+GstMiniObject *
+gst_tbq_record_owned (guint16 type, const void *data)
+{
+  GstTbqBufferRef buffer;
+  GstTbqEventRef event;
+
+  switch (type) {
+    case GST_TBQ_RECORD_BUFFER_REF:
+      memcpy (&buffer, data, sizeof buffer);
+      return GST_MINI_OBJECT_CAST (buffer.buffer);
+    case GST_TBQ_RECORD_EVENT:
+      memcpy (&event, data, sizeof event);
+      return GST_MINI_OBJECT_CAST (event.event);
+    default:
+      /* Copy records own nothing; a query belongs to its waiting sender. */
+      return NULL;
+  }
 }

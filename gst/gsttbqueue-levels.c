@@ -1,0 +1,246 @@
+/* tbqueue levels: how much is queued, against the limits and thresholds;
+ * the time levels from the segments; the level log.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * What the levels count: gsttbqueue-levels.h.  Threads and locks:
+ * gsttbqueue-private.h.
+ */
+#include "gsttbqueue-levels.h"
+
+/* Buffers between two refreshes of the sink side's view (peaks are sampled
+ * at this interval and at every limit check). */
+#define SINK_REFRESH_INTERVAL 32
+
+/* Upstream thread: re-read the src side's counters and sample the peaks. */
+void
+gst_tbqueue_sink_refresh (GstTbQueue * tbq)
+{
+  GstTbQueueCounters *c = &tbq->counters;
+  guint64 b, y, t;
+
+  tbq->seen_out_buffers = TBQ_LOAD (tbq->out_buffers);
+  tbq->seen_out_bytes = TBQ_LOAD (tbq->out_bytes);
+  tbq->seen_srctime = TBQ_LOAD (tbq->srctime);
+  tbq->refresh_countdown = SINK_REFRESH_INTERVAL;
+  b = gst_tbqueue_level_buffers (tbq);
+  y = gst_tbqueue_level_bytes (tbq);
+  t = gst_tbqueue_level_time (tbq);
+  if (b > TBQ_LOAD (c->peak_buffers))
+    TBQ_STORE (c->peak_buffers, b);
+  if (y > TBQ_LOAD (c->peak_bytes))
+    TBQ_STORE (c->peak_bytes, y);
+  if (t > TBQ_LOAD (c->peak_time))
+    TBQ_STORE (c->peak_time, t);
+}
+
+/* ---- time levels (as queue: running time at the sink minus at the src) ---- */
+
+static void
+apply_segment (GstTbQueue * tbq, GstEvent * event, gboolean sink)
+{
+  GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
+
+  gst_event_copy_segment (event, segment);
+  if (segment->format != GST_FORMAT_TIME) {
+    /* Not time: pretend an open time segment from 0, as queue does. */
+    segment->format = GST_FORMAT_TIME;
+    segment->start = 0;
+    segment->stop = -1;
+    segment->time = 0;
+  }
+  GST_DEBUG_OBJECT (tbq, "configured %s SEGMENT %" GST_SEGMENT_FORMAT,
+      sink ? "sink" : "src", segment);
+  gst_tbqueue_update_time (tbq, sink);
+}
+
+static void
+apply_gap (GstTbQueue * tbq, GstEvent * event, gboolean sink)
+{
+  GstClockTime timestamp, duration;
+
+  gst_event_parse_gap (event, &timestamp, &duration);
+  if (GST_CLOCK_TIME_IS_VALID (timestamp)) {
+    if (GST_CLOCK_TIME_IS_VALID (duration))
+      timestamp += duration;
+    (sink ? &tbq->sink_segment : &tbq->src_segment)->position = timestamp;
+    gst_tbqueue_update_time (tbq, sink);
+  }
+}
+
+/* Upstream thread, qlock: a serialized event or query is about to be
+ * written. */
+void
+gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq, GstMiniObject * item)
+{
+  GstEvent *event = GST_IS_EVENT (item) ? GST_EVENT_CAST (item) : NULL;
+
+  if (event != NULL && GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
+    apply_segment (tbq, event, TRUE);
+    /* Running times may restart: look at the src side again. */
+    tbq->refresh_countdown = 1;
+    /* Nothing queued: the src side starts from this segment too. */
+    if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items)) {
+      apply_segment (tbq, event, FALSE);
+      tbq->newseg_applied_to_src = TRUE;
+    }
+  } else if (event != NULL && GST_EVENT_TYPE (event) == GST_EVENT_GAP) {
+    apply_gap (tbq, event, TRUE);
+  }
+  TBQ_ADD (tbq->in_items, 1);
+  TBQ_STORE (tbq->tail_is_buffer, FALSE);
+}
+
+/* Upstream thread: the sink position moves past a buffer list. */
+void
+gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list)
+{
+  GstClockTime position = tbq->sink_segment.position;
+  guint i, n = gst_buffer_list_length (list);
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *buffer = gst_buffer_list_get (list, i);
+    GstClockTime btime = GST_BUFFER_DTS_OR_PTS (buffer);
+
+    if (GST_CLOCK_TIME_IS_VALID (btime))
+      position = btime;
+    if (GST_BUFFER_DURATION_IS_VALID (buffer))
+      position += GST_BUFFER_DURATION (buffer);
+  }
+  tbq->sink_segment.position = position;
+  gst_tbqueue_update_time (tbq, TRUE);
+}
+
+/* qlock: a buffer (of `bytes`) or an event was taken out.  The upstream
+ * thread may wait for the level to drop. */
+void
+gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
+    gsize bytes)
+{
+  if (GST_IS_BUFFER (item)) {
+    GstBuffer *buffer = GST_BUFFER_CAST (item);
+
+    TBQ_ADD (tbq->out_buffers, 1);
+    TBQ_ADD (tbq->out_bytes, bytes);
+    gst_tbqueue_advance (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
+        GST_BUFFER_DURATION (buffer), FALSE);
+    GST_TBQUEUE_SIGNAL_DEL (tbq);
+  } else if (GST_IS_EVENT (item)) {
+    GstEvent *event = GST_EVENT_CAST (item);
+
+    if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
+      if (G_LIKELY (!tbq->newseg_applied_to_src))
+        apply_segment (tbq, event, FALSE);
+      else
+        tbq->newseg_applied_to_src = FALSE;
+    } else if (GST_EVENT_TYPE (event) == GST_EVENT_GAP) {
+      apply_gap (tbq, event, FALSE);
+    }
+  }
+}
+
+/* Nothing queued, in both layers (no thread streaming, or qlock and the
+ * writer's thread). */
+void
+gst_tbqueue_reset_levels (GstTbQueue * tbq)
+{
+  TBQ_STORE (tbq->in_buffers, 0);
+  TBQ_STORE (tbq->in_bytes, 0);
+  TBQ_STORE (tbq->in_items, 0);
+  TBQ_STORE (tbq->out_buffers, 0);
+  TBQ_STORE (tbq->out_bytes, 0);
+  TBQ_STORE (tbq->out_items, 0);
+  TBQ_STORE (tbq->tail_is_buffer, FALSE);
+  gst_segment_init (&tbq->sink_segment, GST_FORMAT_TIME);
+  gst_segment_init (&tbq->src_segment, GST_FORMAT_TIME);
+  gst_tbqueue_update_time (tbq, TRUE);
+  gst_tbqueue_update_time (tbq, FALSE);
+  tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
+  tbq->eos_drain_until = 0;
+  tbq->seen_out_buffers = tbq->seen_out_bytes = 0;
+  tbq->seen_srctime = GST_CLOCK_STIME_NONE;
+  tbq->refresh_countdown = 1;
+}
+
+/* ---- thresholds ---- */
+
+/* Src task, qlock: nothing to push yet, because nothing is visible or the
+ * min-threshold-* are not reached.  With `key`, takes the reader's wait key
+ * first (GST_TBQUEUE_WAIT_ADD_CHECK), so that records published after the
+ * look end that wait. */
+gboolean
+gst_tbqueue_locked_is_empty (GstTbQueue * tbq, guint32 * key)
+{
+  TbqRecord rec;
+  guint min_buffers, min_bytes;
+  guint64 min_time;
+
+  if (key != NULL)
+    *key = tbq_reader_prepare_wait (tbq->reader);
+  if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
+    return TRUE;
+  /* Only a queue whose newest item is a buffer waits for the thresholds,
+   * else a serialized query could wait forever. */
+  if (!TBQ_LOAD (tbq->tail_is_buffer))
+    return FALSE;
+  min_buffers = TBQ_LOAD (tbq->min_buffers);
+  min_bytes = TBQ_LOAD (tbq->min_bytes);
+  min_time = TBQ_LOAD (tbq->min_time);
+  return ((min_buffers > 0 && gst_tbqueue_level_buffers (tbq) < min_buffers)
+      || (min_bytes > 0 && gst_tbqueue_level_bytes (tbq) < min_bytes)
+      || (min_time > 0 && gst_tbqueue_level_time (tbq) < min_time))
+      && !gst_tbqueue_is_filled (tbq);
+}
+
+/* qlock: the thresholds as the application set them (after a flush). */
+void
+gst_tbqueue_locked_restore_thresholds (GstTbQueue * tbq)
+{
+  TBQ_STORE (tbq->min_buffers, tbq->orig_min_buffers);
+  TBQ_STORE (tbq->min_bytes, tbq->orig_min_bytes);
+  TBQ_STORE (tbq->min_time, tbq->orig_min_time);
+}
+
+/* qlock: no threshold, so that the src side drains everything (EOS). */
+void
+gst_tbqueue_locked_clear_thresholds (GstTbQueue * tbq)
+{
+  TBQ_STORE (tbq->min_buffers, 0);
+  TBQ_STORE (tbq->min_bytes, 0);
+  TBQ_STORE (tbq->min_time, 0);
+}
+
+/* ---- the level log ---- */
+
+/* One line with the levels against the thresholds and limits, and the pool
+ * levels, as queue's STATUS, logged as from the caller's `file`,
+ * `function` and `line` (use the STATUS macro).  qlock held. */
+void
+gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg,
+    const gchar * file, const gchar * function, gint line)
+{
+  TbqStats st;
+  guint64 sink_max = 0;
+
+  memset (&st, 0, sizeof st);
+  if (tbq->q != NULL) {
+    const TbqConfig *cfg = tbq_queue_get_config (tbq->q);
+
+    tbq_queue_get_stats (tbq->q, &st);
+    sink_max = (guint64) cfg->sink.max_blocks * cfg->sink.block_size;
+  }
+  gst_debug_log (DATAFLOW, GST_LEVEL_LOG, file, function, line,
+      G_OBJECT (tbq), "(%s:%s) %s: %" G_GUINT64_FORMAT " of %u-%u buffers, %"
+      G_GUINT64_FORMAT " of %u-%u bytes, %" G_GUINT64_FORMAT " of %"
+      G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT " ns; source pool %"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " blocks in use, sink pool %"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes in use",
+      GST_DEBUG_PAD_NAME (pad), msg, gst_tbqueue_level_buffers (tbq),
+      TBQ_LOAD (tbq->min_buffers), TBQ_LOAD (tbq->max_buffers),
+      gst_tbqueue_level_bytes (tbq), TBQ_LOAD (tbq->min_bytes),
+      TBQ_LOAD (tbq->max_bytes), gst_tbqueue_level_time (tbq),
+      (guint64) TBQ_LOAD (tbq->min_time), (guint64) TBQ_LOAD (tbq->max_time),
+      st.source.blocks_in_use, st.source.blocks_total,
+      st.sink.blocks_in_use * st.sink.block_size, sink_max);
+}

@@ -1,0 +1,168 @@
+/* tbqueue levels: how much is queued, against the limits and thresholds.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The level is everything between the sink and src pads, in both layers
+ * and in flight in the copy task: what the sink side counted in minus what
+ * the src side counted out, and, for time, the running time at the sink
+ * minus the running time at the src (as queue).  The inline functions are
+ * the buffer's fast path.  Threads and locks: gsttbqueue-private.h.
+ */
+#ifndef __GST_TBQUEUE_LEVELS_H__
+#define __GST_TBQUEUE_LEVELS_H__
+
+#include "gsttbqueue-private.h"
+
+G_BEGIN_DECLS
+
+/* Any thread, no lock. */
+static inline guint64
+gst_tbqueue_level_buffers (GstTbQueue * tbq)
+{
+  guint64 out = TBQ_LOAD (tbq->out_buffers);
+  guint64 in = TBQ_LOAD (tbq->in_buffers);
+
+  return in > out ? in - out : 0;
+}
+
+static inline guint64
+gst_tbqueue_level_bytes (GstTbQueue * tbq)
+{
+  guint64 out = TBQ_LOAD (tbq->out_bytes);
+  guint64 in = TBQ_LOAD (tbq->in_bytes);
+
+  return in > out ? in - out : 0;
+}
+
+static inline guint64
+gst_tbqueue_level_time (GstTbQueue * tbq)
+{
+  gint64 src = TBQ_LOAD (tbq->srctime);
+  gint64 sink = TBQ_LOAD (tbq->sinktime);
+
+  if (GST_CLOCK_STIME_IS_VALID (src) && GST_CLOCK_STIME_IS_VALID (sink)
+      && sink >= src)
+    return (guint64) (sink - src);
+  return 0;
+}
+
+/* A max-size-* limit is reached.  Any thread, no lock. */
+static inline gboolean
+gst_tbqueue_is_filled (GstTbQueue * tbq)
+{
+  guint max_buffers = TBQ_LOAD (tbq->max_buffers);
+  guint max_bytes = TBQ_LOAD (tbq->max_bytes);
+  guint64 max_time = TBQ_LOAD (tbq->max_time);
+
+  return (max_buffers > 0 && gst_tbqueue_level_buffers (tbq) >= max_buffers)
+      || (max_bytes > 0 && gst_tbqueue_level_bytes (tbq) >= max_bytes)
+      || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
+}
+
+/* ---- the sink side's view ---- */
+
+void gst_tbqueue_sink_refresh (GstTbQueue * tbq);
+
+/* Upstream thread: gst_tbqueue_is_filled() without touching the src side's
+ * cache lines while the cached view says there is room.  The src side only
+ * ever adds to its counters and moves its running time forward, so the
+ * cached level is an upper bound of the real one: "not filled" is exact.
+ * An unknown cached src time forces a real check.  The buffer's fast
+ * path: always inlined. */
+G_ALWAYS_INLINE static inline gboolean
+gst_tbqueue_sink_is_filled (GstTbQueue * tbq)
+{
+  guint max_buffers = TBQ_LOAD (tbq->max_buffers);
+  guint max_bytes = TBQ_LOAD (tbq->max_bytes);
+  guint64 max_time = TBQ_LOAD (tbq->max_time);
+  guint64 in_buffers = TBQ_LOAD (tbq->in_buffers);
+  guint64 in_bytes = TBQ_LOAD (tbq->in_bytes);
+  gint64 sinktime = TBQ_LOAD (tbq->sinktime);
+
+  if (G_LIKELY (--tbq->refresh_countdown != 0)
+      && !(max_buffers > 0 && in_buffers - tbq->seen_out_buffers >= max_buffers)
+      && !(max_bytes > 0 && in_bytes - tbq->seen_out_bytes >= max_bytes)
+      && !(max_time > 0 && (!GST_CLOCK_STIME_IS_VALID (tbq->seen_srctime)
+              || (GST_CLOCK_STIME_IS_VALID (sinktime)
+                  && sinktime - tbq->seen_srctime >= (gint64) max_time))))
+    return FALSE;
+  gst_tbqueue_sink_refresh (tbq);
+  return gst_tbqueue_is_filled (tbq);
+}
+
+/* ---- time levels ---- */
+
+static inline gint64
+gst_tbqueue_running_time (GstSegment * segment, GstClockTime val)
+{
+  if (GST_CLOCK_TIME_IS_VALID (val)) {
+    gint sign = gst_segment_to_running_time_full (segment, GST_FORMAT_TIME,
+        val, &val);
+
+    if (sign > 0)
+      return (gint64) val;
+    if (sign < 0)
+      return -(gint64) val;
+  }
+  return GST_CLOCK_STIME_NONE;
+}
+
+/* Recompute the running time at the sink (or src) from its segment. */
+static inline void
+gst_tbqueue_update_time (GstTbQueue * tbq, gboolean sink)
+{
+  if (sink)
+    TBQ_STORE (tbq->sinktime, gst_tbqueue_running_time (&tbq->sink_segment,
+            tbq->sink_segment.position));
+  else
+    TBQ_STORE (tbq->srctime, gst_tbqueue_running_time (&tbq->src_segment,
+            tbq->src_segment.position));
+}
+
+/* Move the sink (or src) position to the end of data at `timestamp`
+ * lasting `duration` (a buffer's DTS or PTS and duration); either may be
+ * unknown: no timestamp is continuous with what came before. */
+static inline void
+gst_tbqueue_advance (GstTbQueue * tbq, GstClockTime timestamp,
+    GstClockTime duration, gboolean sink)
+{
+  GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
+
+  if (timestamp == GST_CLOCK_TIME_NONE)
+    timestamp = segment->position;
+  if (duration != GST_CLOCK_TIME_NONE)
+    timestamp += duration;
+  segment->position = timestamp;
+  gst_tbqueue_update_time (tbq, sink);
+}
+
+/* ---- counting items in and out ---- */
+
+/* Upstream thread: `n` buffers of `bytes` in all are about to be written. */
+static inline void
+gst_tbqueue_level_in_buffers (GstTbQueue * tbq, guint n, gsize bytes)
+{
+  TBQ_ADD (tbq->in_buffers, n);
+  TBQ_ADD (tbq->in_bytes, bytes);
+  TBQ_ADD (tbq->in_items, n);
+  /* Stored only on change: the src task reads this line. */
+  if (G_UNLIKELY (!TBQ_LOAD (tbq->tail_is_buffer)))
+    TBQ_STORE (tbq->tail_is_buffer, TRUE);
+}
+
+void gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
+    gsize bytes);
+void gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq,
+    GstMiniObject * item);
+void gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list);
+void gst_tbqueue_reset_levels (GstTbQueue * tbq);
+
+/* ---- thresholds ---- */
+
+gboolean gst_tbqueue_locked_is_empty (GstTbQueue * tbq, guint32 * key);
+void gst_tbqueue_locked_restore_thresholds (GstTbQueue * tbq);
+void gst_tbqueue_locked_clear_thresholds (GstTbQueue * tbq);
+
+G_END_DECLS
+#endif /* __GST_TBQUEUE_LEVELS_H__ */
