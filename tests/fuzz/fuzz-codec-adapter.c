@@ -1,39 +1,45 @@
 /* The fuzzers' adapter to the element's copy-record codec (see the
- * header): today gst_tbqueue_buffer_info/encode/decode.
+ * header): gst/gsttbqrecord.c.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "fuzz-codec-adapter.h"
 
-#include "gsttbqueue-private.h"
+#include "gsttbqrecord.h"
 #include "gsttbqmemory.h"
 
 void
 fuzz_codec_init (void)
 {
   gst_tbq_memory_init_once ();
-  gst_tbqueue_record_init_once ();
+  gst_tbq_record_init_once ();
 }
 
 gsize
 fuzz_codec_record_size (GstBuffer * buffer, gsize size, guint32 list,
     guint32 * info)
 {
-  *info = gst_tbqueue_buffer_info (buffer, list);
-  return gst_tbq_buffer_header_size (*info) + size;
+  *info = gst_tbq_record_copy_info (buffer, list);
+  return gst_tbq_record_copy_size (*info, size);
 }
 
 void
 fuzz_codec_encode (GstBuffer * buffer, gsize size, guint32 info, void *out)
 {
-  gst_tbqueue_buffer_encode (buffer, size, info, out);
+  gst_tbq_record_write_copy (out, buffer, size, info);
 }
 
 GstBuffer *
 fuzz_codec_decode (const TbqRecord * rec, guint32 * list, gsize * size)
 {
-  return gst_tbqueue_buffer_decode (rec, list, size);
+  GstTbqItem item;
+
+  if (!gst_tbq_record_read (rec, &item))
+    return NULL;
+  *list = item.list;
+  *size = item.size;
+  return GST_BUFFER_CAST (item.object);
 }
 
 guint32
@@ -51,5 +57,5 @@ fuzz_codec_record_type (void)
 gsize
 fuzz_codec_max_payload (TbqQueue * q)
 {
-  return tbq_queue_max_record_size (q) - GST_TBQ_BUFFER_HEADER_MAX;
+  return gst_tbq_record_max_copy (tbq_queue_max_record_size (q));
 }
