@@ -458,6 +458,8 @@ tbq_writer_close (TbqWriter * w)
 void
 tbq_session_begin_impl (TbqWriter * w, TbqSession * s)
 {
+  if (s == NULL)
+    return;
   memset (s, 0, sizeof *s);
   /* No writer: pos == end, so every reservation fails and
    * tbq_session_next_block() says TBQ_INVALID_ARGUMENT. */
@@ -486,7 +488,7 @@ session_account (TbqSession * s)
 void
 tbq_session_end_impl (TbqSession * s)
 {
-  TbqWriter *w = s->writer;
+  TbqWriter *w = s != NULL ? s->writer : NULL;
 
   if (w == NULL)
     return;
@@ -498,12 +500,13 @@ tbq_session_end_impl (TbqSession * s)
 TbqStatus
 tbq_session_next_block_impl (TbqSession * s)
 {
-  TbqWriter *w = s->writer;
-  size_t wanted = s->wanted;
+  TbqWriter *w = s != NULL ? s->writer : NULL;
+  size_t wanted;
   TbqStatus st;
 
   if (w == NULL)
     return TBQ_INVALID_ARGUMENT;
+  wanted = s->wanted;
   session_account (s);
   s->wanted = 0;
   /* The record refused last would not fit a fresh block either. */
