@@ -112,7 +112,7 @@ start_tasks (Host * h)
 
 /* Records of 8..`max` bytes: frames in sessions, events built in place. */
 static bool
-produce (TbqWriter * w, uint64_t *seq, uint64_t n, uint32_t max)
+produce (TbqWriter * w, uint64_t * seq, uint64_t n, uint32_t max)
 {
   TbqSession s;
   uint64_t end = *seq + n;
@@ -202,7 +202,7 @@ drain (Host * h, uint64_t upto)
  * and priority are the host's to choose); the writer sees backpressure as
  * DROP and falls back to waiting, as a leaky-aware host would. */
 static bool
-phase_own_copier_thread (Host * h, TbqWriter * w, uint64_t *seq, uint64_t n)
+phase_own_copier_thread (Host * h, TbqWriter * w, uint64_t * seq, uint64_t n)
 {
   pthread_t copier;
   uint64_t end = *seq + n;
@@ -233,7 +233,7 @@ phase_own_copier_thread (Host * h, TbqWriter * w, uint64_t *seq, uint64_t n)
 /* Phase 4: the library's own copier thread; a reservation given up; the
  * writer closed (the copier frees it once its records have moved). */
 static bool
-phase_library_thread (Host * h, TbqWriter * w, uint64_t *seq)
+phase_library_thread (Host * h, TbqWriter * w, uint64_t * seq)
 {
   void *p;
   uint64_t end = *seq + 3;
@@ -286,7 +286,7 @@ main (int argc, char **argv)
   int rc;
 
   tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_ON_DEMAND;  /* as the element does by default */
+  cfg.wake = TBQ_WAKE_ON_DEMAND;        /* as the element does by default */
   cfg.sink.min_blocks = 0;
   if ((st = tbq_config_validate (&cfg, msg, sizeof msg)) != TBQ_OK
       || (st = tbq_queue_new (&cfg, &h.q, msg, sizeof msg)) != TBQ_OK) {
@@ -294,7 +294,8 @@ main (int argc, char **argv)
     return 1;
   }
   printf ("records of up to %" PRIu32 " bytes; sink blocks of %zu bytes\n",
-      tbq_queue_max_record_size (h.q), tbq_queue_get_config (h.q)->sink.block_size);
+      tbq_queue_max_record_size (h.q),
+      tbq_queue_get_config (h.q)->sink.block_size);
   if (tbq_writer_new (h.q, &w) != TBQ_OK
       || tbq_reader_new (h.q, &h.r) != TBQ_OK)
     return 1;

@@ -68,7 +68,8 @@ struct TbqBlock
   unsigned char data[];
 };
 
-_Static_assert (sizeof (TbqBlock) == TBQ_BLOCK_HEADER_SIZE, "block header size");
+_Static_assert (sizeof (TbqBlock) == TBQ_BLOCK_HEADER_SIZE,
+    "block header size");
 
 /* A block about to start a chain position: empty and unsealed.  Relaxed:
  * nobody sees it before the release store that links it. */

@@ -491,8 +491,7 @@ copier_thread_main (void *arg)
    * it pauses until resumed or stopped (both wake the copier's event). */
   while (!copier_stopping (c)) {
     if (copier_loop (c) == TBQ_INTERRUPTED)
-      tbq_wait (c->wake->copier_ev, NULL, 0, copier_resumed_or_stopped, c,
-          -1);
+      tbq_wait (c->wake->copier_ev, NULL, 0, copier_resumed_or_stopped, c, -1);
   }
   return NULL;
 }
@@ -565,8 +564,7 @@ tbq_copier_stats (TbqCopier * c, TbqStats * st)
   st->bytes_copied = atomic_load_explicit (&c->bytes_copied,
       memory_order_relaxed);
   st->copier_passes = atomic_load_explicit (&c->passes, memory_order_relaxed);
-  st->copier_wakeups = atomic_load_explicit (&c->wakeups,
-      memory_order_relaxed);
+  st->copier_wakeups = atomic_load_explicit (&c->wakeups, memory_order_relaxed);
   st->sink_pressure_waits = atomic_load_explicit (&c->sink_pressure_waits,
       memory_order_relaxed);
   tbq_pool_stats (c->sink, &st->sink);

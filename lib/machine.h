@@ -27,6 +27,8 @@
 #elif defined(__aarch64__)
 #define tbq_cpu_relax() __asm__ __volatile__ ("yield" ::: "memory")
 #else
+/* Seq_cst signal fence: a compiler barrier only, so that the spin loop
+ * reloads what it polls. */
 #define tbq_cpu_relax() atomic_signal_fence (memory_order_seq_cst)
 #endif
 

@@ -273,7 +273,8 @@ tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
 void
 tbq_pool_put (TbqPool * pool, TbqBlock * b)
 {
-  TbqBlock *head = atomic_load_explicit (&pool->free_head, memory_order_relaxed);
+  TbqBlock *head =
+      atomic_load_explicit (&pool->free_head, memory_order_relaxed);
 
   /* Count before pushing so `idle` never underflows when the popper takes
    * the block before our increment lands. */

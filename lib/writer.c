@@ -110,8 +110,7 @@ tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode,
 }
 
 TbqStatus
-tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy,
-    uint32_t every)
+tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every)
 {
   if (w == NULL || (unsigned) policy > TBQ_PUBLISH_AT_HANDOFF)
     return TBQ_INVALID_ARGUMENT;
@@ -309,7 +308,7 @@ writer_put (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
 
 /* tbq_writer_write() when the current block has no room: a call of its
  * own, so that the fast path needs no stack frame. */
-static __attribute__ ((noinline)) TbqStatus
+static __attribute__((noinline)) TbqStatus
 writer_write_slow (TbqWriter * w, uint16_t type, const void *data,
     uint32_t size)
 {
@@ -341,8 +340,7 @@ tbq_writer_commit (TbqWriter * w)
 {
   /* Nothing reserved, or written over since (a write between reserve and
    * commit): nothing to commit. */
-  if (TBQ_UNLIKELY (w == NULL || w->reserved == NULL
-          || w->reserved != w->wpos))
+  if (TBQ_UNLIKELY (w == NULL || w->reserved == NULL || w->reserved != w->wpos))
     return TBQ_INVALID_ARGUMENT;
   w->reserved = NULL;
   writer_commit (w, tbq_record_at (w->wpos)->size);
@@ -363,8 +361,7 @@ static const unsigned char writer_nothing;
 /* Reserve, copy and commit in one call, without going through the exported
  * reserve/commit entry points. */
 TbqStatus
-tbq_writer_write (TbqWriter * w, uint16_t type, const void *data,
-    uint32_t size)
+tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
 {
   if (TBQ_UNLIKELY (w == NULL))
     return TBQ_INVALID_ARGUMENT;

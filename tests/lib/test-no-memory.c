@@ -157,8 +157,7 @@ expect_error_naming (TbqQueue * q, const char *pool, size_t block)
  * pre-allocated sink blocks hold 16 records, the 17th needs a third.
  * Mappings of sink blocks keep failing. */
 static TbqQueue *
-queue_failing_a_sink_allocation (TbqWriter ** w, TbqReader ** r,
-    uint64_t *seq)
+queue_failing_a_sink_allocation (TbqWriter ** w, TbqReader ** r, uint64_t * seq)
 {
   TbqConfig cfg;
   TbqQueue *q;
