@@ -8,108 +8,155 @@
  * record at a sink block's end, so records never straddle), follows sealed
  * blocks, and returns each consumed source block at once.  The sink block is
  * published once per pass.  Per writer the order is FIFO; nothing is copied
- * twice because copy_off only moves forward.
- *
- * Sealed blocks and the current block.  A pass always moves sealed blocks;
- * it moves the published part of a writer's *current* block (the one it is
- * still writing) only when that is asked for: always with immediate wake,
- * by a pulling reader (it is waiting for exactly those records), after a
- * flush, sync or close (pickup_req), for a closed writer, and with lazy
- * wake once per pickup interval.  A copier that followed the writer through
- * its current block record by record would share every cache line the
- * writer is filling, and the block's `published` word, with the writer's
- * CPU: each record would cost the writer a cache-line transfer.  With
- * lazy and on-demand wake nothing is lost by waiting: the records cannot
- * overtake the sink backlog, and a reader that runs dry pulls them itself.
+ * twice because copy_off only moves forward.  Which passes also take the
+ * writers' current blocks is the wake module's decision (wake.c).
  */
-#include "tbq-private.h"
+#include "copier.h"
 
 #include <sched.h>
 
-void
-tbq_copier_publish_sink (TbqQueue * q)
+static inline bool
+copier_interrupted (TbqCopier * c)
 {
-  uint32_t off = (uint32_t) (q->spos - q->sink_cur->data);
+  /* Relaxed: raised before an unconditional wake (block.h, "Events"). */
+  return atomic_load_explicit (c->interrupted, memory_order_relaxed) != 0;
+}
 
-  if (off == q->spub_off)
+static inline bool
+copier_stopping (TbqCopier * c)
+{
+  /* Relaxed: as the interrupt flag. */
+  return atomic_load_explicit (&c->stop, memory_order_relaxed) != 0;
+}
+
+static void
+copier_start_sink (TbqCopier * c, TbqBlock * b)
+{
+  /* One reference for the copier (until sealed), one for the reader.
+   * Relaxed: nobody sees the block before the link that publishes it. */
+  atomic_store_explicit (&b->refs, 2, memory_order_relaxed);
+  c->sink_cur = b;
+  c->spos = b->data;
+  c->send = b->data + b->capacity;
+  c->spub_off = 0;
+}
+
+TbqStatus
+tbq_copier_init (TbqCopier * c, TbqRegistry * registry, TbqWake * wake,
+    TbqPool * sink, const _Atomic int *interrupted, uint32_t spins,
+    TbqBlock ** first)
+{
+  TbqBlock *b;
+
+  c->registry = registry;
+  c->wake = wake;
+  c->sink = sink;
+  c->interrupted = interrupted;
+  c->spins = spins;
+  tbq_pickup_init (&c->pickup);
+  if (tbq_pool_take (sink, true, &b) != TBQ_OK)
+    return TBQ_NO_MEMORY;
+  tbq_block_reset (b);
+  copier_start_sink (c, b);
+  *first = b;
+  return TBQ_OK;
+}
+
+void
+tbq_copier_fini (TbqCopier * c)
+{
+  tbq_block_unref (c->sink_cur);
+}
+
+void
+tbq_copier_publish_sink (TbqCopier * c)
+{
+  uint32_t off = (uint32_t) (c->spos - c->sink_cur->data);
+
+  if (off == c->spub_off)
     return;
-  q->spub_off = off;
+  c->spub_off = off;
   /* Release: the copied bytes before the offset that covers them. */
-  atomic_store_explicit (&q->sink_cur->published, off, memory_order_release);
-  /* Release: a reader that sees the new sequence sees the bytes. */
-  atomic_fetch_add_explicit (&q->sink_seq, 1, memory_order_release);
-  tbq_event_notify (&q->read_ev);
+  atomic_store_explicit (&c->sink_cur->published, off, memory_order_release);
+  tbq_wake_sink_published (c->wake);
 }
 
 static bool
 sink_space_ready (void *arg)
 {
-  TbqQueue *q = arg;
+  TbqCopier *c = arg;
 
-  return tbq_pool_can_take (q->sink_pool)
-      || atomic_load_explicit (&q->copier_stop, memory_order_relaxed);
+  return tbq_pool_can_take (c->sink) || copier_stopping (c);
+}
+
+/* The sink pool is at its limit: wait for the reader to return a block. */
+static TbqStatus
+copier_wait_for_sink (TbqCopier * c, TbqBlock ** nb)
+{
+  tbq_count (&c->sink_pressure_waits, 1);
+  for (;;) {
+    TbqStatus st = tbq_wait (&c->sink->ev, c->interrupted, 0,
+        sink_space_ready, c, -1);
+
+    if (st != TBQ_OK)
+      return st;
+    if (copier_stopping (c))
+      return TBQ_INTERRUPTED;
+    st = tbq_pool_take (c->sink, true, nb);
+    if (st != TBQ_NO_SPACE)
+      return st;
+  }
 }
 
 /* Seal the current sink block and continue in a fresh one.  A pulling
- * reader must not wait for sink space (only it could make some): it gets
- * TBQ_NO_SPACE and leaves the rest to the copier. */
+ * reader takes only a free block, never waits for one and never grows the
+ * pool: it gets TBQ_NO_SPACE and leaves the rest to the copier.  A failed
+ * allocation returns TBQ_NO_MEMORY to the step's caller; the pool then
+ * holds still, so the next step waits for space instead of retrying. */
 static TbqStatus
-copier_next_sink (TbqQueue * q, bool pulling)
+copier_next_sink (TbqCopier * c, bool pulling)
 {
-  TbqBlock *nb = tbq_pool_take (q->sink_pool);
-  TbqBlock *old = q->sink_cur;
+  TbqBlock *old = c->sink_cur;
+  TbqBlock *nb;
+  TbqStatus st = tbq_pool_take (c->sink, !pulling, &nb);
+  uint32_t old_len;
 
-  if (nb == NULL) {
-    tbq_copier_publish_sink (q);
+  if (st != TBQ_OK) {
+    tbq_copier_publish_sink (c);
     if (pulling)
       return TBQ_NO_SPACE;
-    tbq_count (&q->sink_pressure_waits, 1);
-    for (;;) {
-      TbqStatus st = tbq_wait (q, &q->sink_pool->ev, false, 0, sink_space_ready, q,
-          -1);
-
-      if (st != TBQ_OK)
-        return st;
-      if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
-        return TBQ_INTERRUPTED;
-      nb = tbq_pool_take (q->sink_pool);
-      if (nb != NULL)
-        break;
-    }
+    if (st == TBQ_NO_SPACE)
+      st = copier_wait_for_sink (c, &nb);
+    if (st != TBQ_OK)
+      return st;
   }
-  atomic_store_explicit (&nb->published, 0, memory_order_relaxed);
-  atomic_store_explicit (&nb->next, NULL, memory_order_relaxed);
-  /* One reference for the copier (until sealed), one for the reader. */
-  atomic_store_explicit (&nb->refs, 2, memory_order_relaxed);
+  old_len = (uint32_t) (c->spos - old->data);
+  tbq_block_reset (nb);
+  copier_start_sink (c, nb);
   /* Final length of the old block (release: its bytes before it). */
-  atomic_store_explicit (&old->published, (uint32_t) (q->spos - old->data),
-      memory_order_release);
-  /* Release: final `published` and nb's fields before the link (seal). */
+  atomic_store_explicit (&old->published, old_len, memory_order_release);
+  /* Release: the final `published` and nb's reset and references before
+   * the link (this store seals the block). */
   atomic_store_explicit (&old->next, nb, memory_order_release);
-  q->sink_cur = nb;
-  q->spos = nb->data;
-  q->send = nb->data + nb->capacity;
-  q->spub_off = 0;
   tbq_block_unref (old);
-  atomic_fetch_add_explicit (&q->sink_seq, 1, memory_order_release);
-  tbq_event_notify (&q->read_ev);
+  tbq_wake_sink_published (c->wake);
   return TBQ_OK;
 }
 
 /* Copy src[*off, end) into the sink layer. Updates *off as it goes. */
 static TbqStatus
-copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
+copier_copy_range (TbqCopier * c, const unsigned char *src, uint32_t * off,
     uint32_t end, bool pulling)
 {
   while (*off < end) {
     size_t n = end - *off;
-    size_t room = (size_t) (q->send - q->spos);
+    size_t room = (size_t) (c->send - c->spos);
     size_t fit = 0;
     TbqStatus st;
 
     if (n <= room) {
-      memcpy (q->spos, src + *off, n);
-      q->spos += n;
+      memcpy (c->spos, src + *off, n);
+      c->spos += n;
       *off = end;
       break;
     }
@@ -121,22 +168,49 @@ copier_copy_range (TbqQueue * q, const unsigned char *src, uint32_t * off,
       fit += span;
     }
     if (fit > 0) {
-      memcpy (q->spos, src + *off, fit);
-      q->spos += fit;
+      memcpy (c->spos, src + *off, fit);
+      c->spos += fit;
       *off += (uint32_t) fit;
     }
-    st = copier_next_sink (q, pulling);
+    st = copier_next_sink (c, pulling);
     if (st != TBQ_OK)
       return st;
   }
   return TBQ_OK;
 }
 
+/* A consumed, sealed source block goes back to its writer's pool. */
+static void
+copier_return_block (TbqWriter * w, TbqBlock * b, TbqBlock * next)
+{
+  w->copy_blk = next;
+  w->copy_off = 0;
+  tbq_pool_put_or_release (&w->pool, b);
+  tbq_count (&w->blocks_returned, 1);
+  tbq_event_notify (&w->pool.ev);
+}
+
+/* Records moved: make them readable, then tell waiters for them. */
+static void
+copier_moved (TbqCopier * c, TbqWriter * w, uint64_t bytes)
+{
+  tbq_count (&c->bytes_copied, bytes);
+  /* Moved means readable: publish the sink block before telling
+   * tbq_writer_sync() and a stopping consumer, which then read it. */
+  tbq_copier_publish_sink (c);
+  /* Release: pairs with their acquire load of copied_bytes. */
+  atomic_store_explicit (&w->copied_bytes,
+      atomic_load_explicit (&w->copied_bytes, memory_order_relaxed) + bytes,
+      memory_order_release);
+  /* A tbq_writer_sync() may be asleep waiting for exactly this. */
+  tbq_event_notify (&w->pool.ev);
+}
+
 /* Move what writer `w` published: its sealed blocks, and with `current`
  * the published part of its current block.  *moved is set when bytes
  * moved. */
 static TbqStatus
-copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling,
+copier_drain_writer (TbqCopier * c, TbqWriter * w, bool *moved, bool pulling,
     bool current)
 {
   TbqStatus st = TBQ_OK;
@@ -158,131 +232,85 @@ copier_drain_writer (TbqQueue * q, TbqWriter * w, bool *moved, bool pulling,
     if (w->copy_off < pub) {
       uint32_t from = w->copy_off;
 
-      st = copier_copy_range (q, b->data, &w->copy_off, pub, pulling);
+      st = copier_copy_range (c, b->data, &w->copy_off, pub, pulling);
       bytes += w->copy_off - from;
       if (st != TBQ_OK)
         break;
     }
     if (next == NULL)
       break;
-    w->copy_blk = next;
-    w->copy_off = 0;
-    tbq_pool_put_or_release (&w->pool, b);
-    /* Release: the copier's has-work check compares it with handoffs. */
-    atomic_store_explicit (&w->blocks_returned,
-        atomic_load_explicit (&w->blocks_returned, memory_order_relaxed) + 1,
-        memory_order_release);
-    tbq_event_notify (&w->pool.ev);
+    copier_return_block (w, b, next);
   }
   if (bytes > 0) {
     *moved = true;
-    tbq_count (&q->bytes_copied, bytes);
-    /* Moved means readable: publish the sink block before telling
-     * tbq_writer_sync() and a stopping consumer, which then read it. */
-    tbq_copier_publish_sink (q);
-    /* Release: pairs with their acquire load of copied_bytes. */
-    atomic_store_explicit (&w->copied_bytes,
-        atomic_load_explicit (&w->copied_bytes, memory_order_relaxed)
-        + bytes, memory_order_release);
-    /* A tbq_writer_sync() may be asleep waiting for exactly this. */
-    tbq_event_notify (&w->pool.ev);
+    copier_moved (c, w, bytes);
   }
   return st;
 }
 
 /* A closed writer whose records have all moved: free it. */
 static void
-copier_retire_writer (TbqQueue * q, TbqWriter * w)
+copier_retire_writer (TbqCopier * c, TbqWriter * w)
 {
+  /* Acquire: as in copier_drain_writer(). */
   if (w->copy_blk != w->cur || w->copy_off !=
       atomic_load_explicit (&w->cur->published, memory_order_acquire))
     return;
-  pthread_mutex_lock (&q->lock);
-  atomic_store_explicit (&q->writers[w->slot], NULL, memory_order_relaxed);
-  tbq_writer_destroy (w);
-  pthread_mutex_unlock (&q->lock);
+  tbq_registry_lock (c->registry);
+  tbq_writer_retire_locked (w, c->registry);
+  tbq_registry_unlock (c->registry);
 }
 
-/* Whether this pass also moves the writers' current blocks (see the top
- * of the file).  Called by the owner of the copier's state only. */
-static bool
-copier_pickup_due (TbqQueue * q, bool pulling)
-{
-  /* Acquire: pairs with the release increment after a flush's publish. */
-  uint32_t req = atomic_load_explicit (&q->pickup_req, memory_order_acquire);
-
-  if (pulling || q->cfg.wake == TBQ_WAKE_IMMEDIATE)
-    return true;
-  if (req != atomic_load_explicit (&q->pickup_seen, memory_order_relaxed)) {
-    atomic_store_explicit (&q->pickup_seen, req, memory_order_relaxed);
-    return true;
-  }
-  if (q->cfg.wake == TBQ_WAKE_LAZY
-      && atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
-    int64_t now = tbq_now_ns ();
-
-    if (now >= q->next_pickup_ns) {
-      q->next_pickup_ns = now + q->cfg.pickup_interval_ns;
-      return true;
-    }
-  }
-  return false;
-}
-
-void
-tbq_copier_request_pickup (TbqQueue * q)
-{
-  /* Release: the copier that sees the request sees what was published
-   * before it. */
-  atomic_fetch_add_explicit (&q->pickup_req, 1, memory_order_release);
-}
-
-/* One pass over every writer.  `pulling`: run by a reader (see
- * tbq_copier_pull): no waiting for sink space, and closed writers are left
- * for the copier to free (its has-work check reads them unowned). */
+/* One pass over every writer.  `pulling`: run by a reader (pull.c): no
+ * waiting for sink space, and closed writers are left for the copier to
+ * free (its has-work check reads them without the lock). */
 static TbqStatus
-copier_pass (TbqQueue * q, bool *moved, bool pulling)
+copier_pass (TbqCopier * c, bool *moved, bool pulling)
 {
-  bool current = copier_pickup_due (q, pulling);
+  bool current = tbq_wake_pickup_due (c->wake, &c->pickup, pulling);
   uint32_t i;
 
   *moved = false;
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    /* Acquire: pairs with the registration's release store. */
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+  for (i = 0; i < c->registry->size; i++) {
+    TbqWriter *w = tbq_registry_at (c->registry, i);
     TbqStatus st;
     bool closed;
 
     if (w == NULL)
       continue;
-    /* Read `closed` before draining: the last publish precedes it. */
+    /* Acquire: read `closed` before draining; the last publish precedes
+     * its release store. */
     closed = atomic_load_explicit (&w->closed, memory_order_acquire);
-    st = copier_drain_writer (q, w, moved, pulling, current || closed);
+    st = copier_drain_writer (c, w, moved, pulling, current || closed);
     if (st != TBQ_OK) {
-      tbq_copier_publish_sink (q);
+      tbq_copier_publish_sink (c);
       return st;
     }
     if (closed && !pulling)
-      copier_retire_writer (q, w);
+      copier_retire_writer (c, w);
   }
   if (*moved) {
-    tbq_count (&q->copier_passes, 1);
-    tbq_copier_publish_sink (q);
+    tbq_count (&c->passes, 1);
+    tbq_copier_publish_sink (c);
   }
   return TBQ_OK;
 }
 
-bool
-tbq_copier_has_work (TbqQueue * q, bool current)
+/* Whether any writer has sealed blocks the copier has not handled, or is
+ * closed; with `current`, also published records in a current block.
+ * Atomics only; the caller keeps the writers alive (it is the copier, or
+ * holds the registry lock). */
+static bool
+copier_has_work (TbqCopier * c, bool current)
 {
   uint32_t i;
 
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    /* Only the copier frees writers, never while it waits: `w` stays. */
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+  for (i = 0; i < c->registry->size; i++) {
+    TbqWriter *w = tbq_registry_at (c->registry, i);
 
     if (w == NULL)
       continue;
+    /* Relaxed: the pass that follows loads the chain with acquire. */
     if (atomic_load_explicit (&w->handoffs, memory_order_relaxed)
         != atomic_load_explicit (&w->blocks_returned, memory_order_relaxed)
         || atomic_load_explicit (&w->closed, memory_order_relaxed))
@@ -297,141 +325,138 @@ tbq_copier_has_work (TbqQueue * q, bool current)
   return false;
 }
 
+bool
+tbq_copier_has_work_now (TbqCopier * c)
+{
+  bool work;
+
+  /* Under the lock: only the copier frees writers, and it takes it. */
+  tbq_registry_lock (c->registry);
+  work = copier_has_work (c, true);
+  tbq_registry_unlock (c->registry);
+  return work;
+}
+
 /* Checked without owning the copier's state (a reader may be pulling). */
 static bool
 copier_work_ready (void *arg)
 {
-  TbqQueue *q = arg;
+  TbqCopier *c = arg;
 
-  if (atomic_load_explicit (&q->copier_stop, memory_order_relaxed))
+  if (copier_stopping (c))
     return true;
   /* The reader returned blocks above the idle limit: trim them. */
-  if (tbq_pool_trim_due (q->sink_pool))
+  if (tbq_pool_trim_due (c->sink))
     return true;
-  return tbq_copier_has_work (q, q->cfg.wake == TBQ_WAKE_IMMEDIATE
-      || atomic_load_explicit (&q->pickup_req, memory_order_relaxed)
-      != atomic_load_explicit (&q->pickup_seen, memory_order_relaxed));
+  return copier_has_work (c, tbq_wake_pickup_wanted (c->wake, &c->pickup));
 }
 
 static inline bool
-copier_own (TbqQueue * q)
+copier_own (TbqCopier * c)
 {
   /* Acquire: see everything the previous owner did to the copier's state. */
-  return !atomic_exchange_explicit (&q->copier_busy, 1, memory_order_acquire);
+  return !atomic_exchange_explicit (&c->busy, 1, memory_order_acquire);
 }
 
 static inline void
-copier_release (TbqQueue * q)
+copier_release (TbqCopier * c)
 {
   /* Release: pairs with the next owner's acquire. */
-  atomic_store_explicit (&q->copier_busy, 0, memory_order_release);
+  atomic_store_explicit (&c->busy, 0, memory_order_release);
 }
 
-bool
-tbq_copier_pull (TbqQueue * q)
+TbqStatus
+tbq_copier_pull (TbqCopier * c, bool *moved)
 {
   TbqStatus st;
-  bool moved = false;
 
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire))
-    return false;
-  if (!copier_own (q)) {
-    /* The copier is in a pass, which may be moving sealed blocks only:
-     * make its next pass take the current blocks too, and publish (the
-     * reader sleeps until the sink sequence moves). */
-    tbq_copier_request_pickup (q);
-    tbq_event_notify (q->data_ev);
-    return false;
+  *moved = false;
+  if (copier_interrupted (c))
+    return TBQ_INTERRUPTED;
+  if (!copier_own (c))
+    return TBQ_BUSY;
+  st = copier_pass (c, moved, true);
+  copier_release (c);
+  return st;
+}
+
+/* A pass by the copier itself, owning its state (released here); a pass
+ * that finds nothing to move gives surplus sink blocks back. */
+static TbqStatus
+copier_own_pass (TbqCopier * c, bool *moved)
+{
+  TbqStatus st = TBQ_INTERRUPTED;
+
+  *moved = false;
+  if (!copier_interrupted (c)) {
+    st = copier_pass (c, moved, false);
+    if (st == TBQ_OK && !*moved)
+      tbq_pool_trim (c->sink);
   }
-  st = copier_pass (q, &moved, true);
-  copier_release (q);
-  /* Sink pool full: the copier waits for space, a reader must not. */
-  if (st == TBQ_NO_SPACE)
-    tbq_event_notify (q->data_ev);
-  return moved;
+  copier_release (c);
+  return st;
 }
 
 /* One pass, and if there was nothing to do, a wait for work.  The wait is
  * not made owning the copier's state, so a hungry reader may pull in the
  * meantime; the pass after the wait is skipped if a reader is pulling. */
 static TbqStatus
-copier_step (TbqQueue * q, int64_t timeout_ns)
+copier_step (TbqCopier * c, int64_t timeout_ns)
 {
-  TbqStatus st;
-  bool moved;
+  TbqStatus st, wst;
   int64_t deadline;
+  bool moved;
 
-  if (!copier_own (q))
+  if (!copier_own (c))
     return TBQ_BUSY;
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
-    copier_release (q);
-    return TBQ_INTERRUPTED;
-  }
-  st = copier_pass (q, &moved, false);
-  if (st != TBQ_OK || moved) {
-    copier_release (q);
+  st = copier_own_pass (c, &moved);
+  if (st != TBQ_OK || moved)
     return st;
-  }
-
-  /* Idle: give surplus sink blocks back, then wait for work. */
-  tbq_pool_trim (q->sink_pool);
-  copier_release (q);
-  deadline = tbq_deadline (timeout_ns);
-  if (atomic_load_explicit (&q->lazy_writers, memory_order_relaxed) > 0) {
-    /* Lazy writers never wake us on publish: bound the pickup delay. */
-    int64_t pickup = q->next_pickup_ns;
-
-    if (deadline < 0 || pickup < deadline)
-      deadline = pickup;
-  }
-  /* Asymmetric barrier: writers notify with a compiler barrier only. */
-  st = tbq_wait (q, q->data_ev, q->asym, q->cfg.spin_iterations,
-      copier_work_ready, q, deadline);
-  if (st == TBQ_OK)
-    tbq_count (&q->copier_wakeups, 1);
-  if (st != TBQ_OK && st != TBQ_TIMEOUT)
-    return st;
-  if (!copier_own (q))
+  deadline = tbq_wake_copier_deadline (c->wake, &c->pickup,
+      tbq_deadline (timeout_ns));
+  wst = tbq_wait (c->wake->copier_ev, c->interrupted, c->spins,
+      copier_work_ready, c, deadline);
+  if (wst == TBQ_OK)
+    tbq_count (&c->wakeups, 1);
+  else if (wst != TBQ_TIMEOUT)
+    return wst;
+  if (!copier_own (c))
     return TBQ_OK;              /* a reader is moving the records */
-  if (atomic_load_explicit (&q->interrupted, memory_order_acquire)) {
-    copier_release (q);
-    return TBQ_INTERRUPTED;
-  }
-  /* After a wake, or at a lazy writer's pickup interval. */
-  {
-    TbqStatus pst = copier_pass (q, &moved, false);
-
-    if (pst == TBQ_OK && !moved)
-      tbq_pool_trim (q->sink_pool);
-    copier_release (q);
-    if (pst != TBQ_OK)
-      return pst;
-  }
-  if (st == TBQ_TIMEOUT && !moved && timeout_ns >= 0)
+  /* After a wake, or at a lazy writer's pickup time. */
+  st = copier_own_pass (c, &moved);
+  if (st != TBQ_OK)
+    return st;
+  if (wst == TBQ_TIMEOUT && !moved && timeout_ns >= 0)
     return TBQ_TIMEOUT;
   return TBQ_OK;
 }
 
-TbqStatus
-tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
+static inline bool
+copier_thread_exists (TbqCopier * c)
 {
-  if (q == NULL)
-    return TBQ_INVALID_ARGUMENT;
+  /* Relaxed: only decides whether a host's step may run; the copier's
+   * state is guarded by `busy`. */
+  return atomic_load_explicit (&c->thread_running, memory_order_relaxed);
+}
+
+TbqStatus
+tbq_copier_host_step (TbqCopier * c, int64_t timeout_ns)
+{
   /* While the library's copier thread exists it owns the copier, paused
-   * or not; copier_busy alone would let a step slip in between two of its
+   * or not; `busy` alone would let a step slip in between two of its
    * steps (and make that thread give up). */
-  if (atomic_load_explicit (&q->copier_thread_running, memory_order_acquire))
+  if (copier_thread_exists (c))
     return TBQ_BUSY;
-  return copier_step (q, timeout_ns);
+  return copier_step (c, timeout_ns);
 }
 
 static TbqStatus
-copier_loop (TbqQueue * q)
+copier_loop (TbqCopier * c)
 {
   TbqStatus st = TBQ_OK;
 
-  while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
-    st = copier_step (q, -1);
+  while (!copier_stopping (c)) {
+    st = copier_step (c, -1);
     if (st == TBQ_INTERRUPTED)
       break;
     /* A reader pulling (a short pass), or a stray caller step. */
@@ -442,44 +467,105 @@ copier_loop (TbqQueue * q)
 }
 
 TbqStatus
-tbq_copier_run (TbqQueue * q)
+tbq_copier_host_run (TbqCopier * c)
 {
-  if (q == NULL)
-    return TBQ_INVALID_ARGUMENT;
-  if (atomic_load_explicit (&q->copier_thread_running, memory_order_acquire))
+  if (copier_thread_exists (c))
     return TBQ_BUSY;
-  return copier_loop (q);
+  return copier_loop (c);
 }
 
-/* Interrupted: sleep until tbq_queue_resume() or tbq_queue_stop(), both of
- * which wake data_ev. */
-static void
-copier_thread_pause (TbqQueue * q)
+static bool
+copier_resumed_or_stopped (void *arg)
 {
-  while (atomic_load_explicit (&q->interrupted, memory_order_acquire)
-      && !atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
-    uint32_t key = tbq_event_prepare (q->data_ev, false);
+  TbqCopier *c = arg;
 
-    if (!atomic_load_explicit (&q->interrupted, memory_order_acquire)
-        || atomic_load_explicit (&q->copier_stop, memory_order_acquire))
-      tbq_event_cancel (q->data_ev);
-    else
-      tbq_event_sleep (q->data_ev, key, -1);
-  }
+  return !copier_interrupted (c) || copier_stopping (c);
 }
 
-void *
-tbq_copier_thread_main (void *arg)
+static void *
+copier_thread_main (void *arg)
 {
-  TbqQueue *q = arg;
+  TbqCopier *c = arg;
 
   /* Unlike tbq_copier_run(), the library's thread outlives an interrupt:
-   * it pauses, so tbq_queue_resume() restores normal operation. */
-  while (!atomic_load_explicit (&q->copier_stop, memory_order_acquire)) {
-    TbqStatus st = copier_loop (q);
-
-    if (st == TBQ_INTERRUPTED)
-      copier_thread_pause (q);
+   * it pauses until resumed or stopped (both wake the copier's event). */
+  while (!copier_stopping (c)) {
+    if (copier_loop (c) == TBQ_INTERRUPTED)
+      tbq_wait (c->wake->copier_ev, NULL, 0, copier_resumed_or_stopped, c, -1);
   }
   return NULL;
+}
+
+TbqStatus
+tbq_copier_thread_start (TbqCopier * c)
+{
+  /* Relaxed: claimed before the thread exists, so that host steps are
+   * refused from now on; nothing else depends on it. */
+  if (atomic_exchange_explicit (&c->thread_running, 1, memory_order_relaxed))
+    return TBQ_BUSY;
+  atomic_store_explicit (&c->stop, 0, memory_order_relaxed);
+  if (pthread_create (&c->thread, NULL, copier_thread_main, c) != 0) {
+    atomic_store_explicit (&c->thread_running, 0, memory_order_relaxed);
+    return TBQ_NO_MEMORY;
+  }
+  return TBQ_OK;
+}
+
+void
+tbq_copier_thread_stop (TbqCopier * c)
+{
+  if (!copier_thread_exists (c))
+    return;
+  /* Relaxed: raised before unconditional wakes (block.h, "Events"). */
+  atomic_store_explicit (&c->stop, 1, memory_order_relaxed);
+  tbq_event_wake (c->wake->copier_ev);
+  tbq_event_wake (&c->sink->ev);
+  pthread_join (c->thread, NULL);
+  /* The flag is for that thread only: left set, it would make every later
+   * host step see work (so never time out) and give up on sink pressure
+   * at once. */
+  atomic_store_explicit (&c->stop, 0, memory_order_relaxed);
+  atomic_store_explicit (&c->thread_running, 0, memory_order_relaxed);
+}
+
+bool
+tbq_copier_thread_owes (TbqCopier * c)
+{
+  bool owes = false;
+  uint32_t i;
+
+  /* While the queue is interrupted the copier moves nothing: waiting for
+   * it would never end. */
+  if (!copier_thread_exists (c) || copier_interrupted (c))
+    return false;
+  tbq_registry_lock (c->registry);
+  for (i = 0; i < c->registry->size && !owes; i++) {
+    TbqWriter *w = tbq_registry_at (c->registry, i);
+
+    /* Acquire on copied_bytes: pairs with copier_moved(), so what it
+     * covers is readable; the published total is only a number. */
+    owes = w != NULL
+        && atomic_load_explicit (&w->copied_bytes, memory_order_acquire)
+        < atomic_load_explicit (&w->published_bytes, memory_order_relaxed);
+  }
+  tbq_registry_unlock (c->registry);
+  return owes;
+}
+
+void
+tbq_copier_wake (TbqCopier * c)
+{
+  tbq_event_wake (&c->sink->ev);
+}
+
+void
+tbq_copier_stats (TbqCopier * c, TbqStats * st)
+{
+  st->bytes_copied = atomic_load_explicit (&c->bytes_copied,
+      memory_order_relaxed);
+  st->copier_passes = atomic_load_explicit (&c->passes, memory_order_relaxed);
+  st->copier_wakeups = atomic_load_explicit (&c->wakeups, memory_order_relaxed);
+  st->sink_pressure_waits = atomic_load_explicit (&c->sink_pressure_waits,
+      memory_order_relaxed);
+  tbq_pool_stats (c->sink, &st->sink);
 }

@@ -1,18 +1,36 @@
-/* Pools of fixed-size blocks with a LIFO free list.
+/* Block pools: allocation, the LIFO free list, growth, trim, the shared
+ * sink pool and its block references.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Page-multiple blocks are mmap'ed so that releasing one gives its memory
  * back to the system at once (glibc keeps freed heap chunks); pre-allocated
- * blocks are pre-faulted so the first burst does not page-fault.
+ * blocks are pre-faulted so the first burst does not page-fault.  See
+ * pool.h for allocation failures and block.h for the free-list protocol.
  */
-#include "tbq-private.h"
+#include "pool.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+static void pool_unref (TbqPool * pool);
+
+/* A failed allocation: remember why, and hold the pool where it is. */
+static void
+pool_alloc_failed (TbqPool * pool, int err)
+{
+  uint64_t total = atomic_load_explicit (&pool->total, memory_order_relaxed);
+
+  atomic_store_explicit (&pool->limit, total, memory_order_relaxed);
+  atomic_store_explicit (&pool->fail_errno, err, memory_order_relaxed);
+  atomic_store_explicit (&pool->fail_total, total, memory_order_relaxed);
+  /* Release: tbq_pool_take_error() that sees the count sees the details. */
+  atomic_fetch_add_explicit (&pool->failures, 1, memory_order_release);
+}
 
 static TbqBlock *
 block_alloc (TbqPool * pool, bool prefault)
@@ -24,14 +42,18 @@ block_alloc (TbqPool * pool, bool prefault)
     void *p = mmap (NULL, size, PROT_READ | PROT_WRITE,
         MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0), -1, 0);
 
-    if (p == MAP_FAILED)
+    if (p == MAP_FAILED) {
+      pool_alloc_failed (pool, errno);
       return NULL;
+    }
     b = p;
     b->mapped = 1;
   } else {
     b = aligned_alloc (TBQ_CACHELINE, size);
-    if (b == NULL)
+    if (b == NULL) {
+      pool_alloc_failed (pool, errno != 0 ? errno : ENOMEM);
       return NULL;
+    }
     if (prefault)
       memset (b, 0, size);
     b->mapped = 0;
@@ -49,15 +71,14 @@ block_alloc (TbqPool * pool, bool prefault)
   return b;
 }
 
-static void pool_unref (TbqPool * pool);
-static TbqStatus pool_init (TbqPool * pool, const TbqPoolConfig * cfg,
-    bool shared);
-
 static void
 block_release (TbqPool * pool, TbqBlock * b)
 {
   atomic_fetch_sub_explicit (&pool->total, 1, memory_order_relaxed);
   atomic_fetch_add_explicit (&pool->releases, 1, memory_order_relaxed);
+  /* The pool shrinks: memory came back, so growth may be tried again. */
+  atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
+      memory_order_relaxed);
   if (b->mapped)
     munmap (b, pool->cfg.block_size);
   else
@@ -67,127 +88,9 @@ block_release (TbqPool * pool, TbqBlock * b)
 }
 
 static void
-pool_unref (TbqPool * pool)
+pool_clear (TbqPool * pool)
 {
-  /* Acq_rel: every use of the pool happens before the free. */
-  if (atomic_fetch_sub_explicit (&pool->refs, 1, memory_order_acq_rel) == 1) {
-    tbq_event_clear (&pool->ev);
-    tbq_event_clear (&pool->work_ev);
-    free (pool);
-  }
-}
-
-TbqPool *
-tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st)
-{
-  TbqPool *pool = aligned_alloc (TBQ_CACHELINE,
-      (sizeof *pool + TBQ_CACHELINE - 1) & ~(size_t) (TBQ_CACHELINE - 1));
-
-  if (pool == NULL) {
-    *st = TBQ_NO_MEMORY;
-    return NULL;
-  }
-  *st = pool_init (pool, cfg, true);
-  if (*st != TBQ_OK) {
-    /* Blocks allocated so far were released, dropping their refs. */
-    tbq_event_clear (&pool->ev);
-    tbq_event_clear (&pool->work_ev);
-    free (pool);
-    return NULL;
-  }
-  return pool;
-}
-
-void
-tbq_pool_orphan (TbqPool * pool)
-{
-  atomic_store_explicit (&pool->orphaned, 1, memory_order_seq_cst);
-  tbq_pool_clear (pool);
-  pool_unref (pool);
-}
-
-void
-tbq_block_ref (TbqBlock * b)
-{
-  atomic_fetch_add_explicit (&b->refs, 1, memory_order_relaxed);
-}
-
-void
-tbq_block_unref (TbqBlock * b)
-{
-  TbqPool *pool = b->pool;
-
-  /* Acq_rel: every read of the block's bytes happens before its reuse. */
-  if (atomic_fetch_sub_explicit (&b->refs, 1, memory_order_acq_rel) != 1)
-    return;
-  /* Hold the pool across the push: once on the free list the block (and
-   * with it the pool) may be released by an orphaning queue. */
-  atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
-  tbq_pool_put (pool, b);
-  /* Seq_cst: pairs with tbq_pool_orphan()'s store; whoever comes second
-   * clears the free list, so nothing stays behind. */
-  if (atomic_load_explicit (&pool->orphaned, memory_order_seq_cst)) {
-    tbq_pool_clear (pool);
-  } else {
-    tbq_event_notify (&pool->ev);
-    /* Zero-copy holders return blocks after the reader moved on: an idle
-     * copier sleeps until told, so tell it when there is surplus to trim. */
-    if (tbq_pool_trim_due (pool))
-      tbq_event_notify (&pool->work_ev);
-  }
-  pool_unref (pool);
-}
-
-static TbqStatus
-pool_init (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
-{
-  long page = sysconf (_SC_PAGESIZE);
-  size_t i;
-
-  memset (pool, 0, sizeof *pool);
-  pool->cfg = *cfg;
-  pool->shared = shared;
-  atomic_init (&pool->refs, 1);
-  atomic_init (&pool->orphaned, 0);
-  tbq_event_init (&pool->ev);
-  tbq_event_init (&pool->work_ev);
-  pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
-  atomic_init (&pool->free_head, NULL);
-  for (i = 0; i < cfg->min_blocks; i++) {
-    TbqBlock *b = block_alloc (pool, true);
-
-    if (b == NULL) {
-      tbq_pool_clear (pool);
-      return TBQ_NO_MEMORY;
-    }
-    tbq_pool_put (pool, b);
-  }
-  return TBQ_OK;
-}
-
-TbqStatus
-tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg)
-{
-  TbqStatus st = pool_init (pool, cfg, false);
-
-  if (st != TBQ_OK) {
-    tbq_event_clear (&pool->ev);
-    tbq_event_clear (&pool->work_ev);
-  }
-  return st;
-}
-
-void
-tbq_pool_fini (TbqPool * pool)
-{
-  tbq_pool_clear (pool);
-  tbq_event_clear (&pool->ev);
-  tbq_event_clear (&pool->work_ev);
-}
-
-void
-tbq_pool_clear (TbqPool * pool)
-{
+  /* Acquire: we walk the pushers' free_next links. */
   TbqBlock *b = atomic_exchange_explicit (&pool->free_head, NULL,
       memory_order_acquire);
 
@@ -200,45 +103,185 @@ tbq_pool_clear (TbqPool * pool)
   }
 }
 
-TbqBlock *
-tbq_pool_take (TbqPool * pool)
+static void
+pool_events_clear (TbqPool * pool)
 {
-  /* Acquire: see the pusher's free_next store.  Single popper: no ABA. */
+  tbq_event_clear (&pool->ev);
+  tbq_event_clear (&pool->owner_ev);
+}
+
+static void
+pool_unref (TbqPool * pool)
+{
+  /* Acq_rel: every use of the pool happens before the free. */
+  if (atomic_fetch_sub_explicit (&pool->refs, 1, memory_order_acq_rel) == 1) {
+    pool_events_clear (pool);
+    free (pool);
+  }
+}
+
+static TbqStatus
+pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
+{
+  long page = sysconf (_SC_PAGESIZE);
+  size_t i;
+
+  memset (pool, 0, sizeof *pool);
+  pool->cfg = *cfg;
+  pool->shared = shared;
+  atomic_init (&pool->refs, 1);
+  atomic_init (&pool->orphaned, 0);
+  atomic_init (&pool->limit, cfg->max_blocks);
+  tbq_event_init (&pool->ev);
+  tbq_event_init (&pool->owner_ev);
+  pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
+  atomic_init (&pool->free_head, NULL);
+  for (i = 0; i < cfg->min_blocks; i++) {
+    TbqBlock *b = block_alloc (pool, true);
+
+    if (b == NULL) {
+      pool_clear (pool);
+      return TBQ_NO_MEMORY;
+    }
+    tbq_pool_put (pool, b);
+  }
+  return TBQ_OK;
+}
+
+TbqStatus
+tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg)
+{
+  return pool_setup (pool, cfg, false);
+}
+
+void
+tbq_pool_fini (TbqPool * pool)
+{
+  pool_clear (pool);
+  pool_events_clear (pool);
+}
+
+TbqPool *
+tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st, char *msg,
+    size_t msg_size)
+{
+  TbqPool *pool = tbq_alloc_aligned (sizeof *pool);
+
+  if (pool == NULL) {
+    *st = TBQ_NO_MEMORY;
+    return NULL;
+  }
+  *st = pool_setup (pool, cfg, true);
+  if (*st != TBQ_OK) {
+    tbq_pool_take_error (pool, "sink pool", msg, msg_size);
+    /* The blocks allocated so far were released, dropping their refs. */
+    pool_events_clear (pool);
+    free (pool);
+    return NULL;
+  }
+  return pool;
+}
+
+void
+tbq_pool_orphan (TbqPool * pool)
+{
+  atomic_store_explicit (&pool->orphaned, 1, memory_order_relaxed);
+  /* Seq_cst fence: `orphaned` before the free-list exchange (Dekker with
+   * tbq_block_unref(): either it sees the flag, or we see its block). */
+  atomic_thread_fence (memory_order_seq_cst);
+  pool_clear (pool);
+  pool_unref (pool);
+}
+
+void
+tbq_block_ref (TbqBlock * b)
+{
+  if (b == NULL)
+    return;
+  /* Relaxed: the caller holds a reference already. */
+  atomic_fetch_add_explicit (&b->refs, 1, memory_order_relaxed);
+}
+
+void
+tbq_block_unref (TbqBlock * b)
+{
+  TbqPool *pool;
+
+  if (b == NULL)
+    return;
+  pool = b->pool;
+  /* Acq_rel: every read of the block's bytes happens before its reuse. */
+  if (atomic_fetch_sub_explicit (&b->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  /* Hold the pool across the push: once on the free list the block (and
+   * with it the pool) may be released by an orphaning queue. */
+  atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
+  tbq_pool_put (pool, b);
+  /* Seq_cst fence: the push before the `orphaned` load (Dekker with
+   * tbq_pool_orphan()); whoever comes second clears the free list. */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (atomic_load_explicit (&pool->orphaned, memory_order_relaxed)) {
+    pool_clear (pool);
+  } else {
+    tbq_event_notify (&pool->ev);
+    /* Zero-copy holders return blocks after the reader moved on: an idle
+     * copier sleeps until told, so tell it when there is surplus to trim. */
+    if (tbq_pool_trim_due (pool))
+      tbq_event_notify (&pool->owner_ev);
+  }
+  pool_unref (pool);
+}
+
+static TbqBlock *
+pool_pop (TbqPool * pool)
+{
+  /* Acquire (load and CAS, success and failure): we read the pusher's
+   * free_next store of the block we see.  Single popper: no ABA. */
   TbqBlock *b = atomic_load_explicit (&pool->free_head, memory_order_acquire);
-  uint64_t in_use;
 
   while (b != NULL && !atomic_compare_exchange_weak_explicit (&pool->free_head,
           &b, b->free_next, memory_order_acquire, memory_order_acquire)) {
   }
-  if (b != NULL) {
+  if (b != NULL)
     atomic_fetch_sub_explicit (&pool->idle, 1, memory_order_relaxed);
-  } else {
-    if (atomic_load_explicit (&pool->total, memory_order_relaxed) >=
-        pool->cfg.max_blocks)
-      return NULL;
+  return b;
+}
+
+TbqStatus
+tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
+{
+  TbqBlock *b = pool_pop (pool);
+  uint64_t in_use;
+
+  if (b == NULL) {
+    if (!grow || atomic_load_explicit (&pool->total, memory_order_relaxed)
+        >= atomic_load_explicit (&pool->limit, memory_order_relaxed))
+      return TBQ_NO_SPACE;
     b = block_alloc (pool, false);
     if (b == NULL)
-      return NULL;
+      return TBQ_NO_MEMORY;
   }
   in_use = atomic_load_explicit (&pool->total, memory_order_relaxed)
       - atomic_load_explicit (&pool->idle, memory_order_relaxed);
   if (in_use > atomic_load_explicit (&pool->peak, memory_order_relaxed))
     atomic_store_explicit (&pool->peak, in_use, memory_order_relaxed);
   b->free_next = NULL;
-  return b;
+  *out = b;
+  return TBQ_OK;
 }
 
 void
 tbq_pool_put (TbqPool * pool, TbqBlock * b)
 {
-  TbqBlock *head = atomic_load_explicit (&pool->free_head, memory_order_relaxed);
+  TbqBlock *head =
+      atomic_load_explicit (&pool->free_head, memory_order_relaxed);
 
   /* Count before pushing so `idle` never underflows when the popper takes
    * the block before our increment lands. */
   atomic_fetch_add_explicit (&pool->idle, 1, memory_order_relaxed);
   do {
     b->free_next = head;
-    /* Release: the popper must see free_next and the block's last contents. */
+    /* Release: the popper sees free_next and the block's last contents. */
   } while (!atomic_compare_exchange_weak_explicit (&pool->free_head, &head, b,
           memory_order_release, memory_order_relaxed));
 }
@@ -255,52 +298,60 @@ tbq_pool_put_or_release (TbqPool * pool, TbqBlock * b)
     tbq_pool_put (pool, b);
 }
 
+/* Cut the free list after its `keep` hottest blocks; returns the cold
+ * tail.  Only the popper edits nodes already on the stack; pushers only
+ * touch the node they push, above the current head. */
+static TbqBlock *
+pool_cut (TbqPool * pool, uint64_t keep)
+{
+  TbqBlock *b, *cut;
+  uint64_t n;
+
+  if (keep == 0) {
+    /* Acquire: we walk the pushers' links.  Races with pushes: whatever
+     * is more than wanted goes back. */
+    return atomic_exchange_explicit (&pool->free_head, NULL,
+        memory_order_acquire);
+  }
+  /* Acquire: as in pool_pop(). */
+  b = atomic_load_explicit (&pool->free_head, memory_order_acquire);
+  for (n = 1; b != NULL && n < keep; n++)
+    b = b->free_next;
+  if (b == NULL)
+    return NULL;
+  cut = b->free_next;
+  b->free_next = NULL;
+  return cut;
+}
+
 size_t
 tbq_pool_trim (TbqPool * pool)
 {
   uint64_t idle = atomic_load_explicit (&pool->idle, memory_order_relaxed);
   uint64_t total = atomic_load_explicit (&pool->total, memory_order_relaxed);
-  uint64_t excess, keep_total, n;
-  TbqBlock *b, *cut;
+  uint64_t excess;
+  TbqBlock *cut;
   size_t released = 0;
 
+  /* Idle: growth may be tried again when work comes. */
+  atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
+      memory_order_relaxed);
   if (idle <= pool->cfg.max_idle_blocks || total <= pool->cfg.min_blocks)
     return 0;
   excess = idle - pool->cfg.max_idle_blocks;
-  keep_total = total - pool->cfg.min_blocks;
-  if (excess > keep_total)
-    excess = keep_total;
-
-  /* Keep the top (most recently returned, hottest) blocks and cut the cold
-   * tail.  Only the popper edits nodes already on the stack; pushers only
-   * touch the node they push, above the current head. */
-  b = atomic_load_explicit (&pool->free_head, memory_order_acquire);
-  for (n = 1; b != NULL && n < idle - excess; n++)
-    b = b->free_next;
-  if (b == NULL)
-    return 0;
-  if (idle - excess == 0) {
-    /* Keep nothing: take the whole stack as it is now. */
-    cut = atomic_exchange_explicit (&pool->free_head, NULL,
-        memory_order_acquire);
-  } else {
-    cut = b->free_next;
-    b->free_next = NULL;
-  }
-  while (cut != NULL && released < excess) {
-    TbqBlock *next = cut->free_next;
-
-    atomic_fetch_sub_explicit (&pool->idle, 1, memory_order_relaxed);
-    block_release (pool, cut);
-    released++;
-    cut = next;
-  }
-  /* Anything left over (the whole-stack case raced with pushes) goes back. */
+  if (excess > total - pool->cfg.min_blocks)
+    excess = total - pool->cfg.min_blocks;
+  cut = pool_cut (pool, idle - excess);
   while (cut != NULL) {
     TbqBlock *next = cut->free_next;
 
     atomic_fetch_sub_explicit (&pool->idle, 1, memory_order_relaxed);
-    tbq_pool_put (pool, cut);
+    if (released < excess) {
+      block_release (pool, cut);
+      released++;
+    } else {
+      tbq_pool_put (pool, cut);
+    }
     cut = next;
   }
   return released;
@@ -317,7 +368,50 @@ tbq_pool_stats (TbqPool * pool, TbqPoolStats * st)
   st->blocks_idle = idle > total ? total : idle;
   st->blocks_in_use = total - st->blocks_idle;
   st->blocks_peak = atomic_load_explicit (&pool->peak, memory_order_relaxed);
+  st->blocks_limit = atomic_load_explicit (&pool->limit, memory_order_relaxed);
   st->allocations = atomic_load_explicit (&pool->allocations,
       memory_order_relaxed);
   st->releases = atomic_load_explicit (&pool->releases, memory_order_relaxed);
+  st->alloc_failures = atomic_load_explicit (&pool->failures,
+      memory_order_relaxed);
+}
+
+void
+tbq_pool_stats_add (TbqPoolStats * sum, const TbqPoolStats * add)
+{
+  sum->blocks_total += add->blocks_total;
+  sum->blocks_in_use += add->blocks_in_use;
+  sum->blocks_peak += add->blocks_peak;
+  sum->blocks_idle += add->blocks_idle;
+  sum->blocks_limit += add->blocks_limit;
+  sum->allocations += add->allocations;
+  sum->releases += add->releases;
+  sum->alloc_failures += add->alloc_failures;
+}
+
+TbqStatus
+tbq_pool_take_error (TbqPool * pool, const char *name, char *msg,
+    size_t msg_size)
+{
+  /* Acquire: pairs with pool_alloc_failed(): the details below are its. */
+  uint64_t failures = atomic_load_explicit (&pool->failures,
+      memory_order_acquire);
+  uint64_t taken = atomic_load_explicit (&pool->failures_taken,
+      memory_order_relaxed);
+  uint64_t held;
+
+  /* Relaxed CAS: only decides which caller reports this failure. */
+  if (failures == taken || !atomic_compare_exchange_strong_explicit
+      (&pool->failures_taken, &taken, failures, memory_order_relaxed,
+          memory_order_relaxed))
+    return TBQ_OK;
+  held = atomic_load_explicit (&pool->fail_total, memory_order_relaxed);
+  if (msg != NULL && msg_size > 0)
+    snprintf (msg, msg_size, "%s: cannot allocate a block of %zu bytes "
+        "(holding %" PRIu64 " blocks, %" PRIu64 " bytes): %s; it grows no "
+        "further until it shrinks", name, pool->cfg.block_size, held,
+        held * (uint64_t) pool->cfg.block_size,
+        strerror (atomic_load_explicit (&pool->fail_errno,
+                memory_order_relaxed)));
+  return TBQ_NO_MEMORY;
 }

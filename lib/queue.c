@@ -1,18 +1,33 @@
-/* The queue: configuration, lifecycle, interruption, discard and stats.
+/* The queue: the top.  Lifecycle, the entry points that take a queue
+ * (writers and the reader are opened here, the copier is run from here),
+ * interruption, discard, statistics and error reports.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The queue owns one of each part and hands every part pointers to what it
+ * needs, never the queue itself:
+ *
+ *   writer ──► (registry, wake) ──► copier ──► reader ◄── pull ◄── consumer
+ *
+ * Memory protocol: block.h.
  */
-#include "tbq-private.h"
+#include "reader.h"
 
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-#define TBQ_MAX_BLOCK_SIZE ((size_t) 1 << 30)
-#define TBQ_MIN_BLOCK_SIZE ((size_t) 128)
-#define TBQ_MAX_WRITERS 1024
+struct TbqQueue
+{
+  TbqConfig cfg;
+  _Atomic int interrupted;      /* see tbq_queue_interrupt() */
+  _Atomic int reader_open;      /* the reader is handed out */
+  _Atomic uint64_t records_discarded;
+  TbqRegistry registry;
+  TbqPool *sink_pool;
+  TbqWake wake;
+  TbqCopier copier;
+  _Alignas (TBQ_CACHELINE) TbqReader reader;
+};
 
 const char *
 tbq_status_to_string (TbqStatus status)
@@ -46,103 +61,36 @@ tbq_status_to_string (TbqStatus status)
   return "unknown status";
 }
 
-void
-tbq_config_init (TbqConfig * cfg)
-{
-  memset (cfg, 0, sizeof *cfg);
-  cfg->source.block_size = 4096;
-  cfg->source.min_blocks = 4;
-  cfg->source.max_blocks = 4;
-  cfg->source.max_idle_blocks = 4;
-  cfg->sink.block_size = 65536;
-  cfg->sink.min_blocks = 4;
-  cfg->sink.max_blocks = 4096;
-  cfg->sink.max_idle_blocks = 16;
-  cfg->backpressure = TBQ_BACKPRESSURE_BLOCK;
-  cfg->block_timeout_ns = -1;
-  cfg->publish = TBQ_PUBLISH_EVERY_RECORD;
-  cfg->publish_every = 64;
-  cfg->wake = TBQ_WAKE_IMMEDIATE;
-  cfg->pickup_interval_ns = 1000000;
-  cfg->spin_iterations = 1000;
-  cfg->max_writers = 64;
-}
-
 static TbqStatus
-refuse (char *msg, size_t msg_size, const char *fmt, ...)
+no_memory (char *msg, size_t msg_size, const char *what)
 {
-  if (msg != NULL && msg_size > 0) {
-    va_list ap;
-
-    va_start (ap, fmt);
-    vsnprintf (msg, msg_size, fmt, ap);
-    va_end (ap);
-  }
-  return TBQ_INVALID_CONFIG;
+  if (msg != NULL && msg_size > 0 && what != NULL)
+    snprintf (msg, msg_size, "cannot allocate %s", what);
+  return TBQ_NO_MEMORY;
 }
 
+/* The parts that need no allocation of their own beyond the sink pool. */
 static TbqStatus
-validate_pool (const char *name, const TbqPoolConfig * p, char *msg,
-    size_t msg_size)
-{
-  if (p->block_size < TBQ_MIN_BLOCK_SIZE || p->block_size % TBQ_CACHELINE)
-    return refuse (msg, msg_size,
-        "%s block size %zu: must be a multiple of %d and at least %zu bytes",
-        name, p->block_size, TBQ_CACHELINE, TBQ_MIN_BLOCK_SIZE);
-  if (p->block_size > TBQ_MAX_BLOCK_SIZE)
-    return refuse (msg, msg_size,
-        "%s block size %zu: must be at most %zu bytes", name, p->block_size,
-        TBQ_MAX_BLOCK_SIZE);
-  if (p->max_blocks < 2)
-    return refuse (msg, msg_size,
-        "%s pool max_blocks %zu: must be at least 2 (one being written, one "
-        "being consumed)", name, p->max_blocks);
-  if (p->min_blocks > p->max_blocks)
-    return refuse (msg, msg_size,
-        "%s pool min_blocks %zu is larger than max_blocks %zu", name,
-        p->min_blocks, p->max_blocks);
-  if (p->max_blocks > SIZE_MAX / p->block_size)
-    return refuse (msg, msg_size,
-        "%s pool %zu blocks of %zu bytes overflows the address space", name,
-        p->max_blocks, p->block_size);
-  return TBQ_OK;
-}
-
-TbqStatus
-tbq_config_validate (const TbqConfig * cfg, char *msg, size_t msg_size)
+queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
 {
   TbqStatus st;
+  TbqBlock *first;
 
-  if (cfg == NULL)
-    return refuse (msg, msg_size, "no configuration given");
-  if ((st = validate_pool ("source", &cfg->source, msg, msg_size)) != TBQ_OK)
+  q->sink_pool = tbq_pool_new_shared (&q->cfg.sink, &st, msg, msg_size);
+  if (q->sink_pool == NULL)
     return st;
-  if ((st = validate_pool ("sink", &cfg->sink, msg, msg_size)) != TBQ_OK)
-    return st;
-  if (cfg->sink.block_size < cfg->source.block_size)
-    return refuse (msg, msg_size,
-        "sink block size %zu is smaller than source block size %zu: every "
-        "record must fit one sink block", cfg->sink.block_size,
-        cfg->source.block_size);
-  if ((unsigned) cfg->backpressure > TBQ_BACKPRESSURE_DROP)
-    return refuse (msg, msg_size, "unknown backpressure mode %d",
-        (int) cfg->backpressure);
-  if ((unsigned) cfg->publish > TBQ_PUBLISH_AT_HANDOFF)
-    return refuse (msg, msg_size, "unknown publish policy %d",
-        (int) cfg->publish);
-  if (cfg->publish == TBQ_PUBLISH_EVERY_N && cfg->publish_every == 0)
-    return refuse (msg, msg_size, "publish_every must be at least 1");
-  if ((unsigned) cfg->wake > TBQ_WAKE_ON_DEMAND)
-    return refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
-  if (cfg->wake == TBQ_WAKE_LAZY && cfg->pickup_interval_ns <= 0)
-    return refuse (msg, msg_size,
-        "pickup interval %" PRId64 " ns: must be positive with lazy wake",
-        cfg->pickup_interval_ns);
-  if (cfg->max_writers == 0 || cfg->max_writers > TBQ_MAX_WRITERS)
-    return refuse (msg, msg_size, "max_writers %u: must be 1..%d",
-        cfg->max_writers, TBQ_MAX_WRITERS);
-  if (msg != NULL && msg_size > 0)
-    msg[0] = '\0';
+  /* The copier's doorbell is in the sink pool (pool.h, owner_ev). */
+  tbq_wake_init (&q->wake, q->cfg.wake, q->cfg.pickup_interval_ns,
+      &q->sink_pool->owner_ev);
+  if (tbq_copier_init (&q->copier, &q->registry, &q->wake, q->sink_pool,
+          &q->interrupted, q->cfg.spin_iterations, &first) != TBQ_OK) {
+    tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
+    tbq_wake_fini (&q->wake);
+    tbq_pool_orphan (q->sink_pool);
+    return TBQ_NO_MEMORY;
+  }
+  tbq_reader_init (&q->reader, first, &q->wake, &q->interrupted,
+      q->cfg.spin_iterations, &q->copier);
   return TBQ_OK;
 }
 
@@ -152,7 +100,6 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
 {
   TbqQueue *q;
   TbqStatus st;
-  TbqBlock *b;
 
   if (out == NULL)
     return TBQ_INVALID_ARGUMENT;
@@ -160,162 +107,28 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
   st = tbq_config_validate (cfg, msg, msg_size);
   if (st != TBQ_OK)
     return st;
-  q = aligned_alloc (TBQ_CACHELINE, (sizeof *q + TBQ_CACHELINE - 1)
-      & ~(size_t) (TBQ_CACHELINE - 1));
+  q = tbq_alloc_aligned (sizeof *q);
   if (q == NULL)
-    return TBQ_NO_MEMORY;
-  memset (q, 0, sizeof *q);
+    return no_memory (msg, msg_size, "the queue");
   q->cfg = *cfg;
-  q->writers = calloc (cfg->max_writers, sizeof *q->writers);
-  if (q->writers == NULL) {
+  if (tbq_registry_init (&q->registry, cfg->max_writers) != TBQ_OK) {
     free (q);
-    return TBQ_NO_MEMORY;
+    return no_memory (msg, msg_size, "the writer registry");
   }
-  q->sink_pool = tbq_pool_new_shared (&cfg->sink, &st);
-  if (q->sink_pool == NULL) {
-    free (q->writers);
+  st = queue_assemble (q, msg, msg_size);
+  if (st != TBQ_OK) {
+    tbq_registry_fini (&q->registry);
     free (q);
-    if (msg != NULL && msg_size > 0)
-      snprintf (msg, msg_size, "cannot allocate the sink pool");
     return st;
   }
-  b = tbq_pool_take (q->sink_pool);
-  if (b == NULL) {
-    tbq_pool_orphan (q->sink_pool);
-    free (q->writers);
-    free (q);
-    return TBQ_NO_MEMORY;
-  }
-  /* The first sink block: one reference for the copier, one for the reader. */
-  atomic_store_explicit (&b->refs, 2, memory_order_relaxed);
-  q->sink_cur = b;
-  q->spos = b->data;
-  q->send = b->data + b->capacity;
-  q->rd_blk = b;
-  pthread_mutex_init (&q->lock, NULL);
-  /* In the sink pool, which outlives the queue while zero-copy holders keep
-   * blocks: their last unref may have to wake the copier to trim. */
-  q->data_ev = &q->sink_pool->work_ev;
-  tbq_event_init (&q->read_ev);
-  q->asym = cfg->asym_barrier && tbq_membarrier_available ();
   *out = q;
   return TBQ_OK;
 }
 
-const TbqConfig *
-tbq_queue_get_config (const TbqQueue * q)
+static TbqQueue *
+queue_of_reader (TbqReader * r)
 {
-  return &q->cfg;
-}
-
-uint32_t
-tbq_queue_max_record_size (const TbqQueue * q)
-{
-  return (uint32_t) (q->cfg.source.block_size - TBQ_BLOCK_HEADER_SIZE
-      - TBQ_RECORD_HEADER_SIZE);
-}
-
-TbqStatus
-tbq_queue_start (TbqQueue * q)
-{
-  if (q == NULL)
-    return TBQ_INVALID_ARGUMENT;
-  /* Claimed before the thread exists, so that tbq_copier_step() callers
-   * are refused from now on. */
-  if (atomic_exchange_explicit (&q->copier_thread_running, 1,
-          memory_order_acq_rel))
-    return TBQ_BUSY;
-  atomic_store_explicit (&q->copier_stop, 0, memory_order_relaxed);
-  if (pthread_create (&q->copier_thread, NULL, tbq_copier_thread_main,
-          q) != 0) {
-    atomic_store_explicit (&q->copier_thread_running, 0,
-        memory_order_release);
-    return TBQ_NO_MEMORY;
-  }
-  return TBQ_OK;
-}
-
-void
-tbq_queue_stop (TbqQueue * q)
-{
-  if (q == NULL
-      || !atomic_load_explicit (&q->copier_thread_running,
-          memory_order_relaxed))
-    return;
-  atomic_store_explicit (&q->copier_stop, 1, memory_order_seq_cst);
-  tbq_event_wake (q->data_ev);
-  tbq_event_wake (&q->sink_pool->ev);
-  pthread_join (q->copier_thread, NULL);
-  /* The flag is for that thread only: left set, it would make every later
-   * tbq_copier_step() see work (so never time out) and give up on sink
-   * pressure at once. */
-  atomic_store_explicit (&q->copier_stop, 0, memory_order_relaxed);
-  atomic_store_explicit (&q->copier_thread_running, 0, memory_order_release);
-}
-
-static void
-wake_everyone (TbqQueue * q)
-{
-  uint32_t i;
-
-  tbq_event_wake (q->data_ev);
-  tbq_event_wake (&q->read_ev);
-  tbq_event_wake (&q->sink_pool->ev);
-  pthread_mutex_lock (&q->lock);
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
-
-    if (w != NULL)
-      tbq_event_wake (&w->pool.ev);
-  }
-  pthread_mutex_unlock (&q->lock);
-}
-
-void
-tbq_queue_interrupt (TbqQueue * q)
-{
-  /* Seq_cst store before the wakes: a waiter either sees the flag when it
-   * re-checks, or sleeps on a key the wake has already moved. */
-  atomic_store_explicit (&q->interrupted, 1, memory_order_seq_cst);
-  wake_everyone (q);
-}
-
-void
-tbq_queue_resume (TbqQueue * q)
-{
-  atomic_store_explicit (&q->interrupted, 0, memory_order_seq_cst);
-  wake_everyone (q);
-}
-
-int
-tbq_queue_is_interrupted (const TbqQueue * q)
-{
-  return atomic_load_explicit (&((TbqQueue *) q)->interrupted,
-      memory_order_acquire);
-}
-
-void
-tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
-{
-  uint64_t n = 0;
-  uint32_t i;
-
-  /* Oldest first: the sink layer holds older records than any source block. */
-  tbq_reader_discard (q, release, user_data, &n);
-  pthread_mutex_lock (&q->lock);
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
-
-    if (w == NULL)
-      continue;
-    tbq_writer_discard (w, release, user_data, &n);
-    if (atomic_load_explicit (&w->closed, memory_order_acquire)) {
-      atomic_store_explicit (&q->writers[i], NULL, memory_order_relaxed);
-      tbq_writer_destroy (w);
-    }
-  }
-  pthread_mutex_unlock (&q->lock);
-  tbq_count (&q->records_discarded, n);
+  return (TbqQueue *) (void *) ((char *) r - offsetof (TbqQueue, reader));
 }
 
 void
@@ -325,80 +138,260 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
 
   if (q == NULL)
     return;
-  tbq_queue_stop (q);
-  if (q->reader != NULL)
-    tbq_reader_free (q->reader);
+  tbq_copier_thread_stop (&q->copier);
+  tbq_consumer_stop (&q->reader);
   tbq_queue_discard (q, release, user_data);
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+  tbq_registry_lock (&q->registry);
+  for (i = 0; i < q->registry.size; i++) {
+    TbqWriter *w = tbq_registry_at (&q->registry, i);
 
-    if (w != NULL) {
-      atomic_store_explicit (&q->writers[i], NULL, memory_order_relaxed);
-      tbq_writer_destroy (w);
-    }
+    if (w != NULL)
+      tbq_writer_retire_locked (w, &q->registry);
   }
+  tbq_registry_unlock (&q->registry);
   /* The reader has caught up with the copier: drop both their references
    * to the last sink block; zero-copy holders keep theirs. */
-  tbq_block_unref (q->sink_cur);
-  tbq_block_unref (q->rd_blk);
+  tbq_copier_fini (&q->copier);
+  tbq_reader_fini (&q->reader);
   tbq_pool_orphan (q->sink_pool);
-  tbq_event_clear (&q->read_ev);
-  pthread_mutex_destroy (&q->lock);
-  free (q->writers);
+  tbq_wake_fini (&q->wake);
+  tbq_registry_fini (&q->registry);
   free (q);
 }
 
+const TbqConfig *
+tbq_queue_get_config (const TbqQueue * q)
+{
+  return q == NULL ? NULL : &q->cfg;
+}
+
+uint32_t
+tbq_queue_max_record_size (const TbqQueue * q)
+{
+  if (q == NULL)
+    return 0;
+  return (uint32_t) (q->cfg.source.block_size - TBQ_BLOCK_HEADER_SIZE
+      - TBQ_RECORD_HEADER_SIZE);
+}
+
+TbqStatus
+tbq_writer_new (TbqQueue * q, TbqWriter ** out)
+{
+  TbqWriter *w;
+  TbqStatus st;
+
+  if (q == NULL || out == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  st = tbq_writer_open (&q->cfg, &q->wake, &q->interrupted, &w);
+  if (st != TBQ_OK)
+    return st;
+  st = tbq_registry_add (&q->registry, w, &w->slot);
+  if (st != TBQ_OK) {
+    tbq_writer_destroy (w, NULL);
+    return st;
+  }
+  *out = w;
+  return TBQ_OK;
+}
+
+TbqStatus
+tbq_reader_new (TbqQueue * q, TbqReader ** out)
+{
+  if (q == NULL || out == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  /* Acq_rel: the previous holder's use of the reader happens before ours. */
+  if (atomic_exchange_explicit (&q->reader_open, 1, memory_order_acq_rel))
+    return TBQ_BUSY;
+  *out = &q->reader;
+  return TBQ_OK;
+}
+
 void
-tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
+tbq_reader_free (TbqReader * r)
+{
+  if (r == NULL)
+    return;
+  tbq_consumer_stop (r);
+  /* Release: pairs with tbq_reader_new(). */
+  atomic_store_explicit (&queue_of_reader (r)->reader_open, 0,
+      memory_order_release);
+}
+
+TbqStatus
+tbq_copier_step (TbqQueue * q, int64_t timeout_ns)
+{
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  return tbq_copier_host_step (&q->copier, timeout_ns);
+}
+
+TbqStatus
+tbq_copier_run (TbqQueue * q)
+{
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  return tbq_copier_host_run (&q->copier);
+}
+
+TbqStatus
+tbq_queue_start (TbqQueue * q)
+{
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  return tbq_copier_thread_start (&q->copier);
+}
+
+void
+tbq_queue_stop (TbqQueue * q)
+{
+  if (q != NULL)
+    tbq_copier_thread_stop (&q->copier);
+}
+
+static void
+wake_everyone (TbqQueue * q)
 {
   uint32_t i;
 
-  memset (st, 0, sizeof *st);
-  pthread_mutex_lock (&q->lock);
-  st->records_in = q->retired[0];
-  st->bytes_in = q->retired[1];
-  st->records_dropped = q->retired[2];
-  st->handoffs = q->retired[3];
-  st->pressure_waits = q->retired[4];
+  tbq_wake_everyone (&q->wake);
+  tbq_copier_wake (&q->copier);
+  tbq_registry_lock (&q->registry);
+  for (i = 0; i < q->registry.size; i++) {
+    TbqWriter *w = tbq_registry_at (&q->registry, i);
+
+    if (w != NULL)
+      tbq_writer_wake (w);
+  }
+  tbq_registry_unlock (&q->registry);
+}
+
+void
+tbq_queue_interrupt (TbqQueue * q)
+{
+  if (q == NULL)
+    return;
+  /* Relaxed: the wakes below are unconditional, so a waiter either sees
+   * the flag when it re-checks or sleeps on a key they already moved
+   * (block.h, "Events"). */
+  atomic_store_explicit (&q->interrupted, 1, memory_order_relaxed);
+  wake_everyone (q);
+}
+
+void
+tbq_queue_resume (TbqQueue * q)
+{
+  if (q == NULL)
+    return;
+  /* Relaxed: as in tbq_queue_interrupt(). */
+  atomic_store_explicit (&q->interrupted, 0, memory_order_relaxed);
+  wake_everyone (q);
+}
+
+int
+tbq_queue_is_interrupted (const TbqQueue * q)
+{
+  /* Relaxed: a snapshot of the flag; it orders nothing. */
+  return q != NULL
+      && atomic_load_explicit (&q->interrupted, memory_order_relaxed);
+}
+
+void
+tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
+{
+  uint64_t n = 0;
+  uint32_t i;
+
+  if (q == NULL)
+    return;
+  /* The copier is stopped: make what it copied last visible. */
+  tbq_copier_publish_sink (&q->copier);
+  /* Oldest first: the sink layer holds older records than any source block. */
+  tbq_reader_discard (&q->reader, release, user_data, &n);
+  tbq_registry_lock (&q->registry);
+  for (i = 0; i < q->registry.size; i++) {
+    TbqWriter *w = tbq_registry_at (&q->registry, i);
+
+    if (w == NULL)
+      continue;
+    tbq_writer_discard (w, release, user_data, &n);
+    /* Relaxed: nothing else runs (see tbq_writer_discard()). */
+    if (atomic_load_explicit (&w->closed, memory_order_relaxed))
+      tbq_writer_retire_locked (w, &q->registry);
+  }
+  tbq_registry_unlock (&q->registry);
+  tbq_count (&q->records_discarded, n);
+}
+
+/* Writers' counters, live and retired, into `st`. */
+static void
+writer_stats (TbqQueue * q, TbqStats * st)
+{
+  TbqWriterTotals t;
+  uint32_t i;
+
   st->source.block_size = q->cfg.source.block_size;
-  st->source.allocations = q->retired_source.allocations;
-  st->source.releases = q->retired_source.releases;
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    TbqWriter *w = atomic_load_explicit (&q->writers[i], memory_order_acquire);
+  tbq_registry_lock (&q->registry);
+  t = q->registry.retired;
+  for (i = 0; i < q->registry.size; i++) {
+    TbqWriter *w = tbq_registry_at (&q->registry, i);
+    TbqWriterTotals wt;
     TbqPoolStats ps;
 
     if (w == NULL)
       continue;
     st->writers++;
-    st->records_in += atomic_load_explicit (&w->records_in,
-        memory_order_relaxed);
-    st->bytes_in += atomic_load_explicit (&w->bytes_in, memory_order_relaxed);
-    st->records_dropped += atomic_load_explicit (&w->records_dropped,
-        memory_order_relaxed);
-    st->handoffs += atomic_load_explicit (&w->handoffs, memory_order_relaxed);
-    st->pressure_waits += atomic_load_explicit (&w->pressure_waits,
-        memory_order_relaxed);
+    tbq_writer_totals (w, &wt);
+    tbq_writer_totals_add (&t, &wt);
     tbq_pool_stats (&w->pool, &ps);
-    st->source.blocks_total += ps.blocks_total;
-    st->source.blocks_in_use += ps.blocks_in_use;
-    st->source.blocks_peak += ps.blocks_peak;
-    st->source.blocks_idle += ps.blocks_idle;
-    st->source.allocations += ps.allocations;
-    st->source.releases += ps.releases;
+    tbq_pool_stats_add (&st->source, &ps);
   }
-  pthread_mutex_unlock (&q->lock);
-  st->records_out = atomic_load_explicit (&q->records_out,
+  tbq_registry_unlock (&q->registry);
+  st->records_in = t.records_in;
+  st->bytes_in = t.bytes_in;
+  st->records_dropped = t.records_dropped;
+  st->handoffs = t.handoffs;
+  st->pressure_waits = t.pressure_waits;
+  st->source.allocations = t.source_allocations;
+  st->source.releases = t.source_releases;
+  st->source.alloc_failures = t.source_alloc_failures;
+}
+
+void
+tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
+{
+  if (q == NULL || st == NULL)
+    return;
+  memset (st, 0, sizeof *st);
+  writer_stats (q, st);
+  st->records_out = atomic_load_explicit (&q->reader.records_out,
       memory_order_relaxed);
-  st->bytes_out = atomic_load_explicit (&q->bytes_out, memory_order_relaxed);
+  st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
+      memory_order_relaxed);
   st->records_discarded = atomic_load_explicit (&q->records_discarded,
       memory_order_relaxed);
-  st->bytes_copied = atomic_load_explicit (&q->bytes_copied,
-      memory_order_relaxed);
-  st->copier_passes = atomic_load_explicit (&q->copier_passes,
-      memory_order_relaxed);
-  st->copier_wakeups = atomic_load_explicit (&q->copier_wakeups,
-      memory_order_relaxed);
-  st->sink_pressure_waits = atomic_load_explicit (&q->sink_pressure_waits,
-      memory_order_relaxed);
-  tbq_pool_stats (q->sink_pool, &st->sink);
+  tbq_copier_stats (&q->copier, st);
+}
+
+TbqStatus
+tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
+{
+  TbqStatus st;
+  uint32_t i;
+
+  if (q == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  st = tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
+  tbq_registry_lock (&q->registry);
+  for (i = 0; i < q->registry.size && st == TBQ_OK; i++) {
+    TbqWriter *w = tbq_registry_at (&q->registry, i);
+    char name[48];
+
+    snprintf (name, sizeof name, "source pool of writer %u", i);
+    if (w != NULL)
+      st = tbq_pool_take_error (&w->pool, name, msg, msg_size);
+  }
+  tbq_registry_unlock (&q->registry);
+  if (st == TBQ_OK && msg != NULL && msg_size > 0)
+    msg[0] = '\0';
+  return st;
 }

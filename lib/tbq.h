@@ -18,11 +18,37 @@
  *
  * Threading contract:
  *   - a TbqWriter is used by one thread at a time;
- *   - the copier runs in one thread (tbq_queue_start() or tbq_copier_run());
+ *   - the copier runs in one thread (tbq_queue_start(), tbq_copier_run() or
+ *     tbq_copier_step());
  *   - a TbqReader is used by one thread at a time;
  *   - tbq_block_ref()/tbq_block_unref(), tbq_queue_interrupt(),
- *     tbq_queue_get_stats() and tbq_reader_wake() may be called from any
- *     thread.
+ *     tbq_queue_resume(), tbq_queue_is_interrupted(), tbq_queue_get_stats(),
+ *     tbq_queue_take_error(), tbq_reader_wake() and
+ *     tbq_writer_wait_copied() may be called from any thread.
+ *
+ * Argument contract:
+ *   - Every function declared with TBQ_API checks its pointer arguments
+ *     and its enum values.  One that returns a TbqStatus refuses a NULL
+ *     object or a missing out-pointer with TBQ_INVALID_ARGUMENT and changes
+ *     nothing; a function without a status ignores a NULL object (as
+ *     free(NULL) does); one that returns a value returns 0 or NULL for it.
+ *   - Misuse that can be detected cheaply is refused the same way: a
+ *     commit without a reserve, a data pointer of NULL with a non-zero
+ *     size, an unknown backpressure mode or publish policy.
+ *   - The static inline session functions check nothing: a check would cost
+ *     every record.  Define TBQ_DEBUG before including this header to make
+ *     them assert their arguments.  A session begun on a NULL writer is
+ *     safe: it refuses every record, and tbq_session_next_block() says
+ *     TBQ_INVALID_ARGUMENT.
+ *   - A pointer that is not NULL must be what the function expects (a
+ *     freed writer or queue is not detected).
+ *
+ * Memory: block allocations (pools growing, see TbqPoolConfig) may fail.
+ * A failed allocation is never retried in a loop: the pool stops growing
+ * until it shrinks again, the call that failed says TBQ_NO_MEMORY
+ * (tbq_copier_step(), or the write that needed the block), everyone else
+ * sees backpressure, and tbq_queue_take_error() tells what was asked for
+ * and why it failed.
  */
 #ifndef TBQ_H
 #define TBQ_H
@@ -30,6 +56,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#ifdef TBQ_DEBUG
+#include <assert.h>
+#define TBQ_DEBUG_ASSERT(cond) assert (cond)
+#else
+#define TBQ_DEBUG_ASSERT(cond) ((void) 0)
+#endif
+
+/* The library's exported functions (everything else is hidden). */
+#if defined(__GNUC__)
+#define TBQ_API __attribute__ ((visibility ("default")))
+#else
+#define TBQ_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +89,12 @@ extern "C" {
 #define TBQ_RECORD_SPAN(payload) \
   (TBQ_RECORD_HEADER_SIZE + (((size_t) (payload) + TBQ_RECORD_ALIGN - 1) & ~(size_t) (TBQ_RECORD_ALIGN - 1)))
 
+/* The range of TbqConfig.pickup_interval_ns that validation accepts with
+ * TBQ_WAKE_LAZY: from 1 µs (shorter is a busy poll) to 60 s (longer is no
+ * latency bound). */
+#define TBQ_PICKUP_INTERVAL_MIN_NS ((int64_t) 1000)
+#define TBQ_PICKUP_INTERVAL_MAX_NS ((int64_t) 60000000000)
+
 typedef enum
 {
   TBQ_OK = 0,
@@ -59,13 +105,14 @@ typedef enum
   TBQ_EMPTY,                    /* reader: no record available yet */
   TBQ_TOO_LARGE,                /* record larger than a source block can hold */
   TBQ_INVALID_CONFIG,           /* configuration refused by validation */
-  TBQ_INVALID_ARGUMENT,         /* NULL or out-of-range argument */
-  TBQ_NO_MEMORY,                /* allocation failed */
+  TBQ_INVALID_ARGUMENT,         /* NULL, out-of-range argument, or misuse */
+  TBQ_NO_MEMORY,                /* allocation failed (see tbq_queue_take_error()) */
   TBQ_BUSY,                     /* resource already in use (second reader, copier running) */
   TBQ_LIMIT,                    /* too many writers */
 } TbqStatus;
 
-const char *tbq_status_to_string (TbqStatus status);
+/* A constant English name for every status ("unknown status" otherwise). */
+TBQ_API const char *tbq_status_to_string (TbqStatus status);
 
 typedef enum
 {
@@ -128,22 +175,20 @@ typedef struct
   int64_t pickup_interval_ns;   /* TBQ_WAKE_LAZY: longest copier sleep (default 1 ms) */
   uint32_t spin_iterations;     /* busy-wait rounds before sleeping in the copier and reader */
   uint32_t max_writers;         /* writers open at once */
-  /* Writer -> copier wake-up check.  0 (default): the writer issues a full
-   * fence per publish (a few ns) and nothing else is disturbed.  1: the
-   * writer only needs a compiler barrier; the copier, each time it goes to
-   * sleep, makes every running thread of the process execute a barrier
-   * (membarrier, Linux; falls back to 0 elsewhere).  Cheapest for the
-   * writer, but each copier sleep interrupts the other cores. */
-  uint32_t asym_barrier;
 } TbqConfig;
 
 /* Fill `cfg` with the defaults: source 4 x 4 KiB (16 KiB), sink 64 KiB blocks,
  * 4 pre-allocated, up to 4096 (256 MiB), 16 idle kept; BLOCK forever; publish
- * every record; immediate wake; 1 ms pickup interval; symmetric barrier. */
-void tbq_config_init (TbqConfig * cfg);
+ * every record; immediate wake; 1 ms pickup interval. */
+TBQ_API void tbq_config_init (TbqConfig * cfg);
 
-/* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg`. */
-TbqStatus tbq_config_validate (const TbqConfig * cfg, char *msg, size_t msg_size);
+/* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg` (may
+ * be NULL).  Refused, among others: pools whose pre-allocated blocks exceed
+ * the machine's physical memory, sizes that overflow, a pickup interval
+ * outside TBQ_PICKUP_INTERVAL_MIN_NS..TBQ_PICKUP_INTERVAL_MAX_NS with lazy
+ * wake. */
+TBQ_API TbqStatus tbq_config_validate (const TbqConfig * cfg, char *msg,
+    size_t msg_size);
 
 typedef struct TbqQueue TbqQueue;
 typedef struct TbqWriter TbqWriter;
@@ -157,94 +202,119 @@ typedef void (*TbqReleaseFunc) (uint16_t type, const void *data, uint32_t size, 
 /* ---- queue ------------------------------------------------------------- */
 
 /* Validates `cfg` (reason in `msg` if not NULL), allocates and pre-faults the
- * sink pool.  Does not start the copier. */
-TbqStatus tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg, size_t msg_size);
+ * sink pool.  Does not start the copier.  TBQ_NO_MEMORY with the reason in
+ * `msg` when the pools cannot be pre-allocated. */
+TBQ_API TbqStatus tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out,
+    char *msg, size_t msg_size);
 
 /* Stops the copier thread if running, discards every queued record (calling
  * `release` for each, may be NULL), frees every writer, the reader and the
  * pools.  No other thread may use the queue. */
-void tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data);
+TBQ_API void tbq_queue_free (TbqQueue * q, TbqReleaseFunc release,
+    void *user_data);
 
-const TbqConfig *tbq_queue_get_config (const TbqQueue * q);
+TBQ_API const TbqConfig *tbq_queue_get_config (const TbqQueue * q);
 
 /* Largest payload one record can carry. */
-uint32_t tbq_queue_max_record_size (const TbqQueue * q);
+TBQ_API uint32_t tbq_queue_max_record_size (const TbqQueue * q);
 
 /* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
  * already).  While the queue is interrupted the thread pauses; it carries
  * on after tbq_queue_resume(). */
-TbqStatus tbq_queue_start (TbqQueue * q);
+TBQ_API TbqStatus tbq_queue_start (TbqQueue * q);
 /* Stop that thread (waits for it); records stay queued. */
-void tbq_queue_stop (TbqQueue * q);
+TBQ_API void tbq_queue_stop (TbqQueue * q);
 
 /* Make every current and future wait (writer, copier, reader) return
  * TBQ_INTERRUPTED until tbq_queue_resume().  Any thread. */
-void tbq_queue_interrupt (TbqQueue * q);
-void tbq_queue_resume (TbqQueue * q);
-int tbq_queue_is_interrupted (const TbqQueue * q);
+TBQ_API void tbq_queue_interrupt (TbqQueue * q);
+TBQ_API void tbq_queue_resume (TbqQueue * q);
+TBQ_API int tbq_queue_is_interrupted (const TbqQueue * q);
 
 /* Drop every queued record — in the writers' source blocks, in flight and in
  * the sink layer — calling `release` for each, oldest first per layer.  The
  * caller guarantees that no writer, copier or reader call runs meanwhile
  * (stop or interrupt-and-join them first).  Writers and reader stay usable. */
-void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data);
+TBQ_API void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release,
+    void *user_data);
+
+/* The first block allocation failure not reported yet: TBQ_NO_MEMORY with
+ * a sentence in `msg` saying which pool, what was asked for and why it
+ * failed (each failure is reported once), or TBQ_OK with `msg` empty.
+ * Any thread; cheap enough to call after every tbq_copier_step(). */
+TBQ_API TbqStatus tbq_queue_take_error (TbqQueue * q, char *msg,
+    size_t msg_size);
 
 /* ---- copier ------------------------------------------------------------ */
 
 /* One copier pass: move everything published into the sink layer.  If there
  * was nothing to move, wait for work up to `timeout_ns` (< 0: no limit).
  * TBQ_OK when records moved or work may be pending, TBQ_TIMEOUT,
- * TBQ_INTERRUPTED; TBQ_BUSY while the thread of tbq_queue_start() exists
- * or another step runs. For running the copier inside a host framework's
+ * TBQ_INTERRUPTED; TBQ_NO_MEMORY when the sink pool could not grow (see
+ * tbq_queue_take_error(); the next step waits for the reader to return a
+ * block instead); TBQ_BUSY while the thread of tbq_queue_start() exists
+ * or another step runs.  For running the copier inside a host framework's
  * task. */
-TbqStatus tbq_copier_step (TbqQueue * q, int64_t timeout_ns);
+TBQ_API TbqStatus tbq_copier_step (TbqQueue * q, int64_t timeout_ns);
 
-/* Loop tbq_copier_step() in the caller's thread until the queue is
- * interrupted (TBQ_INTERRUPTED), or TBQ_BUSY as tbq_copier_step(). */
-TbqStatus tbq_copier_run (TbqQueue * q);
+/* Loop tbq_copier_step() in the caller's thread (one the caller created,
+ * with the placement and priority it wants) until the queue is interrupted
+ * (TBQ_INTERRUPTED), or TBQ_BUSY as tbq_copier_step(). */
+TBQ_API TbqStatus tbq_copier_run (TbqQueue * q);
 
 /* ---- writer ------------------------------------------------------------ */
 
-/* Open a writer with its own source pool (pre-faulted). Any thread. */
-TbqStatus tbq_writer_new (TbqQueue * q, TbqWriter ** out);
+/* Open a writer with its own source pool (pre-faulted). Any thread.
+ * TBQ_LIMIT beyond max_writers. */
+TBQ_API TbqStatus tbq_writer_new (TbqQueue * q, TbqWriter ** out);
 
 /* Publish what was written and hand the writer to the copier, which frees it
  * once its records are moved (or tbq_queue_free() does).  `w` is invalid after. */
-void tbq_writer_close (TbqWriter * w);
+TBQ_API void tbq_writer_close (TbqWriter * w);
 
-/* Per-writer overrides (writer thread only). */
-void tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode, int64_t timeout_ns);
-void tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every);
+/* Per-writer overrides (writer thread only).  TBQ_INVALID_ARGUMENT for an
+ * unknown mode or policy (the writer keeps its settings). */
+TBQ_API TbqStatus tbq_writer_set_backpressure (TbqWriter * w,
+    TbqBackpressure mode, int64_t timeout_ns);
+TBQ_API TbqStatus tbq_writer_set_publish (TbqWriter * w,
+    TbqPublishPolicy policy, uint32_t every);
 
 /* Copy one record (`data` may be NULL when `size` is 0). TBQ_OK,
- * TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT, TBQ_INTERRUPTED; anything but
- * TBQ_OK leaves nothing queued. */
-TbqStatus tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size);
+ * TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT, TBQ_INTERRUPTED, TBQ_NO_MEMORY
+ * (the source pool could not grow); anything but TBQ_OK leaves nothing
+ * queued, and all but TBQ_INVALID_ARGUMENT count as dropped. */
+TBQ_API TbqStatus tbq_writer_write (TbqWriter * w, uint16_t type,
+    const void *data, uint32_t size);
 
 /* Reserve room for one record of `size` bytes and return where to build it;
- * it is queued by tbq_writer_commit().  Same statuses as write. */
-TbqStatus tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data);
-void tbq_writer_commit (TbqWriter * w);
+ * it is queued by tbq_writer_commit().  Same statuses as write.  Nothing
+ * else may be written between reserve and commit; a new reserve replaces
+ * an uncommitted one. */
+TBQ_API TbqStatus tbq_writer_reserve (TbqWriter * w, uint16_t type,
+    uint32_t size, void **data);
+/* Queue the reserved record: TBQ_OK, or TBQ_INVALID_ARGUMENT when nothing
+ * is reserved (or something was written since the reserve). */
+TBQ_API TbqStatus tbq_writer_commit (TbqWriter * w);
 /* Give up the reserved record. */
-void tbq_writer_cancel (TbqWriter * w);
+TBQ_API void tbq_writer_cancel (TbqWriter * w);
 
 /* Publish everything written so far and wake the copier if it sleeps. */
-void tbq_writer_flush (TbqWriter * w);
+TBQ_API void tbq_writer_flush (TbqWriter * w);
 
 /* Flush, then wait until the copier has moved everything this writer
  * published into the sink layer (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED). */
-TbqStatus tbq_writer_sync (TbqWriter * w, int64_t timeout_ns);
+TBQ_API TbqStatus tbq_writer_sync (TbqWriter * w, int64_t timeout_ns);
 
 /* Any thread: wait until the copier has moved everything this writer had
  * published when the call began (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED).
  * Unlike tbq_writer_sync() it publishes nothing, so it may be called while
  * the writer's own thread is writing; the writer must stay open. */
-TbqStatus tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns);
+TBQ_API TbqStatus tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns);
 
 /* ---- write session: many records into the current block, nothing shared
  * touched per record.  Records are published once, by tbq_session_end() or
  * tbq_session_next_block().  The writer may not be used otherwise while a
- * session is open. */
+ * session is open; opening one gives up an uncommitted reserve. */
 typedef struct
 {
   unsigned char *pos;           /* where the next record header goes */
@@ -253,6 +323,8 @@ typedef struct
   uint64_t records;             /* records written since tbq_session_begin()
                                  * or the last tbq_session_next_block() */
   uint64_t bytes;               /* payload bytes of those records */
+  size_t wanted;                /* block bytes the last refused reservation
+                                 * needed (for tbq_session_next_block()) */
 } TbqSession;
 
 typedef struct
@@ -269,9 +341,9 @@ typedef struct
  * what lets the compiler keep `pos`, `records` and `bytes` in registers
  * across tbq_session_write() calls instead of storing and reloading them
  * for every record (about 4x the producer throughput for small records). */
-void tbq_session_begin_impl (TbqWriter * w, TbqSession * s);
-TbqStatus tbq_session_next_block_impl (TbqSession * s);
-void tbq_session_end_impl (TbqSession * s);
+TBQ_API void tbq_session_begin_impl (TbqWriter * w, TbqSession * s);
+TBQ_API TbqStatus tbq_session_next_block_impl (TbqSession * s);
+TBQ_API void tbq_session_end_impl (TbqSession * s);
 
 /* Open a session on the writer's current block. */
 static inline void
@@ -279,6 +351,7 @@ tbq_session_begin (TbqWriter * w, TbqSession * s)
 {
   TbqSession t;
 
+  TBQ_DEBUG_ASSERT (s != NULL);
   tbq_session_begin_impl (w, &t);
   *s = t;
 }
@@ -289,11 +362,15 @@ static inline void *
 tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
 {
   size_t span = TBQ_RECORD_SPAN (size);
-  unsigned char *p = s->pos;
+  unsigned char *p;
   TbqRecordHeader h;
 
-  if (span > (size_t) (s->end - p))
+  TBQ_DEBUG_ASSERT (s != NULL && s->pos <= s->end);
+  p = s->pos;
+  if (span > (size_t) (s->end - p)) {
+    s->wanted = span;
     return NULL;
+  }
   /* Advance before writing the header: `s` is not reloaded after it. */
   s->pos = p + span;
   s->records++;
@@ -309,8 +386,10 @@ tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
 static inline TbqStatus
 tbq_session_write (TbqSession * s, uint16_t type, const void *data, uint32_t size)
 {
-  void *p = tbq_session_reserve (s, type, size);
+  void *p;
 
+  TBQ_DEBUG_ASSERT (data != NULL || size == 0);
+  p = tbq_session_reserve (s, type, size);
   if (p == NULL)
     return TBQ_NO_SPACE;
   if (size != 0)                /* `data` may be NULL then */
@@ -320,13 +399,18 @@ tbq_session_write (TbqSession * s, uint16_t type, const void *data, uint32_t siz
 
 /* Publish the session's records, hand the block off and continue in a fresh
  * block (waits or drops per backpressure: TBQ_OK, TBQ_DROPPED, TBQ_TIMEOUT,
- * TBQ_INTERRUPTED; the session stays open in every case). */
+ * TBQ_INTERRUPTED, TBQ_NO_MEMORY).  TBQ_TOO_LARGE, without a hand-off, when
+ * the record the session refused last is larger than a block can hold.
+ * The session stays open in every case. */
 static inline TbqStatus
 tbq_session_next_block (TbqSession * s)
 {
-  TbqSession t = *s;
-  TbqStatus st = tbq_session_next_block_impl (&t);
+  TbqSession t;
+  TbqStatus st;
 
+  TBQ_DEBUG_ASSERT (s != NULL);
+  t = *s;
+  st = tbq_session_next_block_impl (&t);
   *s = t;
   return st;
 }
@@ -335,8 +419,10 @@ tbq_session_next_block (TbqSession * s)
 static inline void
 tbq_session_end (TbqSession * s)
 {
-  TbqSession t = *s;
+  TbqSession t;
 
+  TBQ_DEBUG_ASSERT (s != NULL);
+  t = *s;
   tbq_session_end_impl (&t);
   *s = t;
 }
@@ -353,19 +439,21 @@ typedef struct
 } TbqRecord;
 
 /* The queue's single reader. TBQ_BUSY if one is open. */
-TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
-void tbq_reader_free (TbqReader * r);
+TBQ_API TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
+/* Stop its callback consumer, if any, and give the reader back (the read
+ * position is kept for the next tbq_reader_new()). */
+TBQ_API void tbq_reader_free (TbqReader * r);
 
 /* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits. */
-TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
+TBQ_API TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 
 /* The next record without taking it: TBQ_OK or TBQ_EMPTY.  Like next, it may
  * release the block of the record returned before. */
-TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
+TBQ_API TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
 
 /* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
  * TBQ_INTERRUPTED. Returns at once when a record is ready. */
-TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
+TBQ_API TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
 
 /* Split wait, for a host that serialises reader calls with a lock of its own
  * and must not hold it while sleeping:
@@ -376,24 +464,26 @@ TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
  * tbq_reader_sleep does not touch the read position; it returns TBQ_OK when
  * the copier published records after the key was taken or on
  * tbq_reader_wake(), TBQ_INTERRUPTED on an interrupt, TBQ_TIMEOUT. */
-uint32_t tbq_reader_prepare_wait (TbqReader * r);
-TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns);
+TBQ_API uint32_t tbq_reader_prepare_wait (TbqReader * r);
+TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
+    int64_t timeout_ns);
 
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
-void tbq_reader_wake (TbqReader * r);
+TBQ_API void tbq_reader_wake (TbqReader * r);
 
 /* Zero-copy: keep a record's bytes after moving on.  The block returns to the
  * sink pool when its last reference is released. Any thread. */
-void tbq_block_ref (TbqBlock * b);
-void tbq_block_unref (TbqBlock * b);
+TBQ_API void tbq_block_ref (TbqBlock * b);
+TBQ_API void tbq_block_unref (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
  * every record (the record's bytes are valid during the call only). */
 typedef void (*TbqConsumeFunc) (const TbqRecord * rec, void *user_data);
 
-TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb, void *user_data);
+TBQ_API TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb,
+    void *user_data);
 /* Deliver what is queued up to now, then stop the thread. */
-void tbq_consumer_stop (TbqReader * r);
+TBQ_API void tbq_consumer_stop (TbqReader * r);
 
 /* ---- statistics -------------------------------------------------------- */
 
@@ -406,13 +496,16 @@ typedef struct
   uint64_t blocks_idle;         /* on the free list */
   uint64_t allocations;         /* blocks allocated since creation */
   uint64_t releases;            /* blocks given back to the system */
+  uint64_t blocks_limit;        /* most blocks the pool may hold now: max_blocks,
+                                 * or fewer after an allocation failure */
+  uint64_t alloc_failures;      /* block allocations that failed */
 } TbqPoolStats;
 
 typedef struct
 {
   uint64_t records_in;          /* accepted by writers */
   uint64_t records_out;         /* taken by the reader */
-  uint64_t records_dropped;     /* refused: backpressure, timeout, interrupt, too large */
+  uint64_t records_dropped;     /* refused: backpressure, timeout, interrupt, too large, no memory */
   uint64_t records_discarded;   /* removed by tbq_queue_discard()/free */
   uint64_t bytes_in;            /* payload bytes accepted */
   uint64_t bytes_out;           /* payload bytes taken */
@@ -428,7 +521,7 @@ typedef struct
 } TbqStats;
 
 /* A consistent-enough snapshot (counters are read one by one). Any thread. */
-void tbq_queue_get_stats (TbqQueue * q, TbqStats * stats);
+TBQ_API void tbq_queue_get_stats (TbqQueue * q, TbqStats * stats);
 
 #ifdef __cplusplus
 }

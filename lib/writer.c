@@ -1,34 +1,15 @@
-/* The writer: one per producer thread, appends records to its source pool.
+/* The writer: one per producer thread, appends records to its source pool;
+ * also its write sessions.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The hot path touches only writer-owned fields and the current block; it
- * publishes with one release store and checks (without a fence, see
- * tbq-private.h) whether the copier sleeps.  malloc/mmap happen only when the
+ * publishes with release stores (block.h, "Chains") and asks the wake
+ * module whether anyone must be woken.  malloc/mmap happen only when the
  * source pool grows beyond its pre-allocated blocks.
  */
-#include "tbq-private.h"
-
-#include <stdlib.h>
-
-uint64_t
-tbq_records_release (const unsigned char *data, uint32_t from, uint32_t to,
-    TbqReleaseFunc release, void *user_data)
-{
-  uint64_t n = 0;
-
-  while (from < to) {
-    const TbqRecordHeader *h = tbq_record_at (data + from);
-
-    if (release)
-      release (h->type, data + from + TBQ_RECORD_HEADER_SIZE, h->size,
-          user_data);
-    from += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    n++;
-  }
-  return n;
-}
+#include "writer.h"
 
 static void
 writer_start_block (TbqWriter * w, TbqBlock * b)
@@ -40,110 +21,102 @@ writer_start_block (TbqWriter * w, TbqBlock * b)
 }
 
 TbqStatus
-tbq_writer_new (TbqQueue * q, TbqWriter ** out)
+tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
+    const _Atomic int *interrupted, TbqWriter ** out)
 {
-  TbqWriter *w;
+  TbqWriter *w = tbq_alloc_aligned (sizeof *w);
   TbqBlock *b;
-  TbqStatus st;
-  uint32_t i;
 
-  if (q == NULL || out == NULL)
-    return TBQ_INVALID_ARGUMENT;
-  w = aligned_alloc (TBQ_CACHELINE, (sizeof *w + TBQ_CACHELINE - 1)
-      & ~(size_t) (TBQ_CACHELINE - 1));
   if (w == NULL)
     return TBQ_NO_MEMORY;
-  memset (w, 0, sizeof *w);
-  st = tbq_pool_init (&w->pool, &q->cfg.source);
-  if (st != TBQ_OK) {
-    free (w);
-    return st;
-  }
-  w->q = q;
-  w->asym = q->asym;
-  w->publish = q->cfg.publish;
-  w->publish_every = q->cfg.publish_every ? q->cfg.publish_every : 1;
-  w->backpressure = q->cfg.backpressure;
-  w->block_timeout_ns = q->cfg.block_timeout_ns;
-  w->wake_lazy = q->cfg.wake == TBQ_WAKE_LAZY;
-  w->wake_on_demand = q->cfg.wake == TBQ_WAKE_ON_DEMAND;
-  w->handoff_wake = q->cfg.source.max_blocks / 2 > 1
-      ? q->cfg.source.max_blocks / 2 : 1;
-
-  b = tbq_pool_take (&w->pool);
-  if (b == NULL) {
+  if (tbq_pool_init (&w->pool, &cfg->source) != TBQ_OK
+      || tbq_pool_take (&w->pool, true, &b) != TBQ_OK) {
     tbq_pool_fini (&w->pool);
     free (w);
     return TBQ_NO_MEMORY;
   }
-  atomic_store_explicit (&b->published, 0, memory_order_relaxed);
-  atomic_store_explicit (&b->next, NULL, memory_order_relaxed);
+  w->publish = cfg->publish;
+  w->publish_every = cfg->publish_every ? cfg->publish_every : 1;
+  w->wake_policy = cfg->wake;
+  w->backpressure = cfg->backpressure;
+  w->block_timeout_ns = cfg->block_timeout_ns;
+  w->handoff_wake = tbq_wake_handoff_threshold (cfg->source.max_blocks);
+  w->wake = wake;
+  w->interrupted = interrupted;
+  tbq_block_reset (b);
   writer_start_block (w, b);
   w->copy_blk = b;
   w->copy_off = 0;
-
-  pthread_mutex_lock (&q->lock);
-  for (i = 0; i < q->cfg.max_writers; i++) {
-    if (atomic_load_explicit (&q->writers[i], memory_order_relaxed) == NULL)
-      break;
-  }
-  if (i == q->cfg.max_writers) {
-    pthread_mutex_unlock (&q->lock);
-    tbq_pool_put (&w->pool, b);
-    tbq_pool_fini (&w->pool);
-    free (w);
-    return TBQ_LIMIT;
-  }
-  w->slot = i;
-  if (w->wake_lazy)
-    atomic_fetch_add_explicit (&q->lazy_writers, 1, memory_order_relaxed);
-  /* Release: the copier sees a fully initialised writer. */
-  atomic_store_explicit (&q->writers[i], w, memory_order_release);
-  pthread_mutex_unlock (&q->lock);
+  tbq_wake_writer_opened (wake);
   *out = w;
   return TBQ_OK;
 }
 
-/* Frees the writer's blocks and memory. Caller holds q->lock, the writer is
- * out of the registry and every record has been moved or discarded. */
 void
-tbq_writer_destroy (TbqWriter * w)
+tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
 {
-  TbqQueue *q = w->q;
   TbqPoolStats ps;
 
-  q->retired[0] += atomic_load_explicit (&w->records_in, memory_order_relaxed);
-  q->retired[1] += atomic_load_explicit (&w->bytes_in, memory_order_relaxed);
-  q->retired[2] += atomic_load_explicit (&w->records_dropped,
+  t->records_in = atomic_load_explicit (&w->records_in, memory_order_relaxed);
+  t->bytes_in = atomic_load_explicit (&w->bytes_in, memory_order_relaxed);
+  t->records_dropped = atomic_load_explicit (&w->records_dropped,
       memory_order_relaxed);
-  q->retired[3] += atomic_load_explicit (&w->handoffs, memory_order_relaxed);
-  q->retired[4] += atomic_load_explicit (&w->pressure_waits,
+  t->handoffs = atomic_load_explicit (&w->handoffs, memory_order_relaxed);
+  t->pressure_waits = atomic_load_explicit (&w->pressure_waits,
       memory_order_relaxed);
-  if (w->wake_lazy)
-    atomic_fetch_sub_explicit (&q->lazy_writers, 1, memory_order_relaxed);
+  tbq_pool_stats (&w->pool, &ps);
+  t->source_allocations = ps.allocations;
+  t->source_releases = ps.releases;
+  t->source_alloc_failures = ps.alloc_failures;
+}
+
+void
+tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final)
+{
+  tbq_wake_writer_closed (w->wake);
   /* Only the current block is still out of the pool. */
   tbq_pool_put (&w->pool, w->cur);
-  tbq_pool_clear (&w->pool);
-  tbq_pool_stats (&w->pool, &ps);
-  q->retired_source.allocations += ps.allocations;
-  q->retired_source.releases += ps.releases;
   tbq_pool_fini (&w->pool);
+  if (final != NULL)
+    tbq_writer_totals (w, final);
   free (w);
 }
 
 void
-tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode,
-    int64_t timeout_ns)
+tbq_writer_retire_locked (TbqWriter * w, TbqRegistry * reg)
 {
-  w->backpressure = mode;
-  w->block_timeout_ns = timeout_ns;
+  uint32_t slot = w->slot;
+  TbqWriterTotals final;
+
+  tbq_writer_destroy (w, &final);
+  tbq_registry_retire_locked (reg, slot, &final);
 }
 
 void
+tbq_writer_wake (TbqWriter * w)
+{
+  tbq_event_wake (&w->pool.ev);
+}
+
+TbqStatus
+tbq_writer_set_backpressure (TbqWriter * w, TbqBackpressure mode,
+    int64_t timeout_ns)
+{
+  if (w == NULL || (unsigned) mode > TBQ_BACKPRESSURE_DROP)
+    return TBQ_INVALID_ARGUMENT;
+  w->backpressure = mode;
+  w->block_timeout_ns = timeout_ns;
+  return TBQ_OK;
+}
+
+TbqStatus
 tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every)
 {
+  if (w == NULL || (unsigned) policy > TBQ_PUBLISH_AT_HANDOFF)
+    return TBQ_INVALID_ARGUMENT;
   w->publish = policy;
   w->publish_every = every ? every : 1;
+  return TBQ_OK;
 }
 
 /* Make everything below wpos visible to the copier. */
@@ -165,36 +138,6 @@ writer_publish (TbqWriter * w)
   w->unpublished = 0;
 }
 
-/* On-demand wake: if the reader waits for records, tell it to pull them
- * itself (one hop; the copier sleeps on).  True if it was told. */
-static inline bool
-writer_wake_hungry_reader (TbqWriter * w)
-{
-  TbqQueue *q = w->q;
-
-  /* Order the publish before the load (Dekker with the reader's hungry
-   * store in reader_wait_until()). */
-  if (w->asym)
-    atomic_signal_fence (memory_order_seq_cst);
-  else
-    atomic_thread_fence (memory_order_seq_cst);
-  if (!atomic_load_explicit (&q->reader_hungry, memory_order_relaxed))
-    return false;
-  /* Release: the reader that sees it sees the records. */
-  atomic_fetch_add_explicit (&q->pull_seq, 1, memory_order_release);
-  tbq_event_notify (&q->read_ev);
-  return true;
-}
-
-static inline void
-writer_notify (TbqWriter * w)
-{
-  if (w->wake_on_demand)
-    writer_wake_hungry_reader (w);
-  else
-    tbq_event_notify_light (w->q->data_ev, w->asym);
-}
-
 static bool
 writer_space_ready (void *arg)
 {
@@ -203,58 +146,69 @@ writer_space_ready (void *arg)
   return tbq_pool_can_take (&w->pool);
 }
 
+/* No block to take (`st`: TBQ_NO_SPACE, or TBQ_NO_MEMORY when growing
+ * failed just now).  Backpressure decides: drop, or wait for the copier
+ * to return one.  A failed allocation is reported to this caller once;
+ * after it the pool holds still and the next write sees backpressure. */
+static TbqStatus
+writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
+{
+  int64_t deadline;
+
+  /* Let the copier drain what we have before anyone waits on it. */
+  writer_publish (w);
+  tbq_wake_copier (w->wake);
+  if (st == TBQ_NO_MEMORY)
+    return st;
+  if (w->backpressure == TBQ_BACKPRESSURE_DROP)
+    return TBQ_DROPPED;
+  tbq_count (&w->pressure_waits, 1);
+  deadline = tbq_deadline (w->block_timeout_ns);
+  for (;;) {
+    st = tbq_wait (&w->pool.ev, w->interrupted, 0, writer_space_ready, w,
+        deadline);
+    if (st != TBQ_OK)
+      return st;
+    st = tbq_pool_take (&w->pool, true, nb);
+    if (st != TBQ_NO_SPACE)
+      return st;
+  }
+}
+
 /* Seal the current block and continue in a fresh one. */
 static TbqStatus
 writer_handoff (TbqWriter * w)
 {
-  TbqBlock *nb = tbq_pool_take (&w->pool);
+  TbqBlock *nb;
+  TbqStatus st = tbq_pool_take (&w->pool, true, &nb);
+  uint64_t sealed;
 
-  if (TBQ_UNLIKELY (nb == NULL)) {
-    TbqStatus st;
-
-    /* Let the copier drain what we have before anyone waits on it. */
-    writer_publish (w);
-    tbq_event_notify (w->q->data_ev);
-    if (w->backpressure == TBQ_BACKPRESSURE_DROP)
-      return TBQ_DROPPED;
-    tbq_count (&w->pressure_waits, 1);
-    for (;;) {
-      st = tbq_wait (w->q, &w->pool.ev, false, 0, writer_space_ready, w,
-          tbq_deadline (w->block_timeout_ns));
-      if (st != TBQ_OK)
-        return st;
-      nb = tbq_pool_take (&w->pool);
-      if (nb != NULL)
-        break;
-    }
+  if (TBQ_UNLIKELY (st != TBQ_OK)) {
+    st = writer_wait_for_block (w, st, &nb);
+    if (st != TBQ_OK)
+      return st;
   }
-  atomic_store_explicit (&nb->published, 0, memory_order_relaxed);
-  atomic_store_explicit (&nb->next, NULL, memory_order_relaxed);
+  tbq_block_reset (nb);
   writer_publish (w);
-  /* Release: the final `published` and nb's initialisation happen before
-   * the copier can follow the link (this store seals the block). */
+  /* Release: the final `published` and nb's reset happen before the
+   * copier can follow the link (this store seals the block). */
   atomic_store_explicit (&w->cur->next, nb, memory_order_release);
   tbq_count (&w->handoffs, 1);
   writer_start_block (w, nb);
-  /* Someone must return the sealed block: a hungry reader pulling (one
-   * hop for the records around the hand-off too), else the copier. */
-  if (w->wake_on_demand && writer_wake_hungry_reader (w))
-    return TBQ_OK;
-  if (w->wake_lazy || w->wake_on_demand) {
-    /* Acquire: pairs with the copier's release after returning a block. */
-    uint64_t sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
-        - atomic_load_explicit (&w->blocks_returned, memory_order_acquire);
-
-    /* The copier returns blocks in batches: wake it once half the pool is
-     * sealed and waiting, early enough that this writer never runs dry,
-     * and half as often as every hand-off.  Each wake-up costs this thread
-     * a system call, and the woken thread often lands on this thread's own
-     * CPU, preempting it and running through its caches. */
-    if (sealed < w->handoff_wake)
-      return TBQ_OK;
-  }
-  tbq_event_notify (w->q->data_ev);
+  sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
+      - atomic_load_explicit (&w->blocks_returned, memory_order_relaxed);
+  tbq_wake_handed_off (w->wake, w->wake_policy, sealed, w->handoff_wake);
   return TBQ_OK;
+}
+
+/* A record of `span` bytes can never fit a source block.  The one place
+ * that decides about such records: refused for now. */
+static TbqStatus
+writer_large_record (TbqWriter * w, size_t span)
+{
+  (void) w;
+  (void) span;
+  return TBQ_TOO_LARGE;
 }
 
 static inline TbqStatus
@@ -272,19 +226,43 @@ writer_make_room (TbqWriter * w, size_t span)
   TbqStatus st;
 
   if (span > w->cur->capacity)
-    return writer_fail (w, TBQ_TOO_LARGE);
+    return writer_fail (w, writer_large_record (w, span));
   st = writer_handoff (w);
   if (st != TBQ_OK)
     return writer_fail (w, st);
   return TBQ_OK;
 }
 
+/* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
+ * 32-bit size_t (it can never fit a block). */
+static inline size_t
+writer_span (uint32_t size)
+{
+  size_t span = TBQ_RECORD_SPAN (size);
+
+#if SIZE_MAX <= UINT32_MAX
+  if (span < size)
+    span = SIZE_MAX;
+#endif
+  return span;
+}
+
+static inline void
+writer_header (unsigned char *p, uint16_t type, uint32_t size)
+{
+  TbqRecordHeader h;
+
+  h.size = size;
+  h.type = type;
+  h.reserved = 0;
+  memcpy (p, &h, sizeof h);
+}
+
 /* Write the header of a `size`-byte record at wpos (making room first). */
 static inline TbqStatus
 writer_reserve (TbqWriter * w, uint16_t type, uint32_t size)
 {
-  size_t span = TBQ_RECORD_SPAN (size);
-  TbqRecordHeader h;
+  size_t span = writer_span (size);
 
   if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos))) {
     TbqStatus st = writer_make_room (w, span);
@@ -292,10 +270,7 @@ writer_reserve (TbqWriter * w, uint16_t type, uint32_t size)
     if (st != TBQ_OK)
       return st;
   }
-  h.size = size;
-  h.type = type;
-  h.reserved = 0;
-  memcpy (w->wpos, &h, sizeof h);
+  writer_header (w->wpos, type, size);
   return TBQ_OK;
 }
 
@@ -317,15 +292,42 @@ writer_commit (TbqWriter * w, uint32_t size)
       return;
   }
   writer_publish (w);
-  if (!w->wake_lazy)
-    writer_notify (w);
+  tbq_wake_published (w->wake, w->wake_policy);
+}
+
+/* Write a whole record that fits at wpos. */
+static inline void
+writer_put (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
+{
+  unsigned char *p = w->wpos;
+
+  writer_header (p, type, size);
+  memcpy (p + TBQ_RECORD_HEADER_SIZE, data, size);
+  writer_commit (w, size);
+}
+
+/* tbq_writer_write() when the current block has no room: a call of its
+ * own, so that the fast path needs no stack frame. */
+static __attribute__((noinline)) TbqStatus
+writer_write_slow (TbqWriter * w, uint16_t type, const void *data,
+    uint32_t size)
+{
+  TbqStatus st = writer_make_room (w, writer_span (size));
+
+  if (st != TBQ_OK)
+    return st;
+  writer_put (w, type, data, size);
+  return TBQ_OK;
 }
 
 TbqStatus
 tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
 {
-  TbqStatus st = writer_reserve (w, type, size);
+  TbqStatus st;
 
+  if (TBQ_UNLIKELY (w == NULL || data == NULL))
+    return TBQ_INVALID_ARGUMENT;
+  st = writer_reserve (w, type, size);
   if (TBQ_UNLIKELY (st != TBQ_OK))
     return st;
   w->reserved = w->wpos;
@@ -333,46 +335,56 @@ tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
   return TBQ_OK;
 }
 
-void
+TbqStatus
 tbq_writer_commit (TbqWriter * w)
 {
-  const TbqRecordHeader *h = tbq_record_at (w->reserved);
-
-  w->wpos = w->reserved;
+  /* Nothing reserved, or written over since (a write between reserve and
+   * commit): nothing to commit. */
+  if (TBQ_UNLIKELY (w == NULL || w->reserved == NULL || w->reserved != w->wpos))
+    return TBQ_INVALID_ARGUMENT;
   w->reserved = NULL;
-  writer_commit (w, h->size);
+  writer_commit (w, tbq_record_at (w->wpos)->size);
+  return TBQ_OK;
 }
 
 void
 tbq_writer_cancel (TbqWriter * w)
 {
-  w->reserved = NULL;
+  if (w != NULL)
+    w->reserved = NULL;
 }
 
-/* Reserve, copy and commit in one call, without going through the exported
- * (interposable) reserve/commit entry points. */
-TbqStatus
-tbq_writer_write (TbqWriter * w, uint16_t type, const void *data,
-    uint32_t size)
-{
-  TbqStatus st = writer_reserve (w, type, size);
+/* The source of an empty record written without a buffer: memcpy from
+ * NULL is undefined even for 0 bytes. */
+static const unsigned char writer_nothing;
 
-  if (TBQ_UNLIKELY (st != TBQ_OK))
-    return st;
-  /* A zero-size record may come with no buffer: memcpy from NULL is
-   * undefined even for 0 bytes. */
-  if (TBQ_LIKELY (size != 0))
-    memcpy (w->wpos + TBQ_RECORD_HEADER_SIZE, data, size);
-  writer_commit (w, size);
+/* Reserve, copy and commit in one call, without going through the exported
+ * reserve/commit entry points. */
+TbqStatus
+tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
+{
+  if (TBQ_UNLIKELY (w == NULL))
+    return TBQ_INVALID_ARGUMENT;
+  if (TBQ_UNLIKELY (data == NULL)) {
+    /* A zero-size record may come with no buffer. */
+    if (size != 0)
+      return TBQ_INVALID_ARGUMENT;
+    data = &writer_nothing;
+  }
+  if (TBQ_UNLIKELY (writer_span (size) > (size_t) (w->wend - w->wpos)))
+    return writer_write_slow (w, type, data, size);
+  writer_put (w, type, data, size);
   return TBQ_OK;
 }
 
 void
 tbq_writer_flush (TbqWriter * w)
 {
+  if (w == NULL)
+    return;
   writer_publish (w);
-  tbq_copier_request_pickup (w->q);
-  tbq_event_notify (w->q->data_ev);
+  tbq_wake_request_pickup (w->wake);
+  tbq_wake_copier (w->wake);
 }
 
 typedef struct
@@ -386,6 +398,8 @@ writer_synced (void *arg)
 {
   SyncArg *s = arg;
 
+  /* Acquire: pairs with the copier's release after publishing the sink
+   * block, so the records are readable once this holds. */
   return atomic_load_explicit (&s->w->copied_bytes, memory_order_acquire)
       >= s->target;
 }
@@ -393,6 +407,8 @@ writer_synced (void *arg)
 TbqStatus
 tbq_writer_sync (TbqWriter * w, int64_t timeout_ns)
 {
+  if (w == NULL)
+    return TBQ_INVALID_ARGUMENT;
   /* Waiting for the copier asks it to move the current block, if needed. */
   writer_publish (w);
   return tbq_writer_wait_copied (w, timeout_ns);
@@ -403,6 +419,8 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
 {
   SyncArg s;
 
+  if (w == NULL)
+    return TBQ_INVALID_ARGUMENT;
   s.w = w;
   /* What the writer has published so far (it may be another thread).
    * Acquire: pairs with writer_publish(); passed on to the copier by the
@@ -410,36 +428,44 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_acquire);
   /* With on-demand or lazy wake nobody may have woken the copier. */
   if (!writer_synced (&s)) {
-    tbq_copier_request_pickup (w->q);
-    tbq_event_notify (w->q->data_ev);
+    tbq_wake_request_pickup (w->wake);
+    tbq_wake_copier (w->wake);
   }
-  return tbq_wait (w->q, &w->pool.ev, false, 0, writer_synced, &s,
+  return tbq_wait (&w->pool.ev, w->interrupted, 0, writer_synced, &s,
       tbq_deadline (timeout_ns));
 }
 
 void
 tbq_writer_close (TbqWriter * w)
 {
-  TbqQueue *q;
+  TbqWake *wake;
 
   if (w == NULL)
     return;
-  q = w->q;
+  wake = w->wake;
   tbq_writer_flush (w);
   /* Release: the copier that sees `closed` also sees the last publish.
-   * From here on the copier may free `w`: touch only `q`. */
+   * From here on the copier may free `w`. */
   atomic_store_explicit (&w->closed, 1, memory_order_release);
-  tbq_event_notify (q->data_ev);
+  tbq_wake_copier (wake);
 }
+
+/* ---- write sessions ---- */
 
 void
 tbq_session_begin_impl (TbqWriter * w, TbqSession * s)
 {
+  if (s == NULL)
+    return;
+  memset (s, 0, sizeof *s);
+  /* No writer: pos == end, so every reservation fails and
+   * tbq_session_next_block() says TBQ_INVALID_ARGUMENT. */
+  if (w == NULL)
+    return;
+  w->reserved = NULL;           /* a session ends an open reservation */
   s->pos = w->wpos;
   s->end = w->wend;
   s->writer = w;
-  s->records = 0;
-  s->bytes = 0;
 }
 
 static void
@@ -459,30 +485,38 @@ session_account (TbqSession * s)
 void
 tbq_session_end_impl (TbqSession * s)
 {
-  TbqWriter *w = s->writer;
+  TbqWriter *w = s != NULL ? s->writer : NULL;
 
+  if (w == NULL)
+    return;
   session_account (s);
   writer_publish (w);
-  /* Lazy writers never wake the copier on publish (see TbqWakePolicy). */
-  if (!w->wake_lazy)
-    writer_notify (w);
+  tbq_wake_published (w->wake, w->wake_policy);
 }
 
 TbqStatus
 tbq_session_next_block_impl (TbqSession * s)
 {
-  TbqWriter *w = s->writer;
+  TbqWriter *w = s != NULL ? s->writer : NULL;
+  size_t wanted;
   TbqStatus st;
 
+  if (w == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  wanted = s->wanted;
   session_account (s);
+  s->wanted = 0;
+  /* The record refused last would not fit a fresh block either. */
+  if (TBQ_UNLIKELY (wanted > w->cur->capacity))
+    return writer_large_record (w, wanted);
   st = writer_handoff (w);
   s->pos = w->wpos;
   s->end = w->wend;
   return st;
 }
 
-/* Discard every record the copier has not moved yet, including unpublished
- * ones, and restart the writer in its current block. Nothing else runs. */
+/* ---- discard ---- */
+
 void
 tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
     uint64_t * count)
@@ -490,15 +524,18 @@ tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
   TbqBlock *b = w->copy_blk;
   uint32_t off = w->copy_off;
 
+  /* Relaxed loads and stores: nothing else runs, and the caller's own
+   * synchronisation with the other parties orders their stores before
+   * ours. */
   for (;;) {
     uint32_t end = b == w->cur ? (uint32_t) (w->wpos - b->data)
-        : atomic_load_explicit (&b->published, memory_order_acquire);
+        : atomic_load_explicit (&b->published, memory_order_relaxed);
     TbqBlock *next;
 
     *count += tbq_records_release (b->data, off, end, release, user_data);
     if (b == w->cur)
       break;
-    next = atomic_load_explicit (&b->next, memory_order_acquire);
+    next = atomic_load_explicit (&b->next, memory_order_relaxed);
     tbq_pool_put (&w->pool, b);
     b = next;
     off = 0;
@@ -512,5 +549,5 @@ tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
   w->copy_off = 0;
   atomic_store_explicit (&w->copied_bytes,
       atomic_load_explicit (&w->published_bytes, memory_order_relaxed),
-      memory_order_release);
+      memory_order_relaxed);
 }

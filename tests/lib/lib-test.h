@@ -131,6 +131,25 @@ queue_new_or_fail (const TbqConfig * cfg)
   return q;
 }
 
+/* The usual parts of a test: a queue, one writer, the reader. */
+typedef struct
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+} Fixture;
+
+/* A queue with one writer open and the reader. */
+static inline TbqQueue *
+open_queue (const TbqConfig * cfg, TbqWriter ** w, TbqReader ** r)
+{
+  TbqQueue *q = queue_new_or_fail (cfg);
+
+  CHECK_OK (tbq_writer_new (q, w));
+  CHECK_OK (tbq_reader_new (q, r));
+  return q;
+}
+
 /* Take the next record, waiting up to `timeout_ns` for it. */
 static inline TbqStatus
 read_record (TbqReader * r, TbqRecord * rec, int64_t timeout_ns)

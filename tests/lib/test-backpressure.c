@@ -14,13 +14,6 @@
 /* One record that fills a whole block. */
 #define FULL ((uint32_t) (BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE))
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 static void
 fixture_open (Fixture * f, TbqBackpressure mode, int64_t timeout_ns)
 {

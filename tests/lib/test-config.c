@@ -266,6 +266,58 @@ lazy_wake_without_positive_pickup_interval_is_refused (void)
 }
 
 static void
+pickup_interval_outside_its_range_is_refused (void)
+{
+  TbqConfig cfg;
+
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_LAZY;
+  /* Deadlines `now + interval` must not overflow, nor poll busily. */
+  cfg.pickup_interval_ns = INT64_MAX;
+  REFUSED (&cfg, "pickup interval", "9223372036854775807");
+  cfg.pickup_interval_ns = (int64_t) 1 << 62;
+  REFUSED (&cfg, "pickup interval");
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS + 1;
+  REFUSED (&cfg, "pickup interval");
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MIN_NS - 1;
+  REFUSED (&cfg, "pickup interval");
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MIN_NS;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+}
+
+static void
+preallocation_beyond_physical_memory_is_refused (void)
+{
+  TbqConfig cfg;
+  uint64_t phys = (uint64_t) sysconf (_SC_PHYS_PAGES)
+      * (uint64_t) sysconf (_SC_PAGESIZE);
+  size_t half;
+
+  /* 2^40 blocks of 128 bytes: 128 TiB to pre-fault. */
+  tbq_config_init (&cfg);
+  cfg.sink.block_size = 128;
+  cfg.source.block_size = 128;
+  cfg.sink.min_blocks = cfg.sink.max_blocks = (size_t) 1 << 40;
+  REFUSED (&cfg, "physical memory", "sink");
+  tbq_config_init (&cfg);
+  cfg.source.min_blocks = cfg.source.max_blocks = (size_t) 1 << 40;
+  REFUSED (&cfg, "physical memory", "source");
+  /* Each pool alone fits, both together do not. */
+  half = (size_t) (phys / 2 / 65536) + 1;
+  tbq_config_init (&cfg);
+  cfg.source.block_size = cfg.sink.block_size = 65536;
+  cfg.sink.min_blocks = cfg.sink.max_blocks = half;
+  cfg.source.min_blocks = cfg.source.max_blocks = half;
+  REFUSED (&cfg, "physical memory");
+  /* Growing to it on demand is fine: only pre-allocation must exist. */
+  cfg.sink.min_blocks = 4;
+  cfg.source.min_blocks = 4;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+}
+
+static void
 max_writers_zero_is_refused (void)
 {
   TbqConfig cfg;
@@ -339,6 +391,8 @@ TAP_MAIN (TAP_TEST (defaults_validate),
     TAP_TEST (unknown_enums_are_refused),
     TAP_TEST (publish_every_zero_with_every_n_is_refused),
     TAP_TEST (lazy_wake_without_positive_pickup_interval_is_refused),
+    TAP_TEST (pickup_interval_outside_its_range_is_refused),
+    TAP_TEST (preallocation_beyond_physical_memory_is_refused),
     TAP_TEST (max_writers_zero_is_refused),
     TAP_TEST (missing_config_is_refused),
     TAP_TEST (refusal_message_is_truncated_to_the_buffer),

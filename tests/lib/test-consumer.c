@@ -57,10 +57,10 @@ typedef struct
   TbqWriter *w;
   TbqReader *r;
   Sink sink;
-} Fixture;
+} ConsumerFixture;
 
 static void
-fixture_open (Fixture * f)
+fixture_open (ConsumerFixture * f)
 {
   TbqConfig cfg;
 
@@ -75,7 +75,7 @@ fixture_open (Fixture * f)
 }
 
 static void
-fixture_close (Fixture * f)
+fixture_close (ConsumerFixture * f)
 {
   tbq_queue_free (f->q, NULL, NULL);
 }
@@ -83,7 +83,7 @@ fixture_close (Fixture * f)
 static void
 consumer_delivers_everything_written_before_stop_in_order (void)
 {
-  Fixture f;
+  ConsumerFixture f;
   uint64_t round, seq = 0, rounds = scaled (200);
 
   fixture_open (&f);
@@ -106,7 +106,7 @@ consumer_delivers_everything_written_before_stop_in_order (void)
 static void
 consumer_start_twice_is_busy (void)
 {
-  Fixture f;
+  ConsumerFixture f;
 
   fixture_open (&f);
   CHECK_STATUS (tbq_consumer_start (f.r, NULL, NULL), TBQ_INVALID_ARGUMENT);
@@ -126,7 +126,7 @@ consumer_start_twice_is_busy (void)
 static void
 consumer_delivers_while_running (void)
 {
-  Fixture f;
+  ConsumerFixture f;
   uint64_t i;
 
   fixture_open (&f);
@@ -144,7 +144,7 @@ consumer_delivers_while_running (void)
 static void
 consumer_pauses_while_interrupted_and_continues_after_resume (void)
 {
-  Fixture f;
+  ConsumerFixture f;
   uint64_t i;
 
   fixture_open (&f);
@@ -164,7 +164,7 @@ consumer_pauses_while_interrupted_and_continues_after_resume (void)
 static void
 consumer_can_be_stopped_while_interrupted (void)
 {
-  Fixture f;
+  ConsumerFixture f;
   uint64_t i;
 
   fixture_open (&f);
@@ -188,7 +188,7 @@ consumer_can_be_stopped_while_interrupted (void)
 static void
 freeing_the_reader_or_queue_stops_the_consumer (void)
 {
-  Fixture f;
+  ConsumerFixture f;
   uint64_t i;
 
   fixture_open (&f);

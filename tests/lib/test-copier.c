@@ -152,9 +152,7 @@ copier_moves_records_from_the_current_block (void)
   uint64_t i;
 
   tbq_config_init (&cfg);
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  q = open_queue (&cfg, &w, &r);
   /* Each record is picked up from the block the writer is still filling. */
   for (i = 0; i < 10; i++) {
     CHECK_OK (write_seq (w, 0, i));
@@ -181,9 +179,7 @@ copier_step_runs_in_the_callers_thread (void)
    * framework's task. */
   small_config (&cfg, 512);
   cfg.source.max_blocks = 4;
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  q = open_queue (&cfg, &w, &r);
   for (i = 0; i < n; i++) {
     CHECK_OK (write_numbered (w, i));
     if (i % 7 == 6) {
@@ -251,9 +247,7 @@ copier_step_returns_when_work_arrives (void)
   pthread_t th;
 
   tbq_config_init (&cfg);
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  q = open_queue (&cfg, &w, &r);
   a.q = q;
   CHECK (pthread_create (&th, NULL, step_main, &a) == 0);
   CHECK_OK (write_seq (w, 0, 7));
@@ -313,9 +307,7 @@ copier_step_works_after_the_copier_thread_stopped (void)
   TbqRecord rec;
 
   tbq_config_init (&cfg);
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  q = open_queue (&cfg, &w, &r);
   CHECK_OK (tbq_queue_start (q));
   CHECK_OK (write_seq (w, 0, 1));
   expect_seq (r, 1);
@@ -349,9 +341,7 @@ writer_sync_returns_once_records_are_readable (void)
 
   small_config (&cfg, 256);
   cfg.source.max_blocks = 4;
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
+  q = open_queue (&cfg, &w, &r);
   CHECK_OK (tbq_queue_start (q));
   for (i = 0; i < n; i++) {
     CHECK_OK (write_numbered (w, i));
@@ -387,6 +377,111 @@ writer_sync_times_out_without_a_copier (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+typedef struct
+{
+  TbqWriter *w;
+  TbqStatus st;
+} WaitCopied;
+
+static void *
+wait_copied_main (void *arg)
+{
+  WaitCopied *a = arg;
+
+  a->st = tbq_writer_wait_copied (a->w, EVENTUALLY_NS);
+  return NULL;
+}
+
+static void
+wait_copied_from_another_thread_returns_once_records_are_readable (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  WaitCopied a;
+  pthread_t th;
+  uint64_t i, n = 50;
+
+  /* Lazy wake: nothing but the wait itself asks the copier to move the
+   * writer's current block. */
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_LAZY;
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  q = open_queue (&cfg, &w, &r);
+  /* The first lazy pass is a timed pickup: take it now. */
+  CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
+  CHECK_OK (tbq_queue_start (q));
+  for (i = 0; i < n; i++)
+    CHECK_OK (write_seq (w, 0, i));
+  a.w = w;
+  CHECK (pthread_create (&th, NULL, wait_copied_main, &a) == 0);
+  pthread_join (th, NULL);
+  CHECK_OK (a.st);
+  for (i = 0; i < n; i++) {
+    CHECK_OK (tbq_reader_next (r, &rec));
+    CHECK_EQ (record_seq (&rec), i);
+  }
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+wait_copied_waits_only_for_what_was_published (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+
+  tbq_config_init (&cfg);
+  cfg.publish = TBQ_PUBLISH_AT_HANDOFF;
+  q = open_queue (&cfg, &w, &r);
+  /* Written but not published: nothing to wait for, and it publishes
+   * nothing (unlike tbq_writer_sync). */
+  CHECK_OK (write_seq (w, 0, 1));
+  CHECK_OK (tbq_writer_wait_copied (w, 0));
+  CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
+  CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_EMPTY);
+  /* Published, it waits for the copier. */
+  tbq_writer_flush (w);
+  CHECK_STATUS (tbq_writer_wait_copied (w, 20 * MS_NS), TBQ_TIMEOUT);
+  copier_step_or_fail (q);
+  CHECK_OK (tbq_writer_wait_copied (w, 0));
+  expect_seq (r, 1);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+the_longest_timeouts_wait_without_overflow (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+
+  /* Every deadline computed from INT64_MAX (UBSan checks the arithmetic);
+   * each returns as soon as what it waits for holds. */
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_LAZY;
+  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  cfg.block_timeout_ns = INT64_MAX;
+  q = open_queue (&cfg, &w, &r);
+  CHECK_OK (write_seq (w, 0, 1));
+  tbq_writer_flush (w);
+  CHECK_OK (tbq_copier_step (q, INT64_MAX));
+  CHECK_OK (tbq_writer_sync (w, INT64_MAX));
+  CHECK_OK (tbq_writer_wait_copied (w, INT64_MAX));
+  CHECK_OK (tbq_reader_wait (r, INT64_MAX));
+  CHECK_OK (tbq_reader_next (r, &rec));
+  CHECK_EQ (record_seq (&rec), 1);
+  tbq_reader_wake (r);
+  CHECK_OK (tbq_reader_sleep (r, tbq_reader_prepare_wait (r), INT64_MAX));
+  tbq_queue_free (q, NULL, NULL);
+}
+
 TAP_MAIN (TAP_TEST (copier_keeps_fifo_order_without_loss_or_duplicates),
     TAP_TEST (copier_returns_source_blocks_so_the_writer_keeps_going),
     TAP_TEST (copier_moves_records_from_the_current_block),
@@ -396,4 +491,7 @@ TAP_MAIN (TAP_TEST (copier_keeps_fifo_order_without_loss_or_duplicates),
     TAP_TEST (copier_step_is_busy_while_the_copier_thread_runs),
     TAP_TEST (copier_step_works_after_the_copier_thread_stopped),
     TAP_TEST (writer_sync_returns_once_records_are_readable),
-    TAP_TEST (writer_sync_times_out_without_a_copier))
+    TAP_TEST (writer_sync_times_out_without_a_copier),
+    TAP_TEST (wait_copied_from_another_thread_returns_once_records_are_readable),
+    TAP_TEST (wait_copied_waits_only_for_what_was_published),
+    TAP_TEST (the_longest_timeouts_wait_without_overflow))

@@ -16,13 +16,6 @@
 #define PER_BLOCK ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / TBQ_RECORD_SPAN (8))
 #define FULL ((uint32_t) (BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE))
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 /* `sink_blocks`: the sink pool's fixed size. */
 static void
 fixture_open_sink (Fixture * f, size_t sink_blocks)

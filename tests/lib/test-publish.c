@@ -20,13 +20,6 @@
 #define PICKUP_LIMIT_NS (2 * SEC_NS)
 #define PICKUP_SAMPLES 11
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 /* Queue with a running copier thread. */
 static void
 fixture_open (Fixture * f, const TbqConfig * cfg)

@@ -12,13 +12,6 @@
 #define BLOCK 256
 #define FULL ((uint32_t) (BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE))
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 static void
 fixture_open (Fixture * f, const TbqConfig * cfg)
 {

@@ -10,13 +10,6 @@
 #define REC 16
 #define PER_BLOCK ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / TBQ_RECORD_SPAN (REC))
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 static void
 fixture_open (Fixture * f, const TbqConfig * cfg, bool copier_thread)
 {
@@ -171,6 +164,42 @@ session_next_block_continues_in_a_fresh_block (void)
   for (i = 0; i < n; i++)
     expect_rec (f.r, i);
   CHECK_EQ (stats_of (f.q).records_in, n);
+  fixture_close (&f);
+}
+
+static void
+session_next_block_refuses_a_record_larger_than_a_block (void)
+{
+  Fixture f;
+  TbqSession s;
+  TbqRecord rec;
+  uint32_t max;
+  void *p;
+
+  fixture_open_small (&f, false);
+  max = tbq_queue_max_record_size (f.q);
+  tbq_session_begin (f.w, &s);
+  CHECK_OK (session_write_seq (&s, 0));
+  CHECK (tbq_session_reserve (&s, 1, max + 1) == NULL);
+  /* A fresh block would not hold it either: no hand-off, no loop. */
+  CHECK_STATUS (tbq_session_next_block (&s), TBQ_TOO_LARGE);
+  CHECK_EQ (stats_of (f.q).handoffs, 0);
+  /* The session goes on in the same block. */
+  CHECK_OK (session_write_seq (&s, 1));
+  /* The largest record needs a fresh block, and gets one. */
+  CHECK (tbq_session_reserve (&s, 2, max) == NULL);
+  CHECK_OK (tbq_session_next_block (&s));
+  p = tbq_session_reserve (&s, 2, max);
+  CHECK (p != NULL);
+  fill_payload (p, max, 2);
+  tbq_session_end (&s);
+  copier_step_or_fail (f.q);
+  expect_rec (f.r, 0);
+  expect_rec (f.r, 1);
+  CHECK_OK (tbq_reader_next (f.r, &rec));
+  CHECK_EQ (rec.size, max);
+  CHECK (payload_mismatch (rec.data, max, 2) < 0);
+  CHECK_STATUS (tbq_reader_next (f.r, &rec), TBQ_EMPTY);
   fixture_close (&f);
 }
 
@@ -342,6 +371,7 @@ TAP_MAIN (TAP_TEST (session_writes_many_records_in_one_block),
     TAP_TEST (session_reserve_builds_records_in_place),
     TAP_TEST (session_reports_no_space_at_block_end),
     TAP_TEST (session_next_block_continues_in_a_fresh_block),
+    TAP_TEST (session_next_block_refuses_a_record_larger_than_a_block),
     TAP_TEST (session_records_are_published_only_at_session_end),
     TAP_TEST (session_next_block_publishes_the_full_block),
     TAP_TEST (session_end_counts_records_and_bytes_once),

@@ -10,13 +10,6 @@
 #define BLOCK 256
 #define PER_BLOCK ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / TBQ_RECORD_SPAN (8))
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 static void
 fixture_open_cfg (Fixture * f, const TbqConfig * cfg)
 {

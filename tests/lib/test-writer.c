@@ -8,13 +8,6 @@
  */
 #include "lib-test.h"
 
-typedef struct
-{
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-} Fixture;
-
 static void
 fixture_open (Fixture * f, const TbqConfig * cfg)
 {

@@ -1,0 +1,109 @@
+/* libtbq internals: the block, the record layout, and the memory protocol.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A block is a fixed-size, cache-line-aligned chunk of a pool with a
+ * 64-byte header; records (8-byte header + payload, 8-byte aligned) follow
+ * one another in its data area and never straddle blocks.
+ *
+ * OWNERSHIP AND ORDERING (the whole library's memory protocol, in one place;
+ * every other file points here):
+ *
+ *  - Chains.  A chain links the blocks of one producer (a writer's source
+ *    blocks, or the copier's sink blocks) through `next`.  The producer of a
+ *    chain stores `published` (release) after writing complete records, and
+ *    stores `next` (release) after the final `published` store: a non-NULL
+ *    `next` *seals* the block.  The consumer loads `published` (acquire) and
+ *    may read every byte below it; after loading a non-NULL `next` (acquire)
+ *    it reloads `published` to get the final length.
+ *    Invariant: consumer offset <= published <= capacity, and a block's
+ *    bytes below `published` never change until the block is back in its
+ *    pool.
+ *
+ *  - Free lists (pool.h).  A pool's free list is a LIFO stack with many
+ *    pushers and ONE popper (the writer for its source pool, the copier for
+ *    the sink pool), so there is no ABA.  A push is a release CAS, a pop an
+ *    acquire CAS.  Sink blocks are reference counted (acq_rel decrement):
+ *    every read of a block's bytes happens before its reuse.
+ *
+ *  - Events (event.h).  A waiter reads the event's `seq` (acquire),
+ *    registers in `waiters`, issues a full fence, re-checks its condition
+ *    and sleeps on `seq`.  A notifier makes its condition true, issues a
+ *    full fence and wakes only if `waiters` is non-zero (Dekker).  A wake
+ *    bumps `seq` with release, so a flag stored before an unconditional wake
+ *    (interrupt, stop, kick) needs no ordering of its own.
+ *
+ *  - The copier's state (copier.h) is owned by whoever holds its `busy`
+ *    flag (acquire to take, release to give back): the copier in a pass, or
+ *    a reader pulling (pull.c).
+ *
+ *  - The writer registry (registry.h): a slot is stored with release once
+ *    the writer is initialised; only the copier and the queue's discard and
+ *    free remove and free writers, under the registry lock, so anyone
+ *    holding the lock may read a registered writer.
+ *
+ *  - Doorbells (wake.h) say *that* something happened; the data they refer
+ *    to is always reached through the chain protocol above.
+ */
+#ifndef TBQ_BLOCK_H
+#define TBQ_BLOCK_H
+
+#include "tbq.h"
+#include "machine.h"
+
+typedef struct TbqPool TbqPool;
+
+struct TbqBlock
+{
+  _Atomic uint32_t published;   /* bytes of complete records visible to the consumer */
+  _Atomic uint32_t refs;        /* sink blocks: copier + reader + zero-copy holders */
+  _Atomic (TbqBlock *) next;    /* successor in the chain; non-NULL = sealed */
+  TbqBlock *free_next;          /* free-list link (owned by whoever holds the block) */
+  TbqPool *pool;
+  uint32_t capacity;            /* data bytes */
+  uint32_t mapped;              /* 1 = mmap'ed, 0 = aligned_alloc'ed */
+  unsigned char pad_[TBQ_BLOCK_HEADER_SIZE - 2 * sizeof (uint32_t)
+      - 3 * sizeof (void *) - 2 * sizeof (uint32_t)];
+  unsigned char data[];
+};
+
+_Static_assert (sizeof (TbqBlock) == TBQ_BLOCK_HEADER_SIZE,
+    "block header size");
+
+/* A block about to start a chain position: empty and unsealed.  Relaxed:
+ * nobody sees it before the release store that links it. */
+static inline void
+tbq_block_reset (TbqBlock * b)
+{
+  atomic_store_explicit (&b->published, 0, memory_order_relaxed);
+  atomic_store_explicit (&b->next, NULL, memory_order_relaxed);
+}
+
+static inline const TbqRecordHeader *
+tbq_record_at (const unsigned char *p)
+{
+  return (const TbqRecordHeader *) (const void *) p;
+}
+
+/* Call `release` (may be NULL) for every record in [from, to) of `data`;
+ * returns how many there were. */
+static inline uint64_t
+tbq_records_release (const unsigned char *data, uint32_t from, uint32_t to,
+    TbqReleaseFunc release, void *user_data)
+{
+  uint64_t n = 0;
+
+  while (from < to) {
+    const TbqRecordHeader *h = tbq_record_at (data + from);
+
+    if (release)
+      release (h->type, data + from + TBQ_RECORD_HEADER_SIZE, h->size,
+          user_data);
+    from += (uint32_t) TBQ_RECORD_SPAN (h->size);
+    n++;
+  }
+  return n;
+}
+
+#endif /* TBQ_BLOCK_H */

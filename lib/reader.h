@@ -1,0 +1,57 @@
+/* libtbq internals: the reader (the sink side).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The reader takes sink blocks in FIFO order (block.h, "Chains") and
+ * iterates their records.  It holds one reference to the sink block it is
+ * in and drops it when it moves past a sealed, fully read block.  Its
+ * waits live a room above, in pull.c, because a waiting reader may move
+ * records through the copier itself; the reader never calls the copier.
+ */
+#ifndef TBQ_READER_H
+#define TBQ_READER_H
+
+#include "copier.h"
+
+struct TbqReader
+{
+  /* Reader-owned, hot. */
+  TbqBlock *blk;                /* the sink block being read */
+  uint32_t off;                 /* next record in `blk` */
+  _Atomic uint64_t records_out; /* read by stats (relaxed) */
+  _Atomic uint64_t bytes_out;
+  TbqWake *wake;
+  const _Atomic int *interrupted;
+  uint32_t spins;               /* busy-wait rounds before sleeping */
+
+  /* For the rooms above; reader.c never touches them. */
+  TbqCopier *copier;            /* pull.c: the copier a waiting reader pulls through */
+  struct
+  {
+    pthread_t thread;
+    bool running;
+    _Atomic int stop;
+    TbqConsumeFunc fn;
+    void *data;
+  } consumer;                   /* consumer.c: the callback consumer thread */
+};
+
+/* Start reading at `first` (the copier's first sink block, whose reader
+ * reference this reader now holds). */
+void tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
+    const _Atomic int *interrupted, uint32_t spins, TbqCopier * copier);
+/* Drop the reader's reference to its sink block. */
+void tbq_reader_fini (TbqReader * r);
+
+/* Wait predicates (pull.c): a record is visible, or a kick is pending. */
+bool tbq_reader_ready (TbqReader * r);
+/* The sink sequence moved past `key`, or a kick is pending. */
+bool tbq_reader_seq_moved (TbqReader * r, uint32_t key);
+
+/* Take every record of the sink layer, calling `release` for each; the
+ * copier is stopped and published what it copied. */
+void tbq_reader_discard (TbqReader * r, TbqReleaseFunc release,
+    void *user_data, uint64_t * count);
+
+#endif /* TBQ_READER_H */

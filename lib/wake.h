@@ -1,0 +1,155 @@
+/* libtbq internals: the wake module, the doorbell shared by writers, the
+ * copier and the reader.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The events and flags by which a writer tells the copier (or, with
+ * on-demand wake, a waiting reader) that records are there, by which the
+ * copier tells the reader, the pickup requests for a writer's current
+ * block, and the hungry-reader handshake.  The wake policy
+ * (TbqWakePolicy) is decided here and nowhere else: a new policy changes
+ * this module only.  Nothing here carries data; the data is reached
+ * through the chain protocol (block.h).
+ */
+#ifndef TBQ_WAKE_H
+#define TBQ_WAKE_H
+
+#include "event.h"
+
+typedef struct
+{
+  /* Set up once. */
+  TbqWakePolicy policy;
+  int64_t pickup_interval_ns;
+  TbqEvent *copier_ev;          /* -> copier: work (lives in the sink pool) */
+  _Atomic uint32_t lazy_writers;        /* open writers with lazy wake */
+
+  /* Writers, and readers that cannot pull -> copier: move the published
+   * part of the writers' current blocks too. */
+  _Alignas (TBQ_CACHELINE) _Atomic uint32_t pickup_req;
+
+  /* Copier -> reader: bumped after every sink publish. */
+  _Alignas (TBQ_CACHELINE) _Atomic uint32_t sink_seq;
+
+  /* The reader's side: its event (records in the sink layer, a request to
+   * pull, a kick) and the on-demand handshake. */
+  _Alignas (TBQ_CACHELINE) TbqEvent reader_ev;
+  _Atomic int reader_hungry;    /* the reader waits for records (on-demand) */
+  _Atomic uint32_t pull_seq;    /* bumped by writers that find it hungry */
+  _Atomic int reader_kick;      /* tbq_reader_wake() pending */
+} TbqWake;
+
+/* The copier's view of pickups, owned by whoever runs copier steps. */
+typedef struct
+{
+  _Atomic uint32_t seen;        /* the last pickup_req acted on */
+  int64_t next_ns;              /* lazy wake: when the next timed pickup is due */
+} TbqPickup;
+
+void tbq_wake_init (TbqWake * wake, TbqWakePolicy policy,
+    int64_t pickup_interval_ns, TbqEvent * copier_ev);
+void tbq_wake_fini (TbqWake * wake);
+/* Interrupt or stop: every sleeper on the doorbell's events returns. */
+void tbq_wake_everyone (TbqWake * wake);
+
+/* ---- writers ---- */
+
+void tbq_wake_writer_opened (TbqWake * wake);
+void tbq_wake_writer_closed (TbqWake * wake);
+/* Sealed blocks waiting for the copier that make a hand-off wake it, for a
+ * source pool of `source_max_blocks`. */
+uint64_t tbq_wake_handoff_threshold (size_t source_max_blocks);
+
+static inline void
+tbq_wake_copier (TbqWake * wake)
+{
+  tbq_event_notify (wake->copier_ev);
+}
+
+/* On-demand wake: if the reader waits for records, ask it to pull them
+ * (one hop; the copier sleeps on).  True if it was asked. */
+static inline bool
+tbq_wake_hungry_reader (TbqWake * wake)
+{
+  /* Seq_cst fence: the caller's publish before the `reader_hungry` load
+   * (Dekker with tbq_wake_reader_hungry()). */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (!atomic_load_explicit (&wake->reader_hungry, memory_order_relaxed))
+    return false;
+  /* Relaxed: the reader finds the records through the chains. */
+  atomic_fetch_add_explicit (&wake->pull_seq, 1, memory_order_relaxed);
+  tbq_event_notify (&wake->reader_ev);
+  return true;
+}
+
+/* A writer published records (`policy` is its copy of the queue's). */
+static inline void
+tbq_wake_published (TbqWake * wake, TbqWakePolicy policy)
+{
+  if (policy == TBQ_WAKE_IMMEDIATE)
+    tbq_wake_copier (wake);
+  else if (policy == TBQ_WAKE_ON_DEMAND)
+    tbq_wake_hungry_reader (wake);
+  /* Lazy: the copier picks them up in time (tbq_wake_pickup_due()). */
+}
+
+/* A writer sealed a block; `sealed` of its blocks wait for the copier. */
+void tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy,
+    uint64_t sealed, uint64_t threshold);
+
+/* Ask the copier to move the writers' current blocks too (flush, sync,
+ * close, a reader that could not pull). */
+static inline void
+tbq_wake_request_pickup (TbqWake * wake)
+{
+  /* Release: the copier that sees the request (acquire) sees what was
+   * published before it. */
+  atomic_fetch_add_explicit (&wake->pickup_req, 1, memory_order_release);
+}
+
+/* ---- the copier ---- */
+
+void tbq_pickup_init (TbqPickup * p);
+/* Whether this pass also moves the writers' current blocks; updates `p`. */
+bool tbq_wake_pickup_due (TbqWake * wake, TbqPickup * p, bool pulling);
+/* Whether a pickup is wanted, without acting on it (any thread). */
+bool tbq_wake_pickup_wanted (TbqWake * wake, TbqPickup * p);
+/* The copier's sleep deadline: `deadline_ns`, or sooner when a timed
+ * pickup is due (lazy writers never wake it on publish). */
+int64_t tbq_wake_copier_deadline (TbqWake * wake, const TbqPickup * p,
+    int64_t deadline_ns);
+
+/* The copier published sink records: tell the reader. */
+static inline void
+tbq_wake_sink_published (TbqWake * wake)
+{
+  /* Release: a reader that sees the new sequence (acquire) also sees the
+   * `published` offset that goes with it, so its re-check finds the
+   * records and does not sleep on the new key. */
+  atomic_fetch_add_explicit (&wake->sink_seq, 1, memory_order_release);
+  tbq_event_notify (&wake->reader_ev);
+}
+
+/* ---- the reader ---- */
+
+static inline uint32_t
+tbq_wake_sink_seq (TbqWake * wake)
+{
+  /* Acquire: pairs with tbq_wake_sink_published(). */
+  return atomic_load_explicit (&wake->sink_seq, memory_order_acquire);
+}
+
+/* tbq_reader_wake(): make a current or the next reader wait return. */
+void tbq_wake_kick (TbqWake * wake);
+/* Consume a pending kick. */
+bool tbq_wake_take_kick (TbqWake * wake);
+
+/* The hungry-reader handshake (on-demand wake, pull.c): say the reader
+ * waits; returns the pull key to compare with tbq_wake_pull_asked(). */
+uint32_t tbq_wake_reader_hungry (TbqWake * wake);
+void tbq_wake_reader_fed (TbqWake * wake);
+bool tbq_wake_pull_asked (TbqWake * wake, uint32_t key);
+uint32_t tbq_wake_pull_key (TbqWake * wake);
+
+#endif /* TBQ_WAKE_H */

@@ -1,0 +1,325 @@
+/* Block allocation failures: reported once, with what was asked for and
+ * why; then the pool holds still and everyone waits (or sees backpressure)
+ * instead of retrying; growth is tried again once the pool has shrunk.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * This executable defines mmap (and mmap64) itself (symbols of the
+ * executable come first in symbol lookup, so libtbq's calls land here) and
+ * makes every mapping of exactly `fail_size` bytes fail with ENOMEM while
+ * it is set; everything else goes to the next definition (libc's, or a
+ * sanitizer's interceptor).
+ * The blocks of the pools under test are page multiples, which libtbq
+ * mmaps, and of a size nothing else in the process maps.
+ */
+#include "lib-test.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#define NO_SANITIZE \
+  __attribute__ ((no_sanitize_address, no_sanitize_thread, \
+          no_sanitize_undefined))
+
+static _Atomic size_t fail_size;
+static _Atomic uint64_t failed;
+
+typedef void *(*MmapFunc) (void *, size_t, int, int, int, off_t);
+
+NO_SANITIZE static void *
+failing_mmap (const char *name, MmapFunc * real, void *addr, size_t len,
+    int prot, int flags, int fd, off_t off)
+{
+  if (len != 0 && len == atomic_load_explicit (&fail_size,
+          memory_order_relaxed)) {
+    atomic_fetch_add_explicit (&failed, 1, memory_order_relaxed);
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
+  if (*real == NULL)
+    *real = (MmapFunc) dlsym (RTLD_NEXT, name);
+  return (*real) (addr, len, prot, flags, fd, off);
+}
+
+/* Both names: which one libtbq calls depends on _FILE_OFFSET_BITS. */
+void *test_mmap (void *, size_t, int, int, int, off_t) __asm__ ("mmap");
+void *test_mmap64 (void *, size_t, int, int, int, off_t) __asm__ ("mmap64");
+
+NO_SANITIZE void *
+test_mmap (void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+  static MmapFunc real;
+
+  return failing_mmap ("mmap", &real, addr, len, prot, flags, fd, off);
+}
+
+NO_SANITIZE void *
+test_mmap64 (void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+  static MmapFunc real;
+
+  return failing_mmap ("mmap64", &real, addr, len, prot, flags, fd, off);
+}
+
+static void
+fail_mappings_of (size_t size)
+{
+  atomic_store (&fail_size, size);
+}
+
+static uint64_t
+failed_mappings (void)
+{
+  return atomic_load (&failed);
+}
+
+#define SOURCE_BLOCK 4096
+#define SINK_BLOCK 8192
+/* Records of 1000 bytes: 4 per source block, 8 per sink block. */
+#define REC 1000
+
+static void
+config_for (TbqConfig * cfg)
+{
+  tbq_config_init (cfg);
+  cfg->source.block_size = SOURCE_BLOCK;
+  cfg->source.min_blocks = 2;
+  cfg->source.max_blocks = 2;
+  cfg->source.max_idle_blocks = 2;
+  cfg->sink.block_size = SINK_BLOCK;
+  cfg->sink.min_blocks = 2;
+  cfg->sink.max_blocks = 64;
+  cfg->sink.max_idle_blocks = 2;
+  cfg->backpressure = TBQ_BACKPRESSURE_DROP;
+}
+
+static TbqStatus
+write_rec (TbqWriter * w, uint64_t seq)
+{
+  unsigned char buf[REC];
+
+  fill_payload (buf, REC, seq);
+  memcpy (buf, &seq, sizeof seq);
+  return tbq_writer_write (w, 0, buf, REC);
+}
+
+/* Take every readable record; they continue the sequence at *next. */
+static void
+read_all (TbqReader * r, uint64_t * next)
+{
+  TbqRecord rec;
+
+  while (tbq_reader_next (r, &rec) == TBQ_OK) {
+    uint64_t seq;
+
+    CHECK_EQ (rec.size, REC);
+    memcpy (&seq, rec.data, sizeof seq);
+    CHECK_EQ (seq, *next);
+    (*next)++;
+  }
+}
+
+/* Write `n` records from *seq on, one copier step after each. */
+static TbqStatus
+write_and_copy (TbqQueue * q, TbqWriter * w, uint64_t * seq, uint64_t n)
+{
+  TbqStatus st = TBQ_OK;
+
+  while (n-- > 0 && st == TBQ_OK) {
+    CHECK_OK (write_rec (w, (*seq)++));
+    st = tbq_copier_step (q, 0);
+    if (st == TBQ_TIMEOUT)
+      st = TBQ_OK;
+  }
+  return st;
+}
+
+static void
+expect_error_naming (TbqQueue * q, const char *pool, size_t block)
+{
+  char msg[256], size[32];
+
+  CHECK_STATUS (tbq_queue_take_error (q, msg, sizeof msg), TBQ_NO_MEMORY);
+  printf ("# %s\n", msg);
+  snprintf (size, sizeof size, "%zu bytes", block);
+  CHECK (strstr (msg, pool) != NULL);
+  CHECK (strstr (msg, size) != NULL);
+  CHECK (strstr (msg, strerror (ENOMEM)) != NULL);
+  /* Each failure is reported once. */
+  CHECK_OK (tbq_queue_take_error (q, msg, sizeof msg));
+  CHECK (msg[0] == '\0');
+}
+
+/* A queue whose copier step just failed to grow the sink pool: two
+ * pre-allocated sink blocks hold 16 records, the 17th needs a third.
+ * Mappings of sink blocks keep failing. */
+static TbqQueue *
+queue_failing_a_sink_allocation (TbqWriter ** w, TbqReader ** r, uint64_t * seq)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+
+  config_for (&cfg);
+  q = open_queue (&cfg, w, r);
+  fail_mappings_of (SINK_BLOCK);
+  CHECK_STATUS (write_and_copy (q, *w, seq, 17), TBQ_NO_MEMORY);
+  return q;
+}
+
+typedef struct
+{
+  TbqQueue *q;
+  _Atomic pid_t tid;
+  TbqStatus st;
+} StepThread;
+
+static void *
+step_main (void *arg)
+{
+  StepThread *t = arg;
+
+  atomic_store (&t->tid, current_tid ());
+  t->st = tbq_copier_step (t->q, -1);
+  return NULL;
+}
+
+static void
+copier_reports_a_failed_sink_allocation_once_and_then_waits (void)
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  StepThread t;
+  pthread_t th;
+  uint64_t seq = 0, next = 0;
+  TbqStats st;
+
+  q = queue_failing_a_sink_allocation (&w, &r, &seq);
+  CHECK_EQ (failed_mappings (), 1);
+  st = stats_of (q);
+  CHECK_EQ (st.sink.alloc_failures, 1);
+  CHECK_EQ (st.sink.blocks_limit, 2);
+  expect_error_naming (q, "sink pool", SINK_BLOCK);
+
+  /* The next step does not retry: it sleeps until the reader frees a
+   * block. */
+  t.q = q;
+  atomic_init (&t.tid, 0);
+  CHECK (pthread_create (&th, NULL, step_main, &t) == 0);
+  WAIT_UNTIL (atomic_load (&t.tid) != 0);
+  wait_until_thread_sleeps (t.tid);
+  CHECK_EQ (failed_mappings (), 1);
+  CHECK_EQ (stats_of (q).sink_pressure_waits, 1);
+  read_all (r, &next);
+  pthread_join (th, NULL);
+  CHECK_OK (t.st);
+  CHECK_EQ (failed_mappings (), 1);
+  /* Nothing was lost: every record arrives, in order. */
+  copier_step_or_fail (q);
+  read_all (r, &next);
+  CHECK_EQ (next, seq);
+  CHECK_EQ (stats_of (q).records_dropped, 0);
+  fail_mappings_of (0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+sink_pool_grows_again_once_it_has_shrunk (void)
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  uint64_t seq = 0, next = 0;
+  TbqStats st;
+
+  q = queue_failing_a_sink_allocation (&w, &r, &seq);
+  CHECK_EQ (stats_of (q).sink.blocks_limit, 2);
+  fail_mappings_of (0);
+  /* Drained, the copier finds nothing to do and trims: the limit is
+   * lifted. */
+  read_all (r, &next);
+  copier_step_or_fail (q);
+  read_all (r, &next);
+  CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
+  CHECK_EQ (stats_of (q).sink.blocks_limit,
+      tbq_queue_get_config (q)->sink.max_blocks);
+  /* A backlog of four sink blocks now grows the pool. */
+  CHECK_OK (write_and_copy (q, w, &seq, 32));
+  st = stats_of (q);
+  CHECK (st.sink.blocks_total >= 4);
+  CHECK_EQ (st.sink.alloc_failures, 1);
+  read_all (r, &next);
+  CHECK_EQ (next, seq);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+writer_reports_a_failed_source_allocation_then_sees_backpressure (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  uint64_t seq = 0, next = 0, i;
+  TbqStats st;
+
+  config_for (&cfg);
+  cfg.source.max_blocks = 8;    /* may grow beyond the two pre-allocated */
+  q = open_queue (&cfg, &w, &r);
+  fail_mappings_of (SOURCE_BLOCK);
+  /* Two blocks of four records; the ninth record needs a third block. */
+  for (i = 0; i < 8; i++)
+    CHECK_OK (write_rec (w, seq++));
+  CHECK_STATUS (write_rec (w, seq), TBQ_NO_MEMORY);
+  CHECK_EQ (failed_mappings (), 1);
+  /* The pool holds still: the next write is plain backpressure. */
+  CHECK_STATUS (write_rec (w, seq), TBQ_DROPPED);
+  CHECK_EQ (failed_mappings (), 1);
+  st = stats_of (q);
+  CHECK_EQ (st.records_dropped, 2);
+  CHECK_EQ (st.source.alloc_failures, 1);
+  CHECK_EQ (st.source.blocks_limit, 2);
+  expect_error_naming (q, "source pool of writer 0", SOURCE_BLOCK);
+  /* The copier returns blocks: the writer goes on in what it has. */
+  copier_step_or_fail (q);
+  CHECK_OK (write_rec (w, seq++));
+  tbq_writer_flush (w);
+  copier_step_or_fail (q);
+  read_all (r, &next);
+  CHECK_EQ (next, seq);
+  fail_mappings_of (0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+queue_and_writer_creation_say_why_preallocation_failed (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q = NULL;
+  TbqWriter *w = NULL;
+  char msg[256] = "";
+
+  config_for (&cfg);
+  fail_mappings_of (SINK_BLOCK);
+  CHECK_STATUS (tbq_queue_new (&cfg, &q, msg, sizeof msg), TBQ_NO_MEMORY);
+  printf ("# %s\n", msg);
+  CHECK (q == NULL);
+  CHECK (strstr (msg, "sink pool") != NULL);
+  CHECK (strstr (msg, strerror (ENOMEM)) != NULL);
+  fail_mappings_of (SOURCE_BLOCK);
+  q = queue_new_or_fail (&cfg);
+  CHECK_STATUS (tbq_writer_new (q, &w), TBQ_NO_MEMORY);
+  CHECK (w == NULL);
+  CHECK_EQ (stats_of (q).writers, 0);
+  fail_mappings_of (0);
+  CHECK_OK (tbq_writer_new (q, &w));
+  tbq_queue_free (q, NULL, NULL);
+}
+
+TAP_MAIN (TAP_TEST (copier_reports_a_failed_sink_allocation_once_and_then_waits),
+    TAP_TEST (sink_pool_grows_again_once_it_has_shrunk),
+    TAP_TEST (writer_reports_a_failed_source_allocation_then_sees_backpressure),
+    TAP_TEST (queue_and_writer_creation_say_why_preallocation_failed))
