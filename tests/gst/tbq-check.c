@@ -791,19 +791,6 @@ tbq_push_is_done (TbqPush * p)
   return done;
 }
 
-gboolean
-tbq_push_still_blocked_after (TbqPush * p, guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * G_TIME_SPAN_MILLISECOND;
-  gboolean done;
-
-  LOCK (p);
-  while (!p->done && timed_wait (&p->cond, &p->lock, end));
-  done = p->done;
-  UNLOCK (p);
-  return !done;
-}
-
 GstFlowReturn
 tbq_push_join (TbqPush * p)
 {
@@ -916,6 +903,15 @@ tbq_link_wait_signal (TbqLink * l, TbqSignal sig, guint count)
   UNLOCK (l);
 }
 
+void
+tbq_link_wait_idle (TbqLink * l)
+{
+  LOCK (l);
+  LOCKED_WAIT (l, l->signals[TBQ_SIGNAL_UNDERRUN]
+      == l->signals[TBQ_SIGNAL_PUSHING] + 1, "the src task to be idle");
+  UNLOCK (l);
+}
+
 guint
 tbq_link_signal_count (TbqLink * l, TbqSignal sig)
 {
@@ -1022,6 +1018,18 @@ tbq_stat (GstElement * element, const gchar * field)
       "no stats field %s", field);
   gst_structure_free (s);
   return v;
+}
+
+void
+tbq_wait_stat (GstElement * element, const gchar * field, guint64 value)
+{
+  gint64 end = deadline ();
+
+  while (tbq_stat (element, field) < value) {
+    fail_unless (g_get_monotonic_time () < end, "timed out waiting for %s "
+        "to reach %" G_GUINT64_FORMAT, field, value);
+    g_usleep (1000);
+  }
 }
 
 GstMessage *

@@ -138,9 +138,6 @@ typedef struct _TbqPush TbqPush;
 TbqPush *tbq_push_async (TbqLink * link, GstMiniObject * item);
 gboolean tbq_push_is_done (TbqPush * push);
 GThread *tbq_push_thread (TbqPush * push);
-/* TRUE when the push is still running `ms` later: a negative check that
- * the pushing thread is held (it can only fail, never pass, by luck). */
-gboolean tbq_push_still_blocked_after (TbqPush * push, guint ms);
 GstFlowReturn tbq_push_join (TbqPush * push);
 
 /* Block downstream: the chain function and serialized events wait. */
@@ -158,6 +155,9 @@ void tbq_link_wait_buffers (TbqLink * link, guint n);
 void tbq_link_wait_items (TbqLink * link, guint n);
 void tbq_link_wait_event (TbqLink * link, GstEventType type);
 void tbq_link_wait_signal (TbqLink * link, TbqSignal sig, guint count);
+/* Wait until the src task is idle after data: every underrun but the last
+ * was followed by pushing. */
+void tbq_link_wait_idle (TbqLink * link);
 /* Wait until current-level-buffers is `n` (the copy task may be moving). */
 void tbq_link_wait_level_buffers (TbqLink * link, guint n);
 
@@ -179,6 +179,10 @@ guint tbq_get_uint (GstElement * element, const gchar * property);
 guint64 tbq_get_uint64 (GstElement * element, const gchar * property);
 /* A field of the stats structure (tbqueue only). */
 guint64 tbq_stat (GstElement * element, const gchar * field);
+/* Wait until a stats field reaches `value` (tbqueue only).  The stats have
+ * no notification: this polls, and fails after TBQ_WAIT_SECONDS. */
+void tbq_wait_stat (GstElement * element, const gchar * field,
+    guint64 value);
 
 /* A query type of the tests' own, serialized and downstream, answered by a
  * TbqLink's sink pad when its structure is named "tbq-test". */
