@@ -1,4 +1,6 @@
-/* Shared helpers for the tbqueue element tests.
+/* Shared helpers for the tbqueue element tests: fixtures with the leak
+ * check, a linked element with a recording downstream (TbqLink), waits with
+ * a hang check.  Why TbqLink and not GstHarness: see tbq-check.h.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later

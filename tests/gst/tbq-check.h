@@ -8,11 +8,31 @@
  * records everything that reaches the sink pad, the thread of every signal,
  * and lets a test block or fail downstream on demand.  Scenarios are written
  * once, taking the factory name, and run on both elements.
+ *
+ * A test that only pushes buffers into a playing element and pulls what
+ * comes out uses GstHarness (test-transfer.c).  TbqLink stays for what
+ * GstHarness (1.22) does not do and these tests need:
+ *  - the test drives the state changes and the initial events itself
+ *    (underrun on the way to PLAYING, held starts, restarts); a harness
+ *    plays the element and pushes its own STREAM_START when it is created;
+ *  - one ordered record of buffers, buffer lists (kept whole: the harness
+ *    sink has no chain_list and splits them), events and serialized
+ *    queries, where the harness keeps buffers and events in separate queues
+ *    and does not keep queries: the order between them is what a queue
+ *    must preserve;
+ *  - holding downstream for serialized events and queries as well as
+ *    buffers (the harness's blocking push mode holds buffers only), a flow
+ *    return of the test's choosing, downstream stopping (pad deactivation);
+ *  - upstream answers to LATENCY (live flag, min, max) and POSITION;
+ *  - the element's signals and the thread each was emitted from;
+ *  - the leaks-tracer checkpoints around every test (tbq_leaks_*), which
+ *    gst-check has no equivalent for.
  */
 #ifndef __TBQ_CHECK_H__
 #define __TBQ_CHECK_H__
 
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <pthread.h>
 
 G_BEGIN_DECLS
