@@ -1,4 +1,6 @@
-/* Shared helpers for the tbqueue element tests.
+/* Shared helpers for the tbqueue element tests: fixtures with the leak
+ * check, a linked element with a recording downstream (TbqLink), waits with
+ * a hang check.  Why TbqLink and not GstHarness: see tbq-check.h.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -133,8 +135,11 @@ tbq_leaks_begin (void)
 {
   GstTracer *tracer = find_leaks_tracer ();
 
-  if (tracer == NULL)
-    return;
+  /* Every test runs with GST_TRACERS=leaks (tbq_check_main): a tracer that
+   * is missing (its plugin, coretracers, not found) would turn every leak
+   * check into one that cannot fail. */
+  fail_unless (tracer != NULL, "the leaks tracer is not active (GST_TRACERS="
+      "%s): is the coretracers plugin visible?", g_getenv ("GST_TRACERS"));
   g_signal_emit_by_name (tracer, "activity-start-tracking");
   leaks_tracking = TRUE;
   gst_object_unref (tracer);
@@ -788,19 +793,6 @@ tbq_push_is_done (TbqPush * p)
   return done;
 }
 
-gboolean
-tbq_push_still_blocked_after (TbqPush * p, guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * G_TIME_SPAN_MILLISECOND;
-  gboolean done;
-
-  LOCK (p);
-  while (!p->done && timed_wait (&p->cond, &p->lock, end));
-  done = p->done;
-  UNLOCK (p);
-  return !done;
-}
-
 GstFlowReturn
 tbq_push_join (TbqPush * p)
 {
@@ -913,6 +905,15 @@ tbq_link_wait_signal (TbqLink * l, TbqSignal sig, guint count)
   UNLOCK (l);
 }
 
+void
+tbq_link_wait_idle (TbqLink * l)
+{
+  LOCK (l);
+  LOCKED_WAIT (l, l->signals[TBQ_SIGNAL_UNDERRUN]
+      == l->signals[TBQ_SIGNAL_PUSHING] + 1, "the src task to be idle");
+  UNLOCK (l);
+}
+
 guint
 tbq_link_signal_count (TbqLink * l, TbqSignal sig)
 {
@@ -1019,6 +1020,18 @@ tbq_stat (GstElement * element, const gchar * field)
       "no stats field %s", field);
   gst_structure_free (s);
   return v;
+}
+
+void
+tbq_wait_stat (GstElement * element, const gchar * field, guint64 value)
+{
+  gint64 end = deadline ();
+
+  while (tbq_stat (element, field) < value) {
+    fail_unless (g_get_monotonic_time () < end, "timed out waiting for %s "
+        "to reach %" G_GUINT64_FORMAT, field, value);
+    g_usleep (1000);
+  }
 }
 
 GstMessage *

@@ -8,11 +8,31 @@
  * records everything that reaches the sink pad, the thread of every signal,
  * and lets a test block or fail downstream on demand.  Scenarios are written
  * once, taking the factory name, and run on both elements.
+ *
+ * A test that only pushes buffers into a playing element and pulls what
+ * comes out uses GstHarness (test-transfer.c).  TbqLink stays for what
+ * GstHarness (1.22) does not do and these tests need:
+ *  - the test drives the state changes and the initial events itself
+ *    (underrun on the way to PLAYING, held starts, restarts); a harness
+ *    plays the element and pushes its own STREAM_START when it is created;
+ *  - one ordered record of buffers, buffer lists (kept whole: the harness
+ *    sink has no chain_list and splits them), events and serialized
+ *    queries, where the harness keeps buffers and events in separate queues
+ *    and does not keep queries: the order between them is what a queue
+ *    must preserve;
+ *  - holding downstream for serialized events and queries as well as
+ *    buffers (the harness's blocking push mode holds buffers only), a flow
+ *    return of the test's choosing, downstream stopping (pad deactivation);
+ *  - upstream answers to LATENCY (live flag, min, max) and POSITION;
+ *  - the element's signals and the thread each was emitted from;
+ *  - the leaks-tracer checkpoints around every test (tbq_leaks_*), which
+ *    gst-check has no equivalent for.
  */
 #ifndef __TBQ_CHECK_H__
 #define __TBQ_CHECK_H__
 
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <pthread.h>
 
 G_BEGIN_DECLS
@@ -138,9 +158,6 @@ typedef struct _TbqPush TbqPush;
 TbqPush *tbq_push_async (TbqLink * link, GstMiniObject * item);
 gboolean tbq_push_is_done (TbqPush * push);
 GThread *tbq_push_thread (TbqPush * push);
-/* TRUE when the push is still running `ms` later: a negative check that
- * the pushing thread is held (it can only fail, never pass, by luck). */
-gboolean tbq_push_still_blocked_after (TbqPush * push, guint ms);
 GstFlowReturn tbq_push_join (TbqPush * push);
 
 /* Block downstream: the chain function and serialized events wait. */
@@ -158,6 +175,9 @@ void tbq_link_wait_buffers (TbqLink * link, guint n);
 void tbq_link_wait_items (TbqLink * link, guint n);
 void tbq_link_wait_event (TbqLink * link, GstEventType type);
 void tbq_link_wait_signal (TbqLink * link, TbqSignal sig, guint count);
+/* Wait until the src task is idle after data: every underrun but the last
+ * was followed by pushing. */
+void tbq_link_wait_idle (TbqLink * link);
 /* Wait until current-level-buffers is `n` (the copy task may be moving). */
 void tbq_link_wait_level_buffers (TbqLink * link, guint n);
 
@@ -179,6 +199,10 @@ guint tbq_get_uint (GstElement * element, const gchar * property);
 guint64 tbq_get_uint64 (GstElement * element, const gchar * property);
 /* A field of the stats structure (tbqueue only). */
 guint64 tbq_stat (GstElement * element, const gchar * field);
+/* Wait until a stats field reaches `value` (tbqueue only).  The stats have
+ * no notification: this polls, and fails after TBQ_WAIT_SECONDS. */
+void tbq_wait_stat (GstElement * element, const gchar * field,
+    guint64 value);
 
 /* A query type of the tests' own, serialized and downstream, answered by a
  * TbqLink's sink pad when its structure is named "tbq-test". */

@@ -256,29 +256,64 @@ GST_START_TEST (test_levels_return_to_zero_when_drained)
 
 GST_END_TEST;
 
+/* For each buffer that reaches downstream: how many pushes upstream had
+ * started by then. */
+typedef struct
+{
+  gint started;
+  gint seen_at[8];
+  gint n_seen;
+} PushOrder;
+
+static GstPadProbeReturn
+record_push_order (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  PushOrder *o = data;
+  gint i = g_atomic_int_add (&o->n_seen, 1);
+
+  if (i < (gint) G_N_ELEMENTS (o->seen_at))
+    g_atomic_int_set (&o->seen_at[i], g_atomic_int_get (&o->started));
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+push_counted (TbqLink * l, PushOrder * o, guint8 seed)
+{
+  g_atomic_int_inc (&o->started);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, seed, 0)),
+      GST_FLOW_OK);
+}
+
 GST_START_TEST (test_min_threshold_buffers_holds_data_until_reached)
 {
   TbqLink *l = variant_link (&variants[__i__]);
+  PushOrder o = { 0, };
 
   g_object_set (l->element, "min-threshold-buffers", 3, NULL);
   tbq_link_start (l);
   tbq_link_wait_items (l, 2);   /* STREAM_START, SEGMENT */
-  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, 0, 0)),
-      GST_FLOW_OK);
-  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, 1, 0)),
-      GST_FLOW_OK);
-  /* A negative check: below the threshold nothing is pushed. */
-  g_usleep (100 * 1000);
+  gst_pad_add_probe (l->sinkpad, GST_PAD_PROBE_TYPE_BUFFER, record_push_order,
+      &o, NULL);
+  push_counted (l, &o, 0);
+  push_counted (l, &o, 1);
+  /* Below the threshold nothing is pushed: no buffer can be downstream
+   * before the third push started (checked where each one arrives, so a
+   * buffer let out too early fails whenever it arrives). */
   fail_unless_equals_int (tbq_link_n_buffers (l), 0);
   fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
       2);
-  /* At the threshold the oldest goes, then the queue waits again. */
-  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, 2, 0)),
-      GST_FLOW_OK);
+  /* At the threshold the oldest goes, then the queue waits again: the
+   * second buffer only follows the fourth push. */
+  push_counted (l, &o, 2);
   tbq_link_wait_buffers (l, 1);
   fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, 0), 4, 0));
-  g_usleep (100 * 1000);
+  fail_unless_equals_int (g_atomic_int_get (&o.seen_at[0]), 3);
   fail_unless_equals_int (tbq_link_n_buffers (l), 1);
+  push_counted (l, &o, 3);
+  tbq_link_wait_buffers (l, 2);
+  fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, 1), 4, 1));
+  fail_unless_equals_int (g_atomic_int_get (&o.seen_at[1]), 4);
+  fail_unless_equals_int (tbq_link_n_buffers (l), 2);
   fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
       2);
   tbq_link_free (l);

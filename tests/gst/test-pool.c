@@ -105,6 +105,24 @@ small_pool_link (gint leaky)
   return l;
 }
 
+/* The schedule the test controls: the upstream thread pushes only once the
+ * source pool has a free block, or the sink pool is full (then no source
+ * block can be freed until downstream lets go).  A push then never finds a
+ * source pool that is full only because the copy task has not run yet; the
+ * only pool-full a push can meet is the sink pool's. */
+static void
+wait_for_source_room_or_full_sink (TbqLink * l, guint64 sink_blocks)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+
+  while (tbq_stat (l->element, "source-blocks-in-use")
+      >= tbq_stat (l->element, "source-blocks")
+      && tbq_stat (l->element, "sink-blocks-in-use") < sink_blocks) {
+    fail_unless (g_get_monotonic_time () < end, "the copy task never ran");
+    g_usleep (1000);
+  }
+}
+
 /* Push until an overrun (bounded), return how many pushes it took. */
 static guint
 push_until_overrun (TbqLink * l, guint max)
@@ -112,9 +130,11 @@ push_until_overrun (TbqLink * l, guint max)
   guint i;
 
   for (i = 0; i < max && tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) == 0;
-      i++)
+      i++) {
+    wait_for_source_room_or_full_sink (l, 2);
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
                 i * GST_MSECOND)), GST_FLOW_OK);
+  }
   fail_unless (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) > 0,
       "no overrun after %u buffers", max);
   return i;
@@ -140,6 +160,7 @@ GST_START_TEST (test_full_sink_pool_blocks_upstream_when_not_leaky)
   for (n = 0; n < 200; n++) {
     gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
 
+    wait_for_source_room_or_full_sink (l, 2);
     push = tbq_push_async (l, GST_MINI_OBJECT (tbq_buffer_new (1000, n,
                 n * GST_MSECOND)));
     /* Poll (with a deadline): either the push returns or it overruns. */
@@ -153,8 +174,10 @@ GST_START_TEST (test_full_sink_pool_blocks_upstream_when_not_leaky)
     fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
   }
   fail_unless (n < 200, "the sink pool never filled up");
-  /* It waits for room rather than dropping anything. */
-  fail_unless (tbq_push_still_blocked_after (push, 50));
+  /* It waits for room rather than dropping anything: in libtbq's wait for
+   * a free source block (counted before it waits), until the release. */
+  tbq_wait_stat (l->element, "pressure-waits", 1);
+  fail_if (tbq_push_is_done (push), "the push did not wait for room");
   tbq_link_release (l);
   fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
   /* Nothing was lost, in order. */
@@ -168,43 +191,85 @@ GST_START_TEST (test_full_sink_pool_blocks_upstream_when_not_leaky)
 
 GST_END_TEST;
 
+/* What each push did, seen from the overrun signal, which the pushing
+ * thread emits synchronously for the buffer that found the pool full. */
+typedef struct
+{
+  guint pushing;                /* index of the push in progress */
+  guint overruns;
+  gboolean overrun[64];         /* push i emitted overrun (was dropped) */
+  guint64 blocks_in_use[64];    /* sink blocks in use at that moment */
+} PushLog;
+
+static void
+log_overrun (TbqLink * l, gpointer data)
+{
+  PushLog *log = data;
+
+  log->overruns++;
+  log->overrun[log->pushing] = TRUE;
+  log->blocks_in_use[log->pushing] = tbq_stat (l->element,
+      "sink-blocks-in-use");
+}
+
 GST_START_TEST (test_full_sink_pool_drops_new_buffers_when_leaky_upstream)
 {
   TbqLink *l = small_pool_link (1);
-  guint i, n, pushed, got, dropped;
-  guint8 prev;
+  /* Far more than the two sink blocks and the source pool hold. */
+  const guint pushed = 60;
+  PushLog log = { 0, };
+  guint i, got = 0, dropped = 0;
 
+  G_STATIC_ASSERT (60 < G_N_ELEMENTS (log.overrun));
+  l->overrun_func = log_overrun;
+  l->overrun_data = &log;
   tbq_link_start_held (l);
-  n = push_until_overrun (l, 200);
-  pushed = n + 20;
-  for (i = n; i < pushed; i++)
+  for (i = 0; i < pushed; i++) {
+    wait_for_source_room_or_full_sink (l, 2);
+    log.pushing = i;
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
                 i * GST_MSECOND)), GST_FLOW_OK);
-  dropped = tbq_stat (l->element, "dropped-upstream");
-  fail_unless (dropped > 0);
+  }
+  /* Leaky upstream: a buffer that finds the pool full is the one dropped,
+   * and only while the sink pool is really full (both of its blocks in
+   * use: downstream holds the first buffer, nothing can be freed). */
+  for (i = 0; i < pushed; i++) {
+    if (!log.overrun[i])
+      continue;
+    dropped++;
+    fail_unless_equals_uint64 (log.blocks_in_use[i], 2);
+  }
+  fail_unless (dropped > 0, "the sink pool never filled up");
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"),
+      dropped);
   fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), dropped);
+
+  /* Every buffer is delivered or counted as dropped: exactly the ones not
+   * dropped, in order, DISCONT on each first buffer after a gap. */
   tbq_link_release (l);
-  /* Every buffer is delivered or counted as dropped. */
   tbq_link_wait_buffers (l, pushed - dropped);
-  /* The next one after a drop is marked DISCONT. */
+  for (i = 0; i < pushed; i++) {
+    GstBuffer *b;
+
+    if (log.overrun[i])
+      continue;
+    b = tbq_link_buffer (l, got++);
+    fail_unless_equals_int (first_byte (b), (guint8) i);
+    fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (b,
+            GST_BUFFER_FLAG_DISCONT), i > 0 && log.overrun[i - 1]);
+  }
+
+  /* Drained: the next buffer finds room; DISCONT if the last was dropped. */
+  log.pushing = pushed;
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, pushed,
               0)), GST_FLOW_OK);
-  pushed++;
-  got = pushed - dropped;
-  tbq_link_wait_buffers (l, got);
-  /* The oldest survive, in order; the newest arrived after the gap. */
-  fail_unless_equals_int (first_byte (tbq_link_buffer (l, 0)), 0);
-  fail_unless_equals_int (first_byte (tbq_link_buffer (l, got - 1)),
-      (guint8) (pushed - 1));
-  fail_unless (GST_BUFFER_FLAG_IS_SET (tbq_link_buffer (l, got - 1),
-          GST_BUFFER_FLAG_DISCONT));
-  prev = first_byte (tbq_link_buffer (l, 0));
-  for (i = 1; i < got; i++) {
-    guint8 cur = first_byte (tbq_link_buffer (l, i));
-
-    fail_unless ((guint8) (cur - prev) >= 1, "out of order");
-    prev = cur;
-  }
+  tbq_link_wait_buffers (l, got + 1);
+  fail_unless_equals_int (log.overruns, dropped);
+  fail_unless_equals_int (first_byte (tbq_link_buffer (l, got)),
+      (guint8) pushed);
+  fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (tbq_link_buffer (l, got),
+          GST_BUFFER_FLAG_DISCONT), log.overrun[pushed - 1]);
+  fail_unless_equals_int (tbq_link_n_buffers (l), got + 1);
   tbq_link_free (l);
 }
 
@@ -287,15 +352,31 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
 
 GST_END_TEST;
 
+/* Wait until the copy task has finished a pass that moved something since
+ * the pass count was `passes0`.  With two source blocks sealed (half the
+ * pool) it is woken and moves them; a sealed block it moved earlier was
+ * moved in a pass of its own.  Polls the stats with a hang check: the copy
+ * task says nothing else when it is done. */
+static void
+wait_copy_pass (TbqLink * l, guint64 passes0)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+
+  while (tbq_stat (l->element, "copier-passes") == passes0) {
+    fail_unless (g_get_monotonic_time () < end, "the copy task never ran");
+    g_usleep (1000);
+  }
+}
+
 /* Push copied 32-byte buffers numbered from *i until `blocks` more source
  * blocks were handed off, then `extra` more; wait until the copy task has
- * moved something and settled.  Returns the bytes it moved meanwhile. */
+ * finished a pass.  Returns the bytes it moved meanwhile. */
 static guint64
 fill_source_blocks (TbqLink * l, guint * i, guint blocks, guint extra)
 {
   guint64 copied0 = tbq_stat (l->element, "bytes-copied");
   guint64 handoffs0 = tbq_stat (l->element, "handoffs");
-  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+  guint64 passes0 = tbq_stat (l->element, "copier-passes");
   guint n;
 
   while (tbq_stat (l->element, "handoffs") - handoffs0 < blocks) {
@@ -307,11 +388,7 @@ fill_source_blocks (TbqLink * l, guint * i, guint blocks, guint extra)
   for (n = *i + extra; *i < n; (*i)++)
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, *i,
                 *i * GST_MSECOND)), GST_FLOW_OK);
-  while (tbq_stat (l->element, "bytes-copied") == copied0) {
-    fail_unless (g_get_monotonic_time () < end, "the copy task never ran");
-    g_usleep (1000);
-  }
-  g_usleep (50 * 1000);
+  wait_copy_pass (l, passes0);
   return tbq_stat (l->element, "bytes-copied") - copied0;
 }
 
@@ -350,8 +427,10 @@ GST_START_TEST (test_copy_task_moves_whole_source_blocks_while_downstream_is_bus
   fail_unless (tbq_link_push_event (l,
           gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
               gst_structure_new_empty ("tbq-test"))));
+  /* The block being filled holds at least the 20 buffers pushed after the
+   * last hand-off: the request moves them (they were not moved before). */
   end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
-  while (tbq_stat (l->element, "bytes-copied") == before) {
+  while (tbq_stat (l->element, "bytes-copied") - before < 20 * 32) {
     fail_unless (g_get_monotonic_time () < end,
         "the event did not move the rest");
     g_usleep (1000);

@@ -38,7 +38,21 @@ typedef struct
   gboolean done;
   pthread_mutex_t lock;
   pthread_cond_t cond;
+  gboolean arrived;             /* the query reached the element */
 } QueryThread;
+
+/* On the element's sink pad: the query has arrived (it is queued next). */
+static GstPadProbeReturn
+query_arrived (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  QueryThread *q = data;
+
+  pthread_mutex_lock (&q->lock);
+  q->arrived = TRUE;
+  pthread_cond_broadcast (&q->cond);
+  pthread_mutex_unlock (&q->lock);
+  return GST_PAD_PROBE_REMOVE;
+}
 
 static gpointer
 query_thread (gpointer data)
@@ -72,18 +86,29 @@ query_behind_data (const Variant * v, GstQuery * query, gboolean * result)
 {
   TbqLink *l = variant_link (v);
   QueryThread q = { l, query, FALSE, FALSE,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, FALSE
   };
   GThread *thread;
+  GstPad *esink;
   guint i, at = 0;
 
   tbq_link_start_held (l);
   for (i = 0; i < 5; i++)
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, i, i)),
         GST_FLOW_OK);
+  esink = gst_element_get_static_pad (l->element, "sink");
+  gst_pad_add_probe (esink, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, query_arrived,
+      &q, NULL);
+  gst_object_unref (esink);
   thread = g_thread_new ("query", query_thread, &q);
-  /* Negative check: downstream is held, so no answer can exist yet. */
-  g_usleep (50 * 1000);
+  /* Sent behind the data (not after the release). */
+  pthread_mutex_lock (&q.lock);
+  while (!q.arrived)
+    pthread_cond_wait (&q.cond, &q.lock);
+  pthread_mutex_unlock (&q.lock);
+  /* Downstream is held: the query cannot have an answer yet.  Where it
+   * arrives downstream, after the data, is checked below whenever it
+   * overtakes it. */
   fail_if (query_done (&q), "the query overtook the queued data");
 
   tbq_link_release (l);
@@ -97,7 +122,10 @@ query_behind_data (const Variant * v, GstQuery * query, gboolean * result)
   pthread_mutex_unlock (&l->lock);
   fail_unless_equals_int (l->queries_seen, 1);
   fail_unless_equals_int (l->n_buffers, 5);
-  fail_unless (GST_IS_BUFFER (g_ptr_array_index (l->items, at - 1)));
+  /* STREAM_START, SEGMENT, the five buffers, then the query. */
+  fail_unless_equals_int (at, 7);
+  for (i = 2; i < at; i++)
+    fail_unless (GST_IS_BUFFER (g_ptr_array_index (l->items, i)));
   *result = q.result;
   tbq_link_free (l);
   return query;

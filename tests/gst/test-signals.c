@@ -51,16 +51,8 @@ GST_START_TEST (test_running_and_pushing_follow_an_underrun_from_the_src_task)
   tbq_link_wait_signal (l, TBQ_SIGNAL_PUSHING, 1);
   /* Idle again: every underrun but the last was followed by running and
    * pushing, all from the src task. */
-  {
-    gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
-
-    /* Poll with a deadline: the src task goes idle asynchronously. */
-    while ((underruns = tbq_link_signal_count (l, TBQ_SIGNAL_UNDERRUN))
-        != tbq_link_signal_count (l, TBQ_SIGNAL_PUSHING) + 1) {
-      fail_unless (g_get_monotonic_time () < end, "src task never idle");
-      g_usleep (1000);
-    }
-  }
+  tbq_link_wait_idle (l);
+  underruns = tbq_link_signal_count (l, TBQ_SIGNAL_UNDERRUN);
   fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_RUNNING),
       underruns - 1);
   fail_unless (tbq_link_signal_all_from (l, TBQ_SIGNAL_RUNNING,
@@ -99,7 +91,6 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
   TbqLink *l = factory_link (factories[__i__], 1, 0);
   TbqPush *push;
   GThread *pusher;
-  gboolean waited;
   guint i, from_pusher = 0;
 
   tbq_link_start_held (l);
@@ -110,9 +101,9 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
   tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
   fail_unless (tbq_link_signal_all_from (l, TBQ_SIGNAL_OVERRUN, pusher));
   /* Only a push that waited says "running"; one that found room right
-   * after "overrun" (possible in queue too) does not.  Still blocked
-   * 200 ms later, it waits. */
-  waited = tbq_push_still_blocked_after (push, 200);
+   * after "overrun" (possible in queue too) does not.  Whether the push
+   * waited is known exactly only for tbqueue, which counts the wait
+   * (level-waits); queue's is checked only for "at most once". */
   tbq_link_release (l);
   fail_unless_equals_int (tbq_push_join (push), GST_FLOW_OK);
   tbq_link_wait_buffers (l, 2);
@@ -122,8 +113,9 @@ GST_START_TEST (test_running_is_emitted_by_upstream_after_waiting_for_room)
       from_pusher++;
   pthread_mutex_unlock (&l->lock);
   fail_unless (from_pusher <= 1);
-  if (waited)
-    fail_unless_equals_int (from_pusher, 1);
+  if (tbq_link_is_tbqueue (l))
+    fail_unless_equals_uint64 (from_pusher, tbq_stat (l->element,
+            "level-waits"));
   tbq_link_free (l);
 }
 

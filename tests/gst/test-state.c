@@ -167,13 +167,14 @@ GST_START_TEST (test_stopping_unblocks_upstream_waiting_for_room)
 
 GST_END_TEST;
 
-/* A hang check, not a speed test: PLAYING to NULL must not walk the
- * backlog slowly (nor leak it: the fixture's leak check runs after). */
+/* PLAYING to NULL with a large backlog completes (a hang check: the test
+ * case's timeout, never a wall-clock limit of its own, which a loaded
+ * machine would break) and releases all of it (the fixture's leak check
+ * runs after). */
 GST_START_TEST (test_playing_to_null_with_a_100000_buffer_backlog)
 {
   TbqLink *l = variant_link (&variants[__i__], 0);
   guint i, n = tbq_scaled (100000, 10000);
-  gint64 start, took;
 
   tbq_link_start_held (l);
   for (i = 0; i < n; i++)
@@ -182,11 +183,9 @@ GST_START_TEST (test_playing_to_null_with_a_100000_buffer_backlog)
   fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
       n);
   tbq_link_stop_downstream (l);
-  start = g_get_monotonic_time ();
   tbq_link_set_state (l, GST_STATE_NULL);
-  took = g_get_monotonic_time () - start;
-  fail_unless (took < 5 * G_USEC_PER_SEC, "PLAYING to NULL took %"
-      G_GINT64_FORMAT " ms", took / 1000);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      0);
   tbq_link_free (l);
 }
 

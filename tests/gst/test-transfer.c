@@ -20,6 +20,33 @@ transfer_link (const gchar * transfer)
 
 static const gchar *transfers[] = { "auto", "copy", "reference" };
 
+/* The same tbqueue in a GstHarness, for the tests that only push buffers
+ * and look at what comes out: the harness links, activates and plays the
+ * element (pushing its own STREAM_START), and its sink keeps what arrives
+ * for gst_harness_pull().  Downstream answers allocation queries as a
+ * TbqLink does. */
+/* copy_threshold < 0: the element's default. */
+static GstHarness *
+transfer_harness (const gchar * transfer, gint64 copy_threshold)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstHarness *h;
+  GstSegment segment;
+
+  g_object_set (e, "max-size-buffers", 0, "max-size-bytes", 0,
+      "max-size-time", (guint64) 0, NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "transfer", transfer);
+  if (copy_threshold >= 0)
+    g_object_set (e, "copy-threshold", (guint) copy_threshold, NULL);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  gst_harness_add_propose_allocation_meta (h, GST_PARENT_BUFFER_META_API_TYPE,
+      NULL);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  return h;
+}
+
 static gboolean
 is_sink_memory (GstBuffer * b)
 {
@@ -98,48 +125,47 @@ GST_END_TEST;
 
 GST_START_TEST (test_reference_delivers_the_very_buffer)
 {
-  TbqLink *l = transfer_link ("reference");
+  GstHarness *h = transfer_harness ("reference", -1);
   GstBuffer *b = buffer_with_fields (16, 1), *got;
 
-  tbq_link_start (l);
-  fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
-  tbq_link_wait_buffers (l, 1);
-  got = tbq_link_buffer (l, 0);
+  fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  got = gst_harness_pull (h);
   fail_unless (got == b);
   ASSERT_BUFFER_REFCOUNT (got, "delivered buffer", 1);
   fail_if (is_sink_memory (got));
-  tbq_link_free (l);
+  gst_buffer_unref (got);
+  gst_harness_teardown (h);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_copy_keeps_every_field_and_byte)
 {
-  TbqLink *l = transfer_link ("copy");
+  GstHarness *h = transfer_harness ("copy", -1);
   const gsize sizes[] = { 0, 1, 7, 63, 64, 65, 100, 1000, 1500, 3000 };
   GstBuffer *want[G_N_ELEMENTS (sizes)];
   guint i;
 
-  tbq_link_start (l);
   for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
     want[i] = buffer_with_fields (sizes[i], i);
-    fail_unless_equals_int (tbq_link_push (l, gst_buffer_ref (want[i])),
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (want[i])),
         GST_FLOW_OK);
   }
-  tbq_link_wait_buffers (l, G_N_ELEMENTS (sizes));
   for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
-    GstBuffer *got = tbq_link_buffer (l, i);
+    GstBuffer *got = gst_harness_pull (h);
 
+    fail_unless (got != NULL);
     fail_if (got == want[i]);
     assert_same_buffer (got, want[i]);
     if (sizes[i] > 0)
       fail_unless (is_sink_memory (got), "buffer %u is not in the sink pool",
           i);
+    gst_buffer_unref (got);
     gst_buffer_unref (want[i]);
   }
-  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"),
+  fail_unless_equals_uint64 (tbq_stat (h->element, "buffers-copied"),
       G_N_ELEMENTS (sizes));
-  tbq_link_free (l);
+  gst_harness_teardown (h);
 }
 
 GST_END_TEST;
@@ -152,11 +178,10 @@ buffer_gone (gpointer data, GstMiniObject * where_the_object_was)
 
 GST_START_TEST (test_copy_keeps_every_combination_of_set_and_unset_fields)
 {
-  TbqLink *l = transfer_link ("copy");
+  GstHarness *h = transfer_harness ("copy", -1);
   GstBuffer *want[32];
   guint m;
 
-  tbq_link_start (l);
   /* Bit k of m: field k is set (pts, dts, duration, offset, offset-end);
    * unset fields stay NONE, and the bytes follow whatever was written. */
   for (m = 0; m < 32; m++) {
@@ -173,17 +198,20 @@ GST_START_TEST (test_copy_keeps_every_combination_of_set_and_unset_fields)
     if (!(m & 16))
       GST_BUFFER_OFFSET_END (b) = GST_BUFFER_OFFSET_NONE;
     want[m] = b;
-    fail_unless_equals_int (tbq_link_push (l, gst_buffer_ref (b)),
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (b)),
         GST_FLOW_OK);
   }
-  tbq_link_wait_buffers (l, 32);
   for (m = 0; m < 32; m++) {
-    assert_same_buffer (tbq_link_buffer (l, m), want[m]);
+    GstBuffer *got = gst_harness_pull (h);
+
+    fail_unless (got != NULL);
+    assert_same_buffer (got, want[m]);
+    gst_buffer_unref (got);
     gst_buffer_unref (want[m]);
   }
-  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 32);
-  fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-bytes"), 0);
-  tbq_link_free (l);
+  fail_unless_equals_uint64 (tbq_stat (h->element, "buffers-copied"), 32);
+  fail_unless_equals_uint64 (tbq_stat (h->element, "current-level-bytes"), 0);
+  gst_harness_teardown (h);
 }
 
 GST_END_TEST;
@@ -302,18 +330,16 @@ GST_END_TEST;
 
 GST_START_TEST (test_copied_buffers_stay_valid_after_the_element_is_gone)
 {
-  TbqLink *l = transfer_link ("copy");
+  GstHarness *h = transfer_harness ("copy", -1);
   GstBuffer *kept[50];
   guint i;
 
-  tbq_link_start (l);
   for (i = 0; i < 50; i++)
-    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (500, i, i)),
+    fail_unless_equals_int (gst_harness_push (h, tbq_buffer_new (500, i, i)),
         GST_FLOW_OK);
-  tbq_link_wait_buffers (l, 50);
   for (i = 0; i < 50; i++)
-    kept[i] = gst_buffer_ref (tbq_link_buffer (l, i));
-  tbq_link_free (l);
+    fail_unless ((kept[i] = gst_harness_pull (h)) != NULL);
+  gst_harness_teardown (h);
   /* The element and its pools are destroyed; the bytes must not be. */
   for (i = 0; i < 50; i++) {
     fail_unless (is_sink_memory (kept[i]));
@@ -331,15 +357,13 @@ static gboolean
 was_copied (const gchar * transfer, GstBuffer * b, guint copy_threshold,
     guint64 * fallbacks)
 {
-  TbqLink *l = transfer_link (transfer);
+  GstHarness *h = transfer_harness (transfer, copy_threshold);
   GstBuffer *got, *want = gst_buffer_ref (b);
   gboolean copied;
 
-  g_object_set (l->element, "copy-threshold", copy_threshold, NULL);
-  tbq_link_start (l);
-  fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
-  tbq_link_wait_buffers (l, 1);
-  got = tbq_link_buffer (l, 0);
+  fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  got = gst_harness_pull (h);
+  fail_unless (got != NULL);
   copied = got != want;
   /* Either way nothing is lost. */
   assert_same_buffer (got, want);
@@ -348,13 +372,14 @@ was_copied (const gchar * transfer, GstBuffer * b, guint copy_threshold,
       gst_buffer_get_n_meta (want, GST_REFERENCE_TIMESTAMP_META_API_TYPE));
   fail_unless_equals_int (is_sink_memory (got), copied
       && gst_buffer_get_size (want) > 0);
-  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), copied);
-  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"),
+  fail_unless_equals_uint64 (tbq_stat (h->element, "buffers-copied"), copied);
+  fail_unless_equals_uint64 (tbq_stat (h->element, "buffers-referenced"),
       !copied);
   if (fallbacks)
-    *fallbacks = tbq_stat (l->element, "copy-fallbacks");
+    *fallbacks = tbq_stat (h->element, "copy-fallbacks");
+  gst_buffer_unref (got);
   gst_buffer_unref (want);
-  tbq_link_free (l);
+  gst_harness_teardown (h);
   return copied;
 }
 

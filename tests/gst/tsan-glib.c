@@ -16,6 +16,10 @@
  * only adds the acquire/release annotations that describe what the lock
  * does.  GLib's calls to itself do not go through the PLT and stay
  * invisible; tsan.supp covers what happens inside GLib.
+ *
+ * The same for GAsyncQueue, through which GstHarness hands what reaches its
+ * sink pad (buffers, events) to the test thread: a push releases, a pop
+ * that returns an item acquires (GLib's own lock inside is invisible).
  */
 #include <dlfcn.h>
 #include <glib.h>
@@ -45,6 +49,11 @@ REAL (void, g_rec_mutex_unlock, (GRecMutex *));
 REAL (gboolean, g_rec_mutex_trylock, (GRecMutex *));
 REAL (void, g_cond_wait, (GCond *, GMutex *));
 REAL (gboolean, g_cond_wait_until, (GCond *, GMutex *, gint64));
+REAL (void, g_async_queue_push, (GAsyncQueue *, gpointer));
+REAL (gpointer, g_async_queue_pop, (GAsyncQueue *));
+REAL (gpointer, g_async_queue_timeout_pop, (GAsyncQueue *, guint64));
+REAL (gpointer, g_async_queue_try_pop, (GAsyncQueue *));
+REAL (gpointer, g_async_queue_try_pop_unlocked, (GAsyncQueue *));
 
 void
 g_mutex_lock (GMutex * mutex)
@@ -110,4 +119,44 @@ g_cond_wait_until (GCond * cond, GMutex * mutex, gint64 end_time)
   ret = get_g_cond_wait_until ()(cond, mutex, end_time);
   __tsan_acquire (mutex);
   return ret;
+}
+
+void
+g_async_queue_push (GAsyncQueue * queue, gpointer data)
+{
+  __tsan_release (queue);
+  get_g_async_queue_push ()(queue, data);
+}
+
+/* An item taken: everything its pusher did before the push happened. */
+static gpointer
+popped (GAsyncQueue * queue, gpointer item)
+{
+  if (item != NULL)
+    __tsan_acquire (queue);
+  return item;
+}
+
+gpointer
+g_async_queue_pop (GAsyncQueue * queue)
+{
+  return popped (queue, get_g_async_queue_pop ()(queue));
+}
+
+gpointer
+g_async_queue_timeout_pop (GAsyncQueue * queue, guint64 timeout)
+{
+  return popped (queue, get_g_async_queue_timeout_pop ()(queue, timeout));
+}
+
+gpointer
+g_async_queue_try_pop (GAsyncQueue * queue)
+{
+  return popped (queue, get_g_async_queue_try_pop ()(queue));
+}
+
+gpointer
+g_async_queue_try_pop_unlocked (GAsyncQueue * queue)
+{
+  return popped (queue, get_g_async_queue_try_pop_unlocked ()(queue));
 }

@@ -319,4 +319,28 @@ copier_step_or_fail (TbqQueue * q)
   }
 }
 
+/* With no copier thread, run the copier once here, then take the next
+ * record and check it is `want`: what the copier can move is exactly what
+ * the writer has published, whatever the schedule. */
+static inline void
+expect_published_seq (TbqQueue * q, TbqReader * r, uint64_t want)
+{
+  TbqRecord rec;
+
+  copier_step_or_fail (q);
+  CHECK_OK (tbq_reader_next (r, &rec));
+  CHECK_EQ (record_seq (&rec), want);
+}
+
+/* With no copier thread: nothing is published.  Unlike expect_nothing(),
+ * no window of time: a record published too early is always seen. */
+static inline void
+expect_nothing_published (TbqQueue * q, TbqReader * r)
+{
+  TbqRecord rec;
+
+  copier_step_or_fail (q);
+  CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_EMPTY);
+}
+
 #endif /* TBQ_LIB_TEST_H */

@@ -4,20 +4,19 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * "Not delivered" is checked by waiting QUIET_NS for it; "delivered" within
- * EVENTUALLY_NS, except for the pickup bound, which is a correctness
- * property of lazy wake and is checked with generous slack.
+ * Publish policies are checked with the copier run in the test's thread:
+ * what it moves is exactly what was published.  Wake policies need the
+ * copier thread: "delivered" is checked within EVENTUALLY_NS (a hang
+ * check), "not delivered" by waiting QUIET_NS for it.
  */
 #include "lib-test.h"
 
 #include <stdatomic.h>
 
-/* Pickup delay of a quiet producer's record: the median of the samples
- * must be within PICKUP_BOUND_NS; a single sample may be late because the
- * machine is busy, but not beyond PICKUP_LIMIT_NS (a copier that does not
- * poll or is not woken would deliver only after EVENTUALLY_NS, if at all). */
-#define PICKUP_BOUND_NS (200 * MS_NS)
-#define PICKUP_LIMIT_NS (2 * SEC_NS)
+/* Pickup of a quiet producer's record: each one must arrive with no
+ * further write or flush (a copier that does not poll or is not woken
+ * never delivers it: read_record fails after EVENTUALLY_NS, a hang check).
+ * How soon is printed, not asserted: a unit test asserts no speed. */
 #define PICKUP_SAMPLES 11
 
 /* Queue with a running copier thread. */
@@ -30,6 +29,9 @@ fixture_open (Fixture * f, const TbqConfig * cfg)
   CHECK_OK (tbq_queue_start (f->q));
 }
 
+/* The publish policy tests run no copier thread: each check runs the
+ * copier once in the test's thread, so "not published yet" is checked
+ * without waiting for something not to happen. */
 static void
 fixture_open_policy (Fixture * f, TbqPublishPolicy policy, uint32_t every)
 {
@@ -38,7 +40,9 @@ fixture_open_policy (Fixture * f, TbqPublishPolicy policy, uint32_t every)
   small_config (&cfg, 256);
   cfg.publish = policy;
   cfg.publish_every = every;
-  fixture_open (f, &cfg);
+  f->q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (f->q, &f->w));
+  CHECK_OK (tbq_reader_new (f->q, &f->r));
 }
 
 static void
@@ -56,7 +60,7 @@ every_record_policy_delivers_each_record_without_further_writes (void)
   fixture_open_policy (&f, TBQ_PUBLISH_EVERY_RECORD, 0);
   for (i = 0; i < 50; i++) {
     CHECK_OK (write_seq (f.w, 0, i));
-    expect_seq (f.r, i);
+    expect_published_seq (f.q, f.r, i);
   }
   fixture_close (&f);
 }
@@ -71,10 +75,10 @@ every_n_policy_publishes_after_n_records (void)
   for (batch = 0; batch < 3; batch++) {
     for (i = 0; i < 3; i++)
       CHECK_OK (write_seq (f.w, 0, batch * 4 + i));
-    expect_nothing (f.r);
+    expect_nothing_published (f.q, f.r);
     CHECK_OK (write_seq (f.w, 0, batch * 4 + 3));
     for (i = 0; i < 4; i++)
-      expect_seq (f.r, batch * 4 + i);
+      expect_published_seq (f.q, f.r, batch * 4 + i);
   }
   fixture_close (&f);
 }
@@ -87,14 +91,14 @@ at_handoff_policy_delivers_nothing_before_flush (void)
   fixture_open_policy (&f, TBQ_PUBLISH_AT_HANDOFF, 0);
   CHECK_OK (write_seq (f.w, 0, 1));
   CHECK_OK (write_seq (f.w, 0, 2));
-  expect_nothing (f.r);
+  expect_nothing_published (f.q, f.r);
   tbq_writer_flush (f.w);
-  expect_seq (f.r, 1);
-  expect_seq (f.r, 2);
+  expect_published_seq (f.q, f.r, 1);
+  expect_published_seq (f.q, f.r, 2);
   CHECK_OK (write_seq (f.w, 0, 3));
-  expect_nothing (f.r);
+  expect_nothing_published (f.q, f.r);
   tbq_writer_flush (f.w);
-  expect_seq (f.r, 3);
+  expect_published_seq (f.q, f.r, 3);
   fixture_close (&f);
 }
 
@@ -110,14 +114,14 @@ at_handoff_policy_publishes_at_block_handoff (void)
   fixture_open_policy (&f, TBQ_PUBLISH_AT_HANDOFF, 0);
   for (i = 0; i < per_block; i++)
     CHECK_OK (write_seq (f.w, 0, i));
-  expect_nothing (f.r);
+  expect_nothing_published (f.q, f.r);
   /* The next record hands the full block off: it is published whole. */
   CHECK_OK (write_seq (f.w, 0, per_block));
   for (i = 0; i < per_block; i++)
-    expect_seq (f.r, i);
-  expect_nothing (f.r);
+    expect_published_seq (f.q, f.r, i);
+  expect_nothing_published (f.q, f.r);
   tbq_writer_flush (f.w);
-  expect_seq (f.r, per_block);
+  expect_published_seq (f.q, f.r, per_block);
   fixture_close (&f);
 }
 
@@ -129,22 +133,22 @@ writer_can_override_the_publish_policy (void)
   fixture_open_policy (&f, TBQ_PUBLISH_EVERY_RECORD, 0);
   tbq_writer_set_publish (f.w, TBQ_PUBLISH_AT_HANDOFF, 0);
   CHECK_OK (write_seq (f.w, 0, 1));
-  expect_nothing (f.r);
+  expect_nothing_published (f.q, f.r);
   tbq_writer_flush (f.w);
-  expect_seq (f.r, 1);
+  expect_published_seq (f.q, f.r, 1);
   tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_N, 2);
   CHECK_OK (write_seq (f.w, 0, 2));
-  expect_nothing (f.r);
+  expect_nothing_published (f.q, f.r);
   CHECK_OK (write_seq (f.w, 0, 3));
-  expect_seq (f.r, 2);
-  expect_seq (f.r, 3);
+  expect_published_seq (f.q, f.r, 2);
+  expect_published_seq (f.q, f.r, 3);
   /* 0 means 1 here, not "never". */
   tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_N, 0);
   CHECK_OK (write_seq (f.w, 0, 4));
-  expect_seq (f.r, 4);
+  expect_published_seq (f.q, f.r, 4);
   tbq_writer_set_publish (f.w, TBQ_PUBLISH_EVERY_RECORD, 0);
   CHECK_OK (write_seq (f.w, 0, 5));
-  expect_seq (f.r, 5);
+  expect_published_seq (f.q, f.r, 5);
   fixture_close (&f);
 }
 
@@ -180,27 +184,21 @@ check_quiet_record_pickup (TbqWakePolicy wake)
     CHECK_OK (read_record (f.r, &rec, EVENTUALLY_NS));
     delay[i] = now_ns () - t0;
     CHECK_EQ (record_seq (&rec), i);
-    if (delay[i] > PICKUP_LIMIT_NS) {
-      printf ("# record %" PRIu64 " picked up after %" PRId64 " ms\n", i,
-          delay[i] / MS_NS);
-      CHECK (0);
-    }
   }
   qsort (delay, PICKUP_SAMPLES, sizeof delay[0], cmp_i64);
   printf ("# pickup delay: median %" PRId64 " us, max %" PRId64 " us\n",
       delay[PICKUP_SAMPLES / 2] / 1000, delay[PICKUP_SAMPLES - 1] / 1000);
-  CHECK (delay[PICKUP_SAMPLES / 2] <= PICKUP_BOUND_NS);
   fixture_close (&f);
 }
 
 static void
-lazy_wake_delivers_a_quiet_record_within_the_pickup_interval (void)
+lazy_wake_delivers_a_quiet_record_without_further_writes (void)
 {
   check_quiet_record_pickup (TBQ_WAKE_LAZY);
 }
 
 static void
-immediate_wake_delivers_a_quiet_record_promptly (void)
+immediate_wake_delivers_a_quiet_record_without_further_writes (void)
 {
   check_quiet_record_pickup (TBQ_WAKE_IMMEDIATE);
 }
@@ -291,7 +289,7 @@ lazy_wake_still_wakes_the_copier_at_block_handoff (void)
 }
 
 static void
-on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader_promptly (void)
+on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader (void)
 {
   check_quiet_record_pickup (TBQ_WAKE_ON_DEMAND);
 }
@@ -439,11 +437,11 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (at_handoff_policy_delivers_nothing_before_flush),
     TAP_TEST (at_handoff_policy_publishes_at_block_handoff),
     TAP_TEST (writer_can_override_the_publish_policy),
-    TAP_TEST (lazy_wake_delivers_a_quiet_record_within_the_pickup_interval),
-    TAP_TEST (immediate_wake_delivers_a_quiet_record_promptly),
+    TAP_TEST (lazy_wake_delivers_a_quiet_record_without_further_writes),
+    TAP_TEST (immediate_wake_delivers_a_quiet_record_without_further_writes),
     TAP_TEST (lazy_wake_publish_does_not_wake_a_sleeping_copier),
     TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff),
-    TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader_promptly),
+    TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader),
     TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting),
     TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
     TAP_TEST (lazy_copier_moves_the_current_block_only_at_the_pickup_interval),
