@@ -104,7 +104,8 @@ capture_thread (gpointer data)
     if (gst_buffer_pool_acquire_buffer (cap->pool, &buf, &params)
         != GST_FLOW_OK) {
       cap->lost++;
-      cap->max_lost_run = MAX (cap->max_lost_run, ++run);
+      run++;
+      cap->max_lost_run = MAX (cap->max_lost_run, run);
       continue;
     }
     run = 0;
