@@ -25,8 +25,10 @@
  *   --idle-sleep-ns N   ring consumers' idle sleep [10000]
  *   --warmup N          records sent and drained before the passes [50000]
  *   --pin               producer on CPU 0, the queue's other threads on CPU 1
- *   --out DIR           write lib-runs.csv, lib-summary.csv, lib-meta.json,
- *                       lib-summary.txt, lib-summary.md there (DIR is created)
+ *   --out DIR           where NAME-runs.csv and NAME-meta.json go [the
+ *                       environment variable TBQ_BENCH_OUT, else
+ *                       BUILD/bench-data, with --smoke BUILD/bench-smoke]
+ *   --name NAME         the files' stem [lib]
  *   --tap / --no-tap    TAP lines on stdout [on with --smoke]
  *   --inject-gap        verification self-test: after the warm-up, send one
  *                       record whose sequence number skips one; every cell
@@ -55,12 +57,12 @@
  * sent.  Writes refused because the queue is full are retried and counted.
  * Any verification failure prints "not ok" and the exit status is 1.
  *
- * OUTPUT (--out): lib-runs.csv has one line per cell and run (all raw runs);
- * lib-summary.csv medians/means per (size, contender) with ratios to
- * ReaderWriterQueue ("rwq") and to the best SPSC ring, each the median of
- * the per-run ratios; lib-meta.json the machine, compiler, commit and every
- * parameter; lib-summary.txt the human-readable table printed at the end;
- * lib-summary.md the same as a Markdown table.
+ * OUTPUT: NAME-runs.csv has one line per cell and run (all raw runs);
+ * NAME-meta.json the machine, compiler, commit and every parameter.  The
+ * table printed at the end has medians per (size, contender) with ratios
+ * to ReaderWriterQueue ("rwq") and to the best SPSC ring, each the median
+ * of the per-run ratios (tools/bench-report computes the same from the
+ * CSV for docs/benchmarks.md).
  */
 #include "lib-bench.h"
 
@@ -80,6 +82,9 @@
 
 #ifndef BENCH_SOURCE_ROOT
 #define BENCH_SOURCE_ROOT "."
+#endif
+#ifndef BENCH_BUILD_ROOT
+#define BENCH_BUILD_ROOT "."
 #endif
 #ifndef BENCH_BUILDTYPE
 #define BENCH_BUILDTYPE "unknown"
@@ -108,6 +113,7 @@ typedef struct
   uint64_t warmup;
   int pin;
   const char *out;
+  const char *name;
   int tap;
   int inject_gap;
   const char *callgrind;
@@ -903,37 +909,6 @@ summarize (const Options * o, const Cell * cells, int ncells, Summary * out,
 }
 
 static void
-write_summary_csv (const char *path, const Summary * sm, int n)
-{
-  FILE *f = fopen (path, "w");
-  int i;
-
-  if (f == NULL)
-    die ("cannot write %s: %s", path, strerror (errno));
-  fprintf (f, "size,contender,runs,tp_median_mrps,tp_mean_mrps,tp_min_mrps,"
-      "tp_max_mrps,tp_ratio_rwq,tp_ratio_best_spsc,best_spsc,"
-      "e2e_median_mrps,e2e_mean_mrps,e2e_min_mrps,e2e_max_mrps,"
-      "e2e_ratio_rwq,e2e_ratio_best_spsc,p50_ns_mean,p99_ns_mean,"
-      "p999_ns_mean,solo_median_mrps,solo_ratio_rwq,tp_cpu_share_median,"
-      "failed_attempts," "pressure_waits\n");
-  for (i = 0; i < n; i++) {
-    const Summary *s = &sm[i];
-
-    fprintf (f, "%u,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,"
-        "%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64
-        "\n",
-        s->size,
-        all[s->contender]->name, s->runs, s->tp_med, s->tp_mean, s->tp_min,
-        s->tp_max, s->tp_ratio_rwq, s->tp_ratio_best,
-        s->best_name ? s->best_name : "", s->e2e_med, s->e2e_mean,
-        s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->e2e_ratio_best, s->p50,
-        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq, s->cpu_share,
-        s->failed_attempts, s->pressure_waits);
-  }
-  fclose (f);
-}
-
-static void
 print_table (FILE * f, const Options * o, const Env * e, const Summary * sm,
     int n)
 {
@@ -972,44 +947,6 @@ print_table (FILE * f, const Options * o, const Env * e, const Summary * sm,
 }
 
 /* The same summary as Markdown tables (for docs). */
-static void
-write_markdown (const char *path, const Options * o, const Env * e,
-    const Summary * sm, int n)
-{
-  FILE *f = fopen (path, "w");
-  char pb[32];
-  int i;
-
-  if (f == NULL)
-    die ("cannot write %s: %s", path, strerror (errno));
-  fprintf (f, "%s, %ld CPUs, %s, commit %.12s, %s; %d runs x %" PRIu64
-      " records per pass (%s); capacity %" PRIu64 " payload bytes; %s\n\n",
-      e->cpu, e->cpus, BENCH_BUILDTYPE, e->commit, e->started, o->runs,
-      o->records, passes_string (o->passes, pb, sizeof pb), o->budget,
-      o->pin ? "pinned: producer on CPU 0, the queue's other threads on CPU 1"
-      : "unpinned");
-  fprintf (f, "| size | contender | thr | producer M/s median [min-max] | "
-      "x RWQ | x best SPSC | producer CPU share | e2e M/s median [min-max] | "
-      "x RWQ | p50 ns | p99 ns | p999 ns | alone M/s | x RWQ |\n");
-  fprintf (f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (i = 0; i < n; i++) {
-    const Summary *s = &sm[i];
-    const char *b = strncmp (all[s->contender]->name, "tbq-", 4) == 0
-        ? "**" : "";
-
-    fprintf (f, "| %u B | %s%s%s | %d | %.1f [%.1f-%.1f] | %.2f | %.2f | "
-        "%.0f%% | %.1f [%.1f-%.1f] | %.2f | %.3f | %.3f | %.3f | %.1f | "
-        "%.2f |\n", s->size, b, all[s->contender]->name, b,
-        all[s->contender]->threads, s->tp_med, s->tp_min, s->tp_max,
-        s->tp_ratio_rwq, s->tp_ratio_best, 100 * s->cpu_share,
-        s->e2e_med, s->e2e_min, s->e2e_max, s->e2e_ratio_rwq, s->p50,
-        s->p99, s->p999, s->solo_med, s->solo_ratio_rwq);
-  }
-  fclose (f);
-}
-
-/* ---- callgrind mode ------------------------------------------------------------ */
-
 static int
 run_callgrind (const Options * o)
 {
@@ -1059,6 +996,21 @@ run_callgrind (const Options * o)
 
 /* ---- main ------------------------------------------------------------------ */
 
+/* --out, else $TBQ_BENCH_OUT, else the build tree's bench-data/
+ * (bench-smoke/ with --smoke). */
+static const char *
+out_dir (const Options * o)
+{
+  const char *env = getenv ("TBQ_BENCH_OUT");
+
+  if (o->out)
+    return o->out;
+  if (env && *env)
+    return env;
+  return o->smoke ? BENCH_BUILD_ROOT "/bench-smoke" :
+      BENCH_BUILD_ROOT "/bench-data";
+}
+
 static void
 usage (FILE * f)
 {
@@ -1068,7 +1020,7 @@ usage (FILE * f)
       "[--budget BYTES] [--round-fill F]\n"
       "                 [--tbq-block BYTES] [--idle-spins N] "
       "[--idle-sleep-ns N] [--warmup N]\n"
-      "                 [--pin] [--out DIR] [--tap | --no-tap]\n"
+      "                 [--pin] [--out DIR] [--name NAME] [--tap | --no-tap]\n"
       "       lib-bench --callgrind NAME --size S [--records N]\n"
       "       lib-bench --list\n"
       "See the comment at the top of tests/bench/lib-bench.c.\n");
@@ -1143,6 +1095,7 @@ main (int argc, char **argv)
   o.sizes[3] = 64;
   o.nsizes = 4;
   o.tap = -1;
+  o.name = "lib";
 
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -1221,6 +1174,9 @@ main (int argc, char **argv)
     } else if (strcmp (a, "--out") == 0) {
       NEED_ARG ();
       o.out = v;
+    } else if (strcmp (a, "--name") == 0) {
+      NEED_ARG ();
+      o.name = v;
     } else if (strcmp (a, "--tap") == 0) {
       o.tap = 1;
     } else if (strcmp (a, "--no-tap") == 0) {
@@ -1396,28 +1352,16 @@ done:
   fflush (stdout);
   print_table (o.tap ? stderr : stdout, &o, &env, sm, nsm);
 
-  if (o.out) {
+  {
     char path[4096];
+    const char *dir = out_dir (&o);
 
-    if (mkdir (o.out, 0755) != 0 && errno != EEXIST)
-      die ("cannot create %s: %s", o.out, strerror (errno));
-    snprintf (path, sizeof path, "%s/lib-runs.csv", o.out);
+    if (mkdir (dir, 0755) != 0 && errno != EEXIST)
+      die ("cannot create %s: %s", dir, strerror (errno));
+    snprintf (path, sizeof path, "%s/%s-runs.csv", dir, o.name);
     write_runs_csv (path, cells, ncells);
-    snprintf (path, sizeof path, "%s/lib-summary.csv", o.out);
-    write_summary_csv (path, sm, nsm);
-    snprintf (path, sizeof path, "%s/lib-meta.json", o.out);
+    snprintf (path, sizeof path, "%s/%s-meta.json", dir, o.name);
     write_meta (&o, &env, path, failures == 0);
-    snprintf (path, sizeof path, "%s/lib-summary.md", o.out);
-    write_markdown (path, &o, &env, sm, nsm);
-    snprintf (path, sizeof path, "%s/lib-summary.txt", o.out);
-    {
-      FILE *f = fopen (path, "w");
-
-      if (f == NULL)
-        die ("cannot write %s", path);
-      print_table (f, &o, &env, sm, nsm);
-      fclose (f);
-    }
   }
   if (failures)
     fprintf (stderr, "lib-bench: %d cell(s) FAILED verification\n", failures);

@@ -160,8 +160,8 @@ gb_burst_main (GbCommon * c, int argc, char **argv)
   sizes = g_strsplit (sizes_s, ",", -1);
   allocs = g_strsplit (allocs_s, ",", -1);
 
-  if ((f = gb_out_open (c, "burst-meta.json"))) {
-    gb_meta_begin (f, "burst");
+  if ((f = gb_out_open (c, "meta.json"))) {
+    gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"sizes\": \"%s\", "
         "\"windows\": {", c->runs, sizes_s);
     for (si = 0; sizes[si]; si++)
@@ -176,11 +176,11 @@ gb_burst_main (GbCommon * c, int argc, char **argv)
         WARMUP_PUSHES, gb_pinned ? "true" : "false");
     gb_meta_end (f, cont, ncont);
   }
-  if ((fw = gb_out_open (c, "burst-windows.csv")))
+  if ((fw = gb_out_open (c, "windows.csv")))
     fprintf (fw, "run,burst_bytes,alloc,window,contender,order,pushes,"
         "burst_us,ns_per_push,backlog,post1,post2,post3,post4,ctrl1,ctrl2,"
         "ctrl3,ctrl4,base1,base2,base3,base4\n");
-  if ((fr = gb_out_open (c, "burst-runs.csv")))
+  if ((fr = gb_out_open (c, "runs.csv")))
     fprintf (fr, "run,burst_bytes,alloc,contender,windows,post_p50,post_p99,"
         "post_p999,ctrl_p50,ctrl_p99,ctrl_p999,base_p50,base_p99,base_p999,"
         "ratio_to_baseline,excess,excess_paired_median,first_group_post_p50,"

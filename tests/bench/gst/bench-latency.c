@@ -147,8 +147,8 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
   rates = g_strsplit (rates_s, ",", -1);
   cells = g_new0 (Cell, c->runs * g_strv_length (rates) * ncont);
 
-  if ((f = gb_out_open (c, "latency-meta.json"))) {
-    gb_meta_begin (f, "latency");
+  if ((f = gb_out_open (c, "meta.json"))) {
+    gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"rates_hz\": \"%s\", "
         "\"samples\": {", c->runs, rates_s);
     for (ri = 0; rates[ri]; ri++)
@@ -185,7 +185,7 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
             cell->achieved, cell->ok ? "" : "  FAILED");
       }
 
-  if ((f = gb_out_open (c, "latency-runs.csv"))) {
+  if ((f = gb_out_open (c, "runs.csv"))) {
     fprintf (f, "run,rate_hz,contender,order,samples,achieved_hz,p50_us,"
         "p99_us,p999_us,mean_us,max_us,load1,ok,tbqueue_stats\n");
     for (i = 0; i < ncells; i++) {
@@ -199,7 +199,7 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
     }
     fclose (f);
   }
-  if ((f = gb_out_open (c, "latency-quantiles.csv"))) {
+  if ((f = gb_out_open (c, "quantiles.csv"))) {
     fprintf (f, "run,rate_hz,contender,quantile,latency_us\n");
     for (i = 0; i < ncells; i++)
       for (qi = 0; qi < G_N_ELEMENTS (quantiles); qi++)

@@ -13,7 +13,8 @@
  *   Then downstream is released; the backlog drains (every buffer
  *   verified) and the process idles for 3 s.  A sampler thread reads RSS
  *   (/proc/self/statm) every 10 ms from before the pushes to the end, for
- *   the RSS-over-time plot: whether the memory of a drained backlog goes
+ *   the RSS-over-time plot (memory-rss.csv, the first run only): whether
+ *   the memory of a drained backlog goes
  *   back to the system (tbqueue gives sink blocks beyond `idle-blocks`
  *   back; queue's buffers go back to malloc).
  *   Processes alternate between contenders, in an order that rotates from
@@ -179,9 +180,9 @@ gb_memory_main (GbCommon * c, int argc, char **argv)
 
   gst_init (NULL, NULL);
   ncont = gb_contenders_select (c, names, cont, G_N_ELEMENTS (cont));
-  if ((f = gb_out_open (c, "memory-meta.json"))) {
+  if ((f = gb_out_open (c, "meta.json"))) {
     gb_gst_init ();
-    gb_meta_begin (f, "memory");
+    gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"buffers\": %"
         G_GUINT64_FORMAT ", \"payload_bytes\": %d, \"limits\": \"%s\", "
         "\"alloc\": \"fresh\", \"idle_ms\": %u, \"sample_ms\": %d, "
@@ -189,11 +190,11 @@ gb_memory_main (GbCommon * c, int argc, char **argv)
         buffers, PAYLOAD, LIMITS, idle_ms, SAMPLE_MS);
     gb_meta_end (f, cont, ncont);
   }
-  if ((fr = gb_out_open (c, "memory-runs.csv")))
+  if ((fr = gb_out_open (c, "runs.csv")))
     fprintf (fr, "run,contender,order,buffers,rss_before,rss_backlog,"
         "rss_drained,rss_after_idle,bytes_per_buffer,push_s,drain_s,"
         "tbqueue_stats\n");
-  if ((fs = gb_out_open (c, "memory-rss.csv")))
+  if ((fs = gb_out_open (c, "rss.csv")))
     fprintf (fs, "run,contender,t_ms,rss_bytes,phase\n");
 
   for (run = 0; run < c->runs; run++)
@@ -231,7 +232,7 @@ gb_memory_main (GbCommon * c, int argc, char **argv)
                 ck->name, k, v[1], v[2], v[3], v[4], v[5], bpb, v[6], v[7],
                 v[8] ? v[8] : "");
         } else if (g_strcmp0 (v[0], "sample") == 0 && g_strv_length (v) >= 4
-            && fs) {
+            && fs && run == 0) {
           fprintf (fs, "%d,%s,%s,%s,%s\n", run, ck->name, v[1], v[2], v[3]);
         }
         g_strfreev (v);

@@ -13,7 +13,8 @@
  *   (buffers / time from the first push to the last), delivered = buffers
  *   verified downstream in order / pushed (100 % unless something was
  *   lost), process CPU % (getrusage, all threads, from the first push until
- *   the last buffer is verified; 100 % = one CPU), the pushing thread's own
+ *   the last buffer is verified; 100 % = one CPU) and the same CPU time per
+ *   buffer pushed (cpu_us_per_buffer), the pushing thread's own
  *   CPU %, p50/p99 latency, peak RSS (VmHWM, reset through
  *   /proc/self/clear_refs before each rate) and its rise over the RSS at
  *   the start of the rate.
@@ -83,11 +84,12 @@ child_main (GbCommon * c, const gchar * name, const gchar * rates_s,
     }
     gb_percentiles (lat.lat_ns, n, &p50, &p99, &p999);
     printf ("row,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
-        G_GUINT64_FORMAT ",%.1f,%.4f,%.1f,%.1f,%.3f,%.3f,%.3f,%"
+        G_GUINT64_FORMAT ",%.1f,%.4f,%.1f,%.4f,%.1f,%.3f,%.3f,%.3f,%"
         G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d\n", rate, n,
         ok ? gb_link_received (l) : 0,
         (double) (n - 1) * 1e9 / (double) (t_last - t0),
         (t_end - t0) / 1e9, (cpu1 - cpu0) / ((t_end - t0) / 1e9) * 100,
+        (cpu1 - cpu0) / (double) n * 1e6,
         (pcpu1 - pcpu0) / ((t_last - t0) / 1e9) * 100, p50 / 1e3,
         p99 / 1e3, p999 / 1e3, rss0, peak, ok);
     gb_link_free (l);
@@ -103,7 +105,7 @@ typedef struct
   const GbContender *contender;
   gint order;
   guint64 rate, pushed, delivered;
-  double achieved, seconds, cpu_pct, pusher_cpu_pct, p50, p99, p999;
+  double achieved, seconds, cpu_pct, cpu_us, pusher_cpu_pct, p50, p99, p999;
   guint64 rss0, peak;
   gboolean ok;
 } Row;
@@ -141,9 +143,9 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
   gst_init (NULL, NULL);
   ncont = gb_contenders_select (c, names, cont, G_N_ELEMENTS (cont));
   rows = g_new0 (Row, c->runs * ncont * 16);
-  if ((f = gb_out_open (c, "scenario-meta.json"))) {
+  if ((f = gb_out_open (c, "meta.json"))) {
     gb_gst_init ();
-    gb_meta_begin (f, "scenario");
+    gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"rates_hz\": \"%s\", "
         "\"duration_ms\": %u, \"min_buffers\": 300, \"payload_bytes\": %d, "
         "\"limits\": \"element defaults\", \"alloc\": \"fresh\", "
@@ -177,11 +179,11 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
         if (!g_str_has_prefix (lines[li], "row,"))
           continue;
         if (sscanf (lines[li] + 4, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                ",%" G_GUINT64_FORMAT ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%"
+                ",%" G_GUINT64_FORMAT ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%"
                 G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d", &r->rate,
                 &r->pushed, &r->delivered, &r->achieved, &r->seconds,
-                &r->cpu_pct, &r->pusher_cpu_pct, &r->p50, &r->p99, &r->p999,
-                &r->rss0, &r->peak, &okv) != 13)
+                &r->cpu_pct, &r->cpu_us, &r->pusher_cpu_pct, &r->p50,
+                &r->p99, &r->p999, &r->rss0, &r->peak, &okv) != 14)
           continue;
         r->run = run;
         r->contender = ck;
@@ -203,20 +205,20 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
       g_free (dur);
     }
 
-  if ((f = gb_out_open (c, "scenario-runs.csv"))) {
+  if ((f = gb_out_open (c, "runs.csv"))) {
     fprintf (f, "run,contender,order,target_hz,pushed,delivered,achieved_hz,"
-        "delivered_pct,seconds,cpu_pct,pusher_cpu_pct,p50_us,p99_us,p999_us,"
-        "rss_start_bytes,peak_rss_bytes,ok\n");
+        "delivered_pct,seconds,cpu_pct,cpu_us_per_buffer,pusher_cpu_pct,"
+        "p50_us,p99_us,p999_us,rss_start_bytes,peak_rss_bytes,ok\n");
     for (i = 0; i < nrows; i++) {
       Row *r = &rows[i];
 
       fprintf (f, "%d,%s,%d,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
-          G_GUINT64_FORMAT ",%.1f,%.3f,%.4f,%.1f,%.1f,%.3f,%.3f,%.3f,%"
+          G_GUINT64_FORMAT ",%.1f,%.3f,%.4f,%.1f,%.4f,%.1f,%.3f,%.3f,%.3f,%"
           G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d\n", r->run,
           r->contender->name, r->order, r->rate, r->pushed, r->delivered,
           r->achieved, 100.0 * r->delivered / r->pushed, r->seconds,
-          r->cpu_pct, r->pusher_cpu_pct, r->p50, r->p99, r->p999, r->rss0,
-          r->peak, r->ok);
+          r->cpu_pct, r->cpu_us, r->pusher_cpu_pct, r->p50, r->p99, r->p999,
+          r->rss0, r->peak, r->ok);
     }
     fclose (f);
   }

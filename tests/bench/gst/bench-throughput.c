@@ -12,6 +12,8 @@
  *     src-fresh gbsrc, a GstPushSrc of ours pushing from its own streaming
  *               thread; gst_buffer_new_allocate() per buffer
  *     src-pool  gbsrc taking its buffers from a GstBufferPool (unbounded)
+ *     src-pool4 gbsrc with a pool of at most 4 buffers, as a camera's
+ *               capture queue: when all 4 are downstream it waits for one
  *   with buffers of 32 B, 1 KiB, 64 KiB and 1 MiB.  A probe on fakesink's
  *   sink pad verifies every buffer (GST_BUFFER_OFFSET and every byte: for
  *   fakesrc the continuous byte pattern, for gbsrc the benchmark payload)
@@ -23,8 +25,9 @@
  *   max-size-buffers=10000 max-size-bytes=64 MiB max-size-time=0; tbqueue
  *   also sink-max-bytes=1 GiB.  tbqueue-copy gets a source block big
  *   enough to copy the buffer (source-block-size >= size + 120, sink blocks
- *   4 times that, at least 64 KiB); transfer=auto references buffers above
- *   copy-threshold (512 bytes by default).
+ *   4 times that, at least 64 KiB) unless --no-copy-geometry is given
+ *   (then every tbqueue has its default pool geometry, and what it copies
+ *   is whatever the element copies at that size: the `copied` column).
  *
  * WHAT IT DOES NOT MEAN: fakesrc and gbsrc cost time per buffer (fill,
  * allocation) and the probe verifies every byte; these are the same for all
@@ -34,6 +37,7 @@
  * OPTIONS
  *   --sizes 32,1024,65536,1048576   --sources fakesrc,src-fresh,src-pool
  *   --contenders identity,queue,...  --buffers N (all sizes)
+ *   --no-copy-geometry
  */
 #include "gst-bench.h"
 
@@ -52,6 +56,7 @@ typedef struct
   GstPushSrc parent;
   guint size;
   gboolean use_pool;
+  guint max_buffers;            /* of the pool; 0 = unbounded */
   guint64 seq;
   GstBufferPool *pool;
 } GbSrc;
@@ -66,6 +71,7 @@ enum
   PROP_0,
   PROP_SIZE,
   PROP_USE_POOL,
+  PROP_MAX_BUFFERS,
 };
 
 GType gb_src_get_type (void);
@@ -87,6 +93,9 @@ gb_src_set_property (GObject * obj, guint id, const GValue * v,
     case PROP_USE_POOL:
       s->use_pool = g_value_get_boolean (v);
       break;
+    case PROP_MAX_BUFFERS:
+      s->max_buffers = g_value_get_uint (v);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (obj, id, pspec);
   }
@@ -104,6 +113,9 @@ gb_src_get_property (GObject * obj, guint id, GValue * v, GParamSpec * pspec)
     case PROP_USE_POOL:
       g_value_set_boolean (v, s->use_pool);
       break;
+    case PROP_MAX_BUFFERS:
+      g_value_set_uint (v, s->max_buffers);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (obj, id, pspec);
   }
@@ -120,7 +132,8 @@ gb_src_start (GstBaseSrc * bs)
 
     s->pool = gst_buffer_pool_new ();
     config = gst_buffer_pool_get_config (s->pool);
-    gst_buffer_pool_config_set_params (config, NULL, s->size, 0, 0);
+    gst_buffer_pool_config_set_params (config, NULL, s->size, 0,
+        s->max_buffers);
     if (!gst_buffer_pool_set_config (s->pool, config)
         || !gst_buffer_pool_set_active (s->pool, TRUE))
       return FALSE;
@@ -181,6 +194,9 @@ gb_src_class_init (GbSrcClass * klass)
       g_param_spec_boolean ("use-pool", "Use pool", "Take buffers from a "
           "GstBufferPool instead of allocating each", FALSE,
           G_PARAM_READWRITE));
+  g_object_class_install_property (oc, PROP_MAX_BUFFERS,
+      g_param_spec_uint ("max-buffers", "Max buffers", "Most buffers the "
+          "pool holds (0 = unbounded)", 0, G_MAXUINT, 0, G_PARAM_READWRITE));
   gst_element_class_add_static_pad_template (ec, &gb_src_template);
   gst_element_class_set_static_metadata (ec, "Benchmark source", "Source",
       "Pushes numbered, verifiable payloads", "The tbqueue authors");
@@ -263,6 +279,7 @@ typedef struct
   const GbContender *contender;
   gint order;
   guint64 buffers;
+  gboolean copy_geometry;
   double seconds, bps, cpu_s, cpu_us_per_buffer, wall_total_s;
   guint64 copied, referenced;
   gchar *stats;
@@ -307,10 +324,11 @@ run_cell (Cell * cell)
   } else {
     src = g_object_new (gb_src_get_type (), "num-buffers", (gint) cell->buffers,
         "size", (guint) cell->size, "use-pool",
-        strcmp (cell->source, "src-pool") == 0, NULL);
+        g_str_has_prefix (cell->source, "src-pool"), "max-buffers",
+        strcmp (cell->source, "src-pool4") == 0 ? 4 : 0, NULL);
   }
   x = gb_contender_make (c, LIMITS);
-  if (strcmp (c->name, "tbqueue-copy") == 0) {
+  if (cell->copy_geometry && strcmp (c->name, "tbqueue-copy") == 0) {
     gchar *geo = copy_geometry (cell->size);
 
     gb_set_props (G_OBJECT (x), geo, FALSE);
@@ -362,11 +380,11 @@ run_cell (Cell * cell)
   gst_object_unref (bus);
   gst_object_unref (pipe);
 
-  if (cell->ok && want_copy >= 0) {
+  if (cell->ok && (want_copy >= 0 || cell->copied + cell->referenced > 0)) {
     guint64 want = want_copy ? cell->buffers : 0;
 
-    if (cell->copied != want || cell->copied + cell->referenced
-        != cell->buffers) {
+    if ((want_copy >= 0 && cell->copied != want)
+        || cell->copied + cell->referenced != cell->buffers) {
       cell->ok = FALSE;
       g_snprintf (cell->failure, sizeof cell->failure, "%" G_GUINT64_FORMAT
           " buffers copied, %" G_GUINT64_FORMAT " referenced: not the "
@@ -395,7 +413,9 @@ buffers_for (gsize size, gboolean smoke, guint64 force, gboolean fakesrc)
     return smoke ? 2000 : 300000;
   if (size <= 65536)
     return smoke ? 200 : 20000;
-  return smoke ? 20 : 1500;
+  if (size <= 1048576)
+    return smoke ? 20 : 1500;
+  return smoke ? 10 : 600;
 }
 
 int
@@ -405,6 +425,7 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
   const gchar *sources_s = "fakesrc,src-fresh,src-pool";
   const gchar *names = "identity,queue,queue2,tbqueue,tbqueue-copy,tbqueue-ref";
   guint64 force = 0;
+  gboolean copy_geometry = TRUE;
   const GbContender *cont[16];
   gint ncont, i, run, ncells = 0, failures = 0;
   gchar **sizes, **sources;
@@ -421,6 +442,8 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
       names = argv[++i];
     else if (strcmp (argv[i], "--buffers") == 0 && i + 1 < argc)
       force = g_ascii_strtoull (argv[++i], NULL, 10);
+    else if (strcmp (argv[i], "--no-copy-geometry") == 0)
+      copy_geometry = FALSE;
     else
       gb_die ("throughput: unknown option %s", argv[i]);
   }
@@ -433,11 +456,12 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
   cells = g_new0 (Cell, c->runs * g_strv_length (sizes)
       * g_strv_length (sources) * ncont);
 
-  if ((f = gb_out_open (c, "throughput-meta.json"))) {
-    gb_meta_begin (f, "throughput");
+  if ((f = gb_out_open (c, "meta.json"))) {
+    gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"sizes\": \"%s\", "
-        "\"sources\": \"%s\", \"limits\": \"%s\", \"buffers\": {", c->runs,
-        sizes_s, sources_s, LIMITS);
+        "\"sources\": \"%s\", \"limits\": \"%s\", \"copy_geometry\": %s, "
+        "\"buffers\": {", c->runs, sizes_s, sources_s, LIMITS,
+        copy_geometry ? "true" : "false");
     for (si = 0; sizes[si]; si++)
       fprintf (f, "%s\"%s\": %" G_GUINT64_FORMAT, si ? ", " : "", sizes[si],
           buffers_for (g_ascii_strtoull (sizes[si], NULL, 10), c->smoke,
@@ -469,6 +493,7 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
           cell->size = size;
           cell->contender = cont[idx];
           cell->order = k;
+          cell->copy_geometry = copy_geometry;
           cell->buffers = buffers_for (size, c->smoke, force,
               strcmp (sources[so], "fakesrc") == 0);
           run_cell (cell);
@@ -486,7 +511,7 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
     }
   }
 
-  if ((f = gb_out_open (c, "throughput-runs.csv"))) {
+  if ((f = gb_out_open (c, "runs.csv"))) {
     fprintf (f, "run,source,size,contender,order,buffers,seconds,"
         "buffers_per_s,cpu_s,cpu_us_per_buffer,wall_total_s,copied,"
         "referenced,load1,ok,tbqueue_stats\n");

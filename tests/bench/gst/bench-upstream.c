@@ -7,11 +7,18 @@
  *   The main thread pushes `pushes` buffers of `size` bytes from a
  *   standalone src pad into X, whose src task pushes into our sink pad (it
  *   verifies every buffer and releases it).  Only gst_pad_push() is timed:
- *   TSC before and after each call, summed over groups of 1000 pushes; the
- *   statistic is the group average in ns per push, minus the measured cost
- *   of an empty timer pair; p50/p99/p999 over the groups of a run.  Making
- *   and filling the buffer (gst_buffer_new_allocate() or a GstBufferPool
- *   acquire) is outside the timed region.
+ *   TSC before and after each call, summed over groups of `group` pushes;
+ *   the statistic is the group average in ns per push, minus the measured
+ *   cost of an empty timer pair; p50/p99/p999 over the groups of a run.
+ *   Making and filling the buffer (gst_buffer_new_allocate() or a
+ *   GstBufferPool acquire) is outside that timed region; make_push_ns is
+ *   the mean of make + push, timed per buffer the same way (in copy mode
+ *   tbqueue frees the buffer inside the push, which makes the next
+ *   allocation cheaper: only make + push compares the whole cost a source
+ *   pays per buffer).
+ *   Rates: 0 pushes as fast as the thread can; a rate paces the pushes
+ *   (each at its deadline: a spin below 100 us periods, clock_nanosleep
+ *   above), so that downstream keeping up is not also racing the pusher.
  *   Modes:
  *     up       downstream keeps up as well as it can (its chain function
  *              only verifies); no limits (max-size-buffers/bytes/time=0,
@@ -22,8 +29,11 @@
  *   Contenders: bare (our src pad linked straight to our sink pad: the
  *   verification runs inside the push; scale only), queue, queue2, tbqueue
  *   (transfer=auto, i.e. copy at 32 B) and tbqueue-ref.  Each cell gets a
- *   new element, 20000 warm-up pushes (drained) before timing, and is
- *   drained and verified after.
+ *   new element, `warmup` pushes (drained) before timing, and is drained
+ *   and verified after.
+ *   Threads: the pushing thread, X's src task (which also runs the
+ *   verification) and, for tbqueue, its copy task; nothing is pinned
+ *   unless --pin.
  *
  * callgrind SUBCOMMAND: the same pushes through gb_cg_push(), a noinline
  *   function around gst_pad_push, for instruction counts (gst-callgrind.sh
@@ -33,8 +43,10 @@
  * of the consumer threads; with `up`, downstream may still fall behind a
  * fast pusher (the backlog column says by how much).
  *
- * OPTIONS  --size 32  --pushes N  --modes up,stalled  --allocs fresh,pool
+ * OPTIONS  --sizes 32  --rates 0,100000  --pushes N  --group 1000
+ *          --warmup 20000  --modes up,stalled  --allocs fresh,pool
  *          --contenders bare,queue,queue2,tbqueue,tbqueue-ref
+ *   A rate applies to mode `up` only (stalled pushes are never paced).
  */
 #include "gst-bench.h"
 
@@ -44,22 +56,22 @@
 
 #define LIMITS "max-size-buffers=0 max-size-bytes=0 max-size-time=0 " \
   "sink-max-bytes=1073741824"
-#define GROUP 1000
-#define WARMUP 20000
 #define DRAIN_TIMEOUT_NS (300 * GST_SECOND)
 
 typedef struct
 {
   gint run;
+  guint64 rate;
+  gsize size;
   const gchar *mode;
   GbAlloc alloc;
   const GbContender *contender;
   gint order;
-  guint64 pushes;
-  guint groups;
-  double p50, p99, p999, mean;
+  guint64 pushes, warmup;
+  guint group, groups;
+  double p50, p99, p999, mean, make_push;
   guint64 max_backlog;
-  double wall_ns_per_push, cpu_ns_per_push;     /* pusher thread, timed part */
+  double cpu_ns_per_push;       /* pusher thread, timed part */
   guint64 vcsw, ivcsw;          /* pusher thread's context switches */
   guint64 copied, referenced;
   gchar *tbq_stats;
@@ -70,17 +82,51 @@ typedef struct
 
 static double timer_overhead;
 
+/* The timed part: groups of pushes, paced when cell->rate is set. */
 static void
-run_cell (Cell * cell, gsize size)
+timed_pushes (Cell * cell, GbLink * l, double *g)
 {
-  GbLink *l = gb_link_new (cell->contender, LIMITS, size, cell->alloc, 0);
+  guint64 period = cell->rate ? 1000000000u / cell->rate : 0;
+  gboolean sleep = period >= 100000;
+  guint64 i, j, n = 0, t_start = gb_now_ns (), make_push = 0;
+
+  for (i = 0; i < cell->groups; i++) {
+    guint64 sum = 0, backlog;
+
+    for (j = 0; j < cell->group; j++, n++) {
+      guint64 t_make, t0, t1;
+      GstBuffer *buf;
+
+      if (period)
+        gb_pace_until (t_start + n * period, sleep);
+      t_make = gb_ticks ();
+      buf = gb_link_make_buffer (l, 0);
+      t0 = gb_ticks ();
+      gb_link_push (l, buf);
+      t1 = gb_ticks ();
+      sum += t1 - t0;
+      make_push += t1 - t_make;
+    }
+    g[i] = gb_ticks_to_ns (sum) / cell->group - timer_overhead;
+    backlog = l->pushed - gb_link_received (l);
+    if (backlog > cell->max_backlog)
+      cell->max_backlog = backlog;
+  }
+  cell->make_push = gb_ticks_to_ns (make_push) / n - 2 * timer_overhead;
+}
+
+static void
+run_cell (Cell * cell)
+{
+  GbLink *l = gb_link_new (cell->contender, LIMITS, cell->size, cell->alloc,
+      0);
   gboolean stalled = strcmp (cell->mode, "stalled") == 0;
   double *g = g_new (double, cell->groups);
-  guint64 i, j, v0, iv0, v1, iv1, t0all;
+  guint64 i, v0, iv0, v1, iv1;
   double cpu0;
 
   cell->load1 = gb_load_average ();
-  for (i = 0; i < WARMUP; i++)
+  for (i = 0; i < cell->warmup; i++)
     gb_link_push (l, gb_link_make_buffer (l, 0));
   if (!gb_link_drain (l, DRAIN_TIMEOUT_NS))
     goto failed;
@@ -88,24 +134,7 @@ run_cell (Cell * cell, gsize size)
     gb_link_stall (l, TRUE);
   gb_thread_switches (&v0, &iv0);
   cpu0 = gb_thread_cpu_seconds ();
-  t0all = gb_now_ns ();
-  for (i = 0; i < cell->groups; i++) {
-    guint64 sum = 0, backlog;
-
-    for (j = 0; j < GROUP; j++) {
-      GstBuffer *buf = gb_link_make_buffer (l, 0);
-      guint64 t0 = gb_ticks (), t1;
-
-      gb_link_push (l, buf);
-      t1 = gb_ticks ();
-      sum += t1 - t0;
-    }
-    g[i] = gb_ticks_to_ns (sum) / GROUP - timer_overhead;
-    backlog = l->pushed - gb_link_received (l);
-    if (backlog > cell->max_backlog)
-      cell->max_backlog = backlog;
-  }
-  cell->wall_ns_per_push = (double) (gb_now_ns () - t0all) / cell->pushes;
+  timed_pushes (cell, l, g);
   cell->cpu_ns_per_push = (gb_thread_cpu_seconds () - cpu0) * 1e9
       / cell->pushes;
   gb_thread_switches (&v1, &iv1);
@@ -130,24 +159,168 @@ failed:
   g_free (g);
 }
 
+typedef struct
+{
+  gchar **sizes, **rates, **modes, **allocs;
+  guint64 pushes, warmup;
+  guint group;
+} Plan;
+
+static void
+write_meta (GbCommon * c, const Plan * p, const gchar * sizes_s,
+    const gchar * rates_s, const gchar * modes_s, const gchar * allocs_s,
+    const GbContender ** cont, gint ncont)
+{
+  FILE *f = gb_out_open (c, "meta.json");
+
+  gb_meta_begin (f, c);
+  fprintf (f, ",\n  \"params\": {\"sizes\": \"%s\", \"rates_hz\": \"%s\", "
+      "\"pushes_per_cell\": %" G_GUINT64_FORMAT ", \"group\": %u, "
+      "\"warmup_pushes\": %" G_GUINT64_FORMAT ", \"modes\": \"%s\", "
+      "\"allocs\": \"%s\", \"limits\": \"%s\", "
+      "\"timer_overhead_subtracted_ns\": %.2f},\n", sizes_s, rates_s,
+      p->pushes, p->group, p->warmup, modes_s, allocs_s, LIMITS,
+      timer_overhead);
+  gb_meta_end (f, cont, ncont);
+}
+
+static void
+write_runs (GbCommon * c, Cell * cells, gint ncells)
+{
+  FILE *f = gb_out_open (c, "runs.csv");
+  gint i;
+
+  fprintf (f, "run,rate_hz,mode,alloc,size,contender,order,pushes,groups,"
+      "p50_ns,p99_ns,p999_ns,mean_ns,make_push_ns,max_backlog,"
+      "pusher_cpu_ns_per_push,pusher_voluntary_switches,"
+      "pusher_involuntary_switches,copied,referenced,load1,ok,"
+      "tbqueue_stats\n");
+  for (i = 0; i < ncells; i++) {
+    Cell *x = &cells[i];
+
+    fprintf (f, "%d,%" G_GUINT64_FORMAT ",%s,%s,%" G_GSIZE_FORMAT ",%s,%d,%"
+        G_GUINT64_FORMAT ",%u,%.2f,%.2f,%.2f,%.2f,%.2f,%" G_GUINT64_FORMAT
+        ",%.1f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+        ",%" G_GUINT64_FORMAT ",%.2f,%d,%s\n", x->run, x->rate, x->mode,
+        gb_alloc_name (x->alloc), x->size, x->contender->name, x->order,
+        x->pushes, x->groups, x->p50, x->p99, x->p999, x->mean, x->make_push,
+        x->max_backlog, x->cpu_ns_per_push, x->vcsw, x->ivcsw, x->copied,
+        x->referenced, x->load1, x->ok, x->tbq_stats ? x->tbq_stats : "");
+  }
+  fclose (f);
+}
+
+/* One TAP line per mode and contender, over every other parameter. */
+static gint
+report (GbCommon * c, const Plan * p, Cell * cells, gint ncells,
+    const GbContender ** cont, gint ncont)
+{
+  gint mi, k, i, failures = 0;
+
+  for (mi = 0; p->modes[mi]; mi++)
+    for (k = 0; k < ncont; k++) {
+      gboolean ok = TRUE, seen = FALSE;
+      const gchar *why = "";
+
+      for (i = 0; i < ncells; i++)
+        if (cells[i].contender == cont[k]
+            && strcmp (cells[i].mode, p->modes[mi]) == 0) {
+          seen = TRUE;
+          if (!cells[i].ok) {
+            ok = FALSE;
+            why = cells[i].failure;
+            failures++;
+          }
+        }
+      if (seen)
+        gb_tap (c, ok, "%s %s %s: every buffer verified%s%s", c->name,
+            p->modes[mi], cont[k]->name, ok ? "" : ": ", why);
+    }
+  return failures;
+}
+
+static void
+print_cell (const Cell * x)
+{
+  printf ("# run %d %6" G_GUINT64_FORMAT " Hz %8" G_GSIZE_FORMAT " B %-7s "
+      "%-5s %-12s p50 %9.1f p99 %9.1f ns/push, make+push %9.1f ns, max "
+      "backlog %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+      " switches%s %s\n", x->run, x->rate, x->size, x->mode,
+      gb_alloc_name (x->alloc), x->contender->name, x->p50, x->p99,
+      x->make_push, x->max_backlog, x->vcsw, x->ivcsw,
+      x->ok ? "" : "  FAILED", x->tbq_stats ? x->tbq_stats : "");
+}
+
+/* Every run visits every rate, size, mode and allocation; the contender
+ * order rotates.  Returns the number of cells. */
+static gint
+run_all (GbCommon * c, const Plan * p, const GbContender ** cont, gint ncont,
+    Cell * cells)
+{
+  gint run, ri, si, mi, ai, k, n = 0;
+
+  for (run = 0; run < c->runs; run++)
+    for (ri = 0; p->rates[ri]; ri++)
+      for (si = 0; p->sizes[si]; si++)
+        for (mi = 0; p->modes[mi]; mi++)
+          for (ai = 0; p->allocs[ai]; ai++)
+            for (k = 0; k < ncont; k++) {
+              Cell *cell = &cells[n];
+              const GbContender *ck =
+                  cont[(k + run + ri + si + mi + ai) % ncont];
+              gboolean stalled = strcmp (p->modes[mi], "stalled") == 0;
+              guint64 rate = g_ascii_strtoull (p->rates[ri], NULL, 10);
+
+              /* Without a thread boundary a stalled consumer stalls the
+               * push; stalled pushes are not paced. */
+              if (stalled && (rate || ck->factory == NULL
+                      || strcmp (ck->factory, "identity") == 0))
+                continue;
+              n++;
+              cell->run = run;
+              cell->rate = rate;
+              cell->size = g_ascii_strtoull (p->sizes[si], NULL, 10);
+              cell->mode = p->modes[mi];
+              cell->alloc = strcmp (p->allocs[ai], "pool") == 0 ?
+                  GB_ALLOC_POOL : GB_ALLOC_FRESH;
+              cell->contender = ck;
+              cell->order = k;
+              cell->pushes = p->pushes;
+              cell->warmup = p->warmup;
+              cell->group = p->group;
+              cell->groups = (guint) (p->pushes / p->group);
+              run_cell (cell);
+              if (!cell->ok)
+                fprintf (stderr, "%s %s %s %s: %s\n", c->name, cell->mode,
+                    p->allocs[ai], ck->name, cell->failure);
+              print_cell (cell);
+            }
+  return n;
+}
+
 int
 gb_upstream_main (GbCommon * c, int argc, char **argv)
 {
   const gchar *names = "bare,queue,queue2,tbqueue,tbqueue-ref";
   const gchar *modes_s = "up,stalled", *allocs_s = "fresh,pool";
-  gsize size = 32;
-  guint64 pushes = 0;
+  const gchar *sizes_s = "32", *rates_s = "0,100000";
+  Plan p = { NULL, NULL, NULL, NULL, 0, 20000, 1000 };
   const GbContender *cont[16];
-  gint ncont, i, k, run, ncells = 0, failures = 0, mi, ai;
-  gchar **modes, **allocs;
+  gint ncont, i, ncells, failures;
   Cell *cells;
-  FILE *f;
 
   for (i = 1; i < argc; i++) {
-    if (strcmp (argv[i], "--size") == 0 && i + 1 < argc)
-      size = g_ascii_strtoull (argv[++i], NULL, 10);
+    if ((strcmp (argv[i], "--sizes") == 0 || strcmp (argv[i], "--size") == 0)
+        && i + 1 < argc)
+      sizes_s = argv[++i];
+    else if (strcmp (argv[i], "--rates") == 0 && i + 1 < argc)
+      rates_s = argv[++i];
     else if (strcmp (argv[i], "--pushes") == 0 && i + 1 < argc)
-      pushes = g_ascii_strtoull (argv[++i], NULL, 10);
+      p.pushes = g_ascii_strtoull (argv[++i], NULL, 10);
+    else if (strcmp (argv[i], "--group") == 0 && i + 1 < argc)
+      p.group = (guint) atoi (argv[++i]);
+    else if (strcmp (argv[i], "--warmup") == 0 && i + 1 < argc)
+      p.warmup = g_ascii_strtoull (argv[++i], NULL, 10);
     else if (strcmp (argv[i], "--modes") == 0 && i + 1 < argc)
       modes_s = argv[++i];
     else if (strcmp (argv[i], "--allocs") == 0 && i + 1 < argc)
@@ -157,109 +330,41 @@ gb_upstream_main (GbCommon * c, int argc, char **argv)
     else
       gb_die ("upstream: unknown option %s", argv[i]);
   }
-  if (size < 16 || size % 8)
-    gb_die ("--size: a multiple of 8, at least 16");
-  if (pushes == 0)
-    pushes = c->smoke ? 5000 : 300000;
-  pushes = MAX (GROUP, pushes / GROUP * GROUP);
+  if (p.group == 0)
+    gb_die ("--group: at least 1");
+  if (p.pushes == 0)
+    p.pushes = c->smoke ? 5 * p.group : 300 * p.group;
+  p.pushes = MAX (p.group, p.pushes / p.group * p.group);
+  if (c->smoke)
+    p.warmup = MIN (p.warmup, 1000);
+  p.sizes = g_strsplit (sizes_s, ",", -1);
+  for (i = 0; p.sizes[i]; i++) {
+    guint64 sz = g_ascii_strtoull (p.sizes[i], NULL, 10);
+
+    if (sz < 16 || sz % 8)
+      gb_die ("--sizes: multiples of 8, at least 16");
+  }
   gb_gst_init ();
   timer_overhead = gb_timer_overhead_ns ();
+  gb_precise_sleeps ();
   ncont = gb_contenders_select (c, names, cont, G_N_ELEMENTS (cont));
-  modes = g_strsplit (modes_s, ",", -1);
-  allocs = g_strsplit (allocs_s, ",", -1);
-  cells = g_new0 (Cell, c->runs * g_strv_length (modes)
-      * g_strv_length (allocs) * ncont);
+  p.rates = g_strsplit (rates_s, ",", -1);
+  p.modes = g_strsplit (modes_s, ",", -1);
+  p.allocs = g_strsplit (allocs_s, ",", -1);
+  cells = g_new0 (Cell, c->runs * g_strv_length (p.rates)
+      * g_strv_length (p.sizes) * g_strv_length (p.modes)
+      * g_strv_length (p.allocs) * ncont);
 
-  if ((f = gb_out_open (c, "upstream-meta.json"))) {
-    gb_meta_begin (f, "upstream");
-    fprintf (f, ",\n  \"params\": {\"runs\": %d, \"size\": %" G_GSIZE_FORMAT
-        ", \"pushes_per_cell\": %" G_GUINT64_FORMAT ", \"group\": %d, "
-        "\"warmup_pushes\": %d, \"modes\": \"%s\", \"allocs\": \"%s\", "
-        "\"limits\": \"%s\", \"timer_overhead_subtracted_ns\": %.2f},\n", c->runs, size, pushes, GROUP, WARMUP, modes_s,
-        allocs_s, LIMITS, timer_overhead);
-    gb_meta_end (f, cont, ncont);
-  }
-
-  for (run = 0; run < c->runs; run++)
-    for (mi = 0; modes[mi]; mi++)
-      for (ai = 0; allocs[ai]; ai++)
-        for (k = 0; k < ncont; k++) {
-          Cell *cell = &cells[ncells];
-          const GbContender *ck = cont[(k + run + mi + ai) % ncont];
-
-          /* Without a thread boundary a stalled consumer stalls the push. */
-          if (strcmp (modes[mi], "stalled") == 0 && (ck->factory == NULL
-                  || strcmp (ck->factory, "identity") == 0))
-            continue;
-          ncells++;
-          cell->run = run;
-          cell->mode = modes[mi];
-          cell->alloc = strcmp (allocs[ai], "pool") == 0 ? GB_ALLOC_POOL :
-              GB_ALLOC_FRESH;
-          cell->contender = ck;
-          cell->order = k;
-          cell->pushes = pushes;
-          cell->groups = (guint) (pushes / GROUP);
-          run_cell (cell, size);
-          if (!cell->ok) {
-            failures++;
-            fprintf (stderr, "upstream %s %s %s: %s\n", cell->mode,
-                allocs[ai], cell->contender->name, cell->failure);
-          }
-          printf ("# run %d %-7s %-5s %-12s p50 %8.1f p99 %8.1f p999 %8.1f "
-              "ns/push, max backlog %" G_GUINT64_FORMAT ", pusher %.0f ns "
-              "wall %.0f ns CPU per push, %" G_GUINT64_FORMAT "+%"
-              G_GUINT64_FORMAT " switches%s %s\n", run,
-              cell->mode, allocs[ai], cell->contender->name, cell->p50,
-              cell->p99, cell->p999, cell->max_backlog,
-              cell->wall_ns_per_push, cell->cpu_ns_per_push, cell->vcsw,
-              cell->ivcsw,
-              cell->ok ? "" : "  FAILED",
-              cell->tbq_stats ? cell->tbq_stats : "");
-        }
-
-  if ((f = gb_out_open (c, "upstream-runs.csv"))) {
-    fprintf (f, "run,mode,alloc,size,contender,order,pushes,groups,"
-        "p50_ns,p99_ns,p999_ns,mean_ns,max_backlog,pusher_wall_ns_per_push,"
-        "pusher_cpu_ns_per_push,pusher_voluntary_switches,"
-        "pusher_involuntary_switches,copied,referenced,load1,ok,"
-        "tbqueue_stats\n");
-    for (i = 0; i < ncells; i++) {
-      Cell *x = &cells[i];
-
-      fprintf (f, "%d,%s,%s,%" G_GSIZE_FORMAT ",%s,%d,%" G_GUINT64_FORMAT
-          ",%u,%.2f,%.2f,%.2f,%.2f,%" G_GUINT64_FORMAT ",%.1f,%.1f,%"
-          G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
-          G_GUINT64_FORMAT ",%.2f,%d,%s\n", x->run, x->mode,
-          gb_alloc_name (x->alloc), size, x->contender->name, x->order,
-          x->pushes, x->groups, x->p50, x->p99, x->p999, x->mean,
-          x->max_backlog, x->wall_ns_per_push, x->cpu_ns_per_push, x->vcsw,
-          x->ivcsw, x->copied, x->referenced, x->load1, x->ok,
-          x->tbq_stats ? x->tbq_stats : "");
-      g_free (x->tbq_stats);
-    }
-    fclose (f);
-  }
-  for (mi = 0; modes[mi]; mi++)
-    for (k = 0; k < ncont; k++) {
-      gboolean ok = TRUE, seen = FALSE;
-      const gchar *why = "";
-
-      for (i = 0; i < ncells; i++)
-        if (cells[i].contender == cont[k]
-            && strcmp (cells[i].mode, modes[mi]) == 0) {
-          seen = TRUE;
-          if (!cells[i].ok) {
-            ok = FALSE;
-            why = cells[i].failure;
-          }
-        }
-      if (seen)
-        gb_tap (c, ok, "upstream %s %s: every buffer verified%s%s",
-            modes[mi], cont[k]->name, ok ? "" : ": ", why);
-    }
-  g_strfreev (modes);
-  g_strfreev (allocs);
+  write_meta (c, &p, sizes_s, rates_s, modes_s, allocs_s, cont, ncont);
+  ncells = run_all (c, &p, cont, ncont, cells);
+  write_runs (c, cells, ncells);
+  failures = report (c, &p, cells, ncells, cont, ncont);
+  for (i = 0; i < ncells; i++)
+    g_free (cells[i].tbq_stats);
+  g_strfreev (p.sizes);
+  g_strfreev (p.rates);
+  g_strfreev (p.modes);
+  g_strfreev (p.allocs);
   g_free (cells);
   return failures ? 1 : 0;
 }

@@ -24,6 +24,9 @@
 #ifndef GB_PLUGIN
 #define GB_PLUGIN ""
 #endif
+#ifndef GB_BUILD_ROOT
+#define GB_BUILD_ROOT "."
+#endif
 #ifndef GB_BUILDTYPE
 #define GB_BUILDTYPE "unknown"
 #endif
@@ -47,6 +50,14 @@ gb_die (const char *fmt, ...)
   exit (2);
 }
 
+static gint tap_lines;
+
+gint
+gb_tap_count (void)
+{
+  return tap_lines;
+}
+
 void
 gb_tap (const GbCommon * c, gboolean ok, const char *fmt, ...)
 {
@@ -54,6 +65,7 @@ gb_tap (const GbCommon * c, gboolean ok, const char *fmt, ...)
 
   if (!c->tap)
     return;
+  tap_lines++;
   printf ("%s - ", ok ? "ok" : "not ok");
   va_start (ap, fmt);
   vprintf (fmt, ap);
@@ -79,21 +91,34 @@ gb_fail (const GbCommon * c, const char *fmt, ...)
   exit (1);
 }
 
-FILE *
-gb_out_open (const GbCommon * c, const char *name)
+static const gchar *
+out_dir (const GbCommon * c)
 {
+  const gchar *env = g_getenv ("TBQ_BENCH_OUT");
+
+  if (c->out)
+    return c->out;
+  if (env && *env)
+    return env;
+  return c->smoke ? GB_BUILD_ROOT "/bench-smoke" : GB_BUILD_ROOT "/bench-data";
+}
+
+FILE *
+gb_out_open (const GbCommon * c, const char *suffix)
+{
+  const gchar *dir = out_dir (c);
+  gchar *file = g_strdup_printf ("%s-%s", c->name, suffix);
   gchar *path;
   FILE *f;
 
-  if (c->out == NULL)
-    return NULL;
-  if (g_mkdir_with_parents (c->out, 0755) != 0)
-    gb_die ("cannot create %s: %s", c->out, strerror (errno));
-  path = g_build_filename (c->out, name, NULL);
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    gb_die ("cannot create %s: %s", dir, strerror (errno));
+  path = g_build_filename (dir, file, NULL);
   f = fopen (path, "w");
   if (f == NULL)
     gb_die ("cannot write %s: %s", path, strerror (errno));
   g_free (path);
+  g_free (file);
   return f;
 }
 
@@ -397,7 +422,7 @@ cpu_model (void)
 }
 
 void
-gb_meta_begin (FILE * f, const char *benchmark)
+gb_meta_begin (FILE * f, const GbCommon * c)
 {
   struct utsname u;
   gchar *commit, *dirty, *cpu, *started;
@@ -426,7 +451,11 @@ gb_meta_begin (FILE * f, const char *benchmark)
   }
 
   fprintf (f, "{\n  \"tool\": \"gst-bench\",\n  \"benchmark\": ");
-  gb_json_string (f, benchmark);
+  gb_json_string (f, c->name);
+  fprintf (f, ",\n  \"command\": ");
+  gb_json_string (f, c->command);
+  fprintf (f, ",\n  \"runs\": %d,\n  \"smoke\": %s", c->runs,
+      c->smoke ? "true" : "false");
   fprintf (f, ",\n  \"started\": ");
   gb_json_string (f, started);
   fprintf (f, ",\n  \"machine\": {\n    \"cpu_model\": ");
@@ -631,19 +660,19 @@ gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
 gint
 gb_tbqueue_expects_copy (GstElement * e, gsize size)
 {
-  guint threshold = 0, block = 0;
+  guint threshold = 0;
   gint transfer = 0;
 
   if (e == NULL || g_object_class_find_property (G_OBJECT_GET_CLASS (e),
           "transfer") == NULL)
     return -1;
-  g_object_get (e, "transfer", &transfer, "copy-threshold", &threshold,
-      "source-block-size", &block, NULL);
-  /* transfer: 0 auto, 1 copy, 2 reference; a copy needs 120 bytes of
-   * block and record headers. */
-  if (transfer == 2 || size + 120 > block)
+  g_object_get (e, "transfer", &transfer, "copy-threshold", &threshold, NULL);
+  /* transfer: 0 auto, 1 copy, 2 reference.  Which larger buffers are
+   * copied depends on the element's version (the source block size, the
+   * buffer's pool): not predicted. */
+  if (transfer == 2)
     return 0;
-  return transfer == 1 || size <= threshold;
+  return size <= threshold ? 1 : -1;
 }
 
 gchar *

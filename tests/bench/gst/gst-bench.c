@@ -17,13 +17,19 @@
  *   latency      push to downstream chain, paced rates          bench-latency.c
  *   scenario     fixed-rate load table (CPU, RSS, latency)      bench-scenario.c
  *   memory       RSS per queued buffer, RSS after the drain     bench-memory.c
+ *   camera       frames lost by a 4-buffer-pool live source     bench-camera.c
+ *                when downstream stalls
  *
  * COMMON OPTIONS
  *   --smoke      tiny sizes, seconds: checks that it runs and verifies
  *   --runs N     repetitions (each run interleaves every contender, in an
  *                order that rotates from run to run) [smoke 1, full 3]
- *   --out DIR    write BENCHMARK-runs.csv (every run), BENCHMARK-meta.json
- *                (machine and parameters) and any raw files there
+ *   --out DIR    where NAME-runs.csv (every run), NAME-meta.json (machine,
+ *                command line, parameters) and any raw files go [the
+ *                environment variable TBQ_BENCH_OUT, else BUILD/bench-data,
+ *                with --smoke BUILD/bench-smoke]
+ *   --name NAME  the file stem NAME [the benchmark's name]: a variant run
+ *                (other sizes, --pin, other contenders) keeps its own files
  *   --only a,b   restrict to these contenders
  *
  * A contender is a name from `gst-bench list`, or NAME:key=value+key=value
@@ -91,13 +97,28 @@ gb_gst_init (void)
   }
 }
 
+static const struct
+{
+  const gchar *name;
+  int (*main) (GbCommon * c, int argc, char **argv);
+} commands[] = {
+  {"throughput", gb_throughput_main},
+  {"upstream", gb_upstream_main},
+  {"callgrind", gb_callgrind_main},
+  {"burst", gb_burst_main},
+  {"latency", gb_latency_main},
+  {"scenario", gb_scenario_main},
+  {"memory", gb_memory_main},
+  {"camera", gb_camera_main},
+};
+
 static void
 usage (FILE * f)
 {
   fprintf (f, "usage: gst-bench BENCHMARK [--smoke] [--runs N] [--out DIR] "
       "[--only a,b] [--tap] [options]\n"
       "BENCHMARK: throughput upstream callgrind burst latency scenario "
-      "memory list\n"
+      "memory camera list\n"
       "See the comment at the top of tests/bench/gst/gst-bench.c.\n");
 }
 
@@ -115,7 +136,7 @@ list_main (void)
 int
 main (int argc, char **argv)
 {
-  GbCommon c = { FALSE, FALSE, 0, NULL, NULL, FALSE };
+  GbCommon c = { 0 };
   gchar **rest;
   gint nrest = 0, i;
   const gchar *cmd;
@@ -140,6 +161,8 @@ main (int argc, char **argv)
       c.runs = atoi (argv[++i]);
     } else if (strcmp (argv[i], "--out") == 0 && i + 1 < argc) {
       c.out = argv[++i];
+    } else if (strcmp (argv[i], "--name") == 0 && i + 1 < argc) {
+      c.name = argv[++i];
     } else if (strcmp (argv[i], "--only") == 0 && i + 1 < argc) {
       c.only = argv[++i];
     } else if (strcmp (argv[i], "--pin") == 0) {
@@ -152,26 +175,24 @@ main (int argc, char **argv)
     }
   }
   want_pin = c.pin;
+  if (c.name == NULL)
+    c.name = cmd;
+  /* Kept for the life of the process. */
+  c.command = g_strjoinv (" ", argv);
   if (c.runs <= 0)
     c.runs = c.smoke ? 1 : 3;
   setvbuf (stdout, NULL, _IOLBF, 0);
 
   if (strcmp (cmd, "list") == 0)
     return list_main ();
-  if (strcmp (cmd, "throughput") == 0)
-    return gb_throughput_main (&c, nrest, rest);
-  if (strcmp (cmd, "upstream") == 0)
-    return gb_upstream_main (&c, nrest, rest);
-  if (strcmp (cmd, "callgrind") == 0)
-    return gb_callgrind_main (&c, nrest, rest);
-  if (strcmp (cmd, "burst") == 0)
-    return gb_burst_main (&c, nrest, rest);
-  if (strcmp (cmd, "latency") == 0)
-    return gb_latency_main (&c, nrest, rest);
-  if (strcmp (cmd, "scenario") == 0)
-    return gb_scenario_main (&c, nrest, rest);
-  if (strcmp (cmd, "memory") == 0)
-    return gb_memory_main (&c, nrest, rest);
+  for (i = 0; i < (gint) G_N_ELEMENTS (commands); i++)
+    if (strcmp (cmd, commands[i].name) == 0) {
+      gint ret = commands[i].main (&c, nrest, rest);
+
+      if (c.tap)
+        printf ("1..%d\n", gb_tap_count ());
+      return ret;
+    }
   usage (stderr);
   return 2;
 }

@@ -153,31 +153,40 @@ double gb_load_average (void);
 
 /* ---- machine and parameter dump ---- */
 
-/* Writes the members "tool", "machine" (CPU model, cores, kernel, GStreamer,
- * compiler, build type, git commit, plugin file, timer) and "started" into
- * an open JSON object; the caller adds its parameters and closes it. */
-void gb_meta_begin (FILE * f, const char *benchmark);
+typedef struct _GbCommon GbCommon;
+
+/* Opens a JSON object and writes the members "tool", "benchmark" (the
+ * output name), "command" (the command line), "started" and "machine" (CPU
+ * model, cores, kernel, GStreamer, compiler, build type, git commit, plugin
+ * file, timer); the caller adds its parameters and calls gb_meta_end(). */
+void gb_meta_begin (FILE * f, const GbCommon * c);
 void gb_json_string (FILE * f, const char *s);
 
 /* ---- output ---- */
 
-typedef struct
+struct _GbCommon
 {
   gboolean smoke;
   gboolean tap;
   gint runs;
-  const gchar *out;             /* directory or NULL */
+  const gchar *out;             /* output directory (see gb_out_dir()) */
+  const gchar *name;            /* output file stem: NAME-runs.csv, ... */
+  const gchar *command;         /* the command line, for the meta file */
   const gchar *only;            /* comma-separated contender names or NULL */
   gboolean pin;                 /* pusher on CPU 0, element threads on CPU 1 */
-} GbCommon;
+};
 
 /* --pin: set by gb_gst_init(); links then pin their element's threads. */
 extern gboolean gb_pinned;
 
-/* The output file DIR/name, created (and DIR too); NULL without --out. */
-FILE *gb_out_open (const GbCommon * c, const char *name);
+/* The output file DIR/NAME-suffix (NAME is c->name, "runs.csv" a suffix),
+ * created, and DIR too.  DIR is --out, else $TBQ_BENCH_OUT, else the build
+ * tree's bench-data/ (bench-smoke/ with --smoke). */
+FILE *gb_out_open (const GbCommon * c, const char *suffix);
 void gb_tap (const GbCommon * c, gboolean ok, const char *fmt, ...)
     G_GNUC_PRINTF (3, 4);
+/* The number of TAP lines printed so far. */
+gint gb_tap_count (void);
 /* Print "not ok" (if TAP) and a message to stderr, then exit(1). */
 void gb_fail (const GbCommon * c, const char *fmt, ...) G_GNUC_PRINTF (2, 3)
     G_GNUC_NORETURN;
@@ -215,9 +224,10 @@ void gb_set_props (GObject * obj, const gchar * props, gboolean lenient);
 void gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
     guint64 * referenced);
 
-/* For a tbqueue: 1 if a buffer of `size` bytes is copied (its transfer,
- * copy-threshold and source-block-size properties), 0 if referenced; -1
- * for other elements. */
+/* For a tbqueue: 1 if a buffer of `size` bytes must be copied (transfer
+ * auto or copy, size up to copy-threshold), 0 if it must be referenced
+ * (transfer=reference); -1 when that is not certain (larger buffers) or for
+ * other elements. */
 gint gb_tbqueue_expects_copy (GstElement * e, gsize size);
 
 /* A few of tbqueue's stats counters as "name=value;..." (empty for other
@@ -372,6 +382,7 @@ int gb_burst_main (GbCommon * c, int argc, char **argv);
 int gb_latency_main (GbCommon * c, int argc, char **argv);
 int gb_scenario_main (GbCommon * c, int argc, char **argv);
 int gb_memory_main (GbCommon * c, int argc, char **argv);
+int gb_camera_main (GbCommon * c, int argc, char **argv);
 
 /* Initialise GStreamer, load the tbqueue plugin from the build tree and
  * register the benchmark source element. */

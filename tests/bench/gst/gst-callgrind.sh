@@ -3,7 +3,8 @@
 # (deterministic: user-space instructions of the pushing thread only; no
 # system calls, futex wake-ups, cache misses or time spent preempted).
 #
-#   tests/bench/gst/gst-callgrind.sh [--smoke] [BUILD_DIR] [PUSHES] [OUT_CSV]
+#   tests/bench/gst/gst-callgrind.sh [--smoke] [--contenders a,b]
+#                                    [BUILD_DIR] [PUSHES] [OUT_DIR]
 #
 # For each contender, mode and allocation it runs
 #   valgrind --tool=callgrind --toggle-collect=gb_cg_push \
@@ -16,7 +17,11 @@
 # tbqueue transfer=copy: freeing the upstream buffer or returning it to its
 # pool).  Buffer allocation and filling happen outside.  2000 warm-up
 # pushes run uncounted first.  LD_BIND_NOW=1 keeps lazy symbol binding out
-# of the count.  Prints a table; writes CSV to OUT_CSV when given.
+# of the count.  A contender is a gst-bench name, with properties as
+# NAME:key=value+key=value (e.g. tbqueue:transfer=reference).
+# Writes OUT_DIR/callgrind-runs.csv (one line per case; OUT_DIR is
+# $TBQ_BENCH_OUT, else BUILD_DIR/bench-data, with --smoke
+# BUILD_DIR/bench-smoke), callgrind-breakdown.csv and callgrind-meta.json.
 # The CSV splits each total into GStreamer's pad machinery ("pad": stream
 # lock, checks, the parent's ref/unref, the call) and the element's own
 # chain function ("element").  For tbqueue the chain function's inclusive
@@ -26,38 +31,49 @@
 # and queue2's element part (their chain functions are not in the symbol
 # table) is their total minus it.  `bare` has no parent element (no ref
 # and unref of one): its chain function is link_chain.  For tbqueue,
-# OUT_CSV's sibling ...-breakdown.csv has the inclusive cost per push of the
-# functions its chain function spends them in (the upstream buffer's unref,
-# the encoding, the copyability check, the writer's reserve and commit).
+# callgrind-breakdown.csv has the inclusive cost per push of the functions
+# its chain function spends them in (the upstream buffer's unref, the
+# encoding, the copyability check, the writer's reserve and commit); the
+# names are today's and go with them.
 # --smoke: queue and tbqueue, one case each, few pushes, TAP lines.
 set -eu
 
 smoke=0
-if [ "${1:-}" = "--smoke" ]; then
-  smoke=1
-  shift
-fi
+contenders="bare,queue,queue2,tbqueue,tbqueue-ref"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke) smoke=1; shift ;;
+    --contenders) contenders=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 build=${1:-build}
 pushes=${2:-20000}
-out=${3:-}
+if [ "$smoke" = 1 ]; then
+  outdir=${3:-${TBQ_BENCH_OUT:-$build/bench-smoke}}
+else
+  outdir=${3:-${TBQ_BENCH_OUT:-$build/bench-data}}
+fi
 bench="$build/tests/bench/gst/gst-bench"
 [ -x "$bench" ] || { echo "no $bench: build first" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 2; }
 
 if [ "$smoke" = 1 ]; then
-  cases="queue:up:fresh tbqueue:up:fresh"
+  cases="queue@up@fresh tbqueue@up@fresh"
   pushes=1000
+  echo "1..2"
 else
   cases=""
   for alloc in fresh pool; do
     for mode in up stalled; do
-      for c in bare queue queue2 tbqueue tbqueue-ref; do
+      for c in $(echo "$contenders" | tr , ' '); do
         [ "$c" = bare ] && [ "$mode" = stalled ] && continue
-        cases="$cases $c:$mode:$alloc"
+        cases="$cases $c@$mode@$alloc"
       done
     done
   done
 fi
+started=$(date +%Y-%m-%dT%H:%M:%S%z)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -66,10 +82,10 @@ echo "contender,mode,alloc,size,pushes,ir_total,ir_per_push,pad_ir_per_push,elem
 n=0
 status=0
 for cse in $cases; do
-  c=${cse%%:*}
-  rest=${cse#*:}
-  mode=${rest%%:*}
-  alloc=${rest#*:}
+  c=${cse%%@*}
+  rest=${cse#*@}
+  mode=${rest%%@*}
+  alloc=${rest#*@}
   n=$((n + 1))
   f="$tmp/cg.$c.$mode.$alloc"
   if LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$f" \
@@ -119,9 +135,10 @@ for cse in $cases; do
   fi
 done
 
-# Pad machinery per allocation mode, from the bare case (if it ran).
+# Pad machinery per mode and allocation, from the tbqueue-ref case (if it
+# ran: total minus its chain function).
 touch "$tmp/pad" "$tmp/rows"
-awk -F, 'NR == FNR { split($0, a, " "); pad[a[1]] = a[2]; next }
+awk -F, 'FILENAME == ARGV[1] { split($0, a, " "); pad[a[1]] = a[2]; next }
   { k = $2 ":" $3
     if ($8 != "") { e = $8 } else if (k in pad) { e = sprintf ("%.1f", $7 - pad[k]) } else { e = "" }
     p = (e != "") ? sprintf ("%.1f", $7 - e) : ""
@@ -132,14 +149,24 @@ if [ "$smoke" = 0 ]; then
   printf "%-12s %-8s %-6s %10s %10s %10s\n" contender mode alloc total pad element
   awk -F, 'NR > 1 { printf "%-12s %-8s %-6s %10s %10s %10s\n", $1, $2, $3, $7, $8, $9 }' "$csv"
 fi
-if [ -n "$out" ]; then
-  cp "$csv" "$out"
-  echo "wrote $out"
-  if [ -s "$tmp/breakdown" ]; then
-    bd="${out%.csv}-breakdown.csv"
-    { echo "contender,mode,alloc,function,inclusive_ir_per_push"
-      sort "$tmp/breakdown"; } > "$bd"
-    echo "wrote $bd"
-  fi
-fi
+mkdir -p "$outdir"
+cp "$csv" "$outdir/callgrind-runs.csv"
+{ echo "contender,mode,alloc,function,inclusive_ir_per_push"
+  sort "$tmp/breakdown" 2>/dev/null || true; } > "$outdir/callgrind-breakdown.csv"
+commit=$(git -C "$(dirname "$0")" rev-parse HEAD 2>/dev/null || echo unknown)
+cat > "$outdir/callgrind-meta.json" <<EOM
+{
+  "tool": "gst-callgrind.sh",
+  "benchmark": "callgrind",
+  "command": "$0 $(if [ "$smoke" = 1 ]; then echo --smoke; fi) $build $pushes $outdir",
+  "smoke": $(if [ "$smoke" = 1 ]; then echo true; else echo false; fi),
+  "started": "$started",
+  "machine": {
+    "git_commit": "$commit",
+    "valgrind": "$(valgrind --version)"
+  },
+  "params": {"pushes": $pushes, "size": 32}
+}
+EOM
+[ "$smoke" = 1 ] || echo "wrote $outdir/callgrind-runs.csv"
 exit $status

@@ -9,7 +9,7 @@
 # runs
 #   perf record -e sched:sched_switch -e sched:sched_wakeup -- \
 #     BUILD_DIR/tests/bench/gst/gst-bench upstream --runs 1 --allocs fresh \
-#       --modes MODE --contenders NAME --pushes PUSHES
+#       --modes MODE --rates 0 --contenders NAME --pushes PUSHES
 # and counts, for the pushing thread (the process's main thread,
 # "gst-bench"):
 #   wakeups         wake-ups of the element's threads (copy task, src task)
@@ -42,7 +42,8 @@ for mode in stalled up; do
   for c in queue tbqueue tbqueue-ref; do
     if ! perf record -q -o "$tmp/perf.data" -e sched:sched_switch \
         -e sched:sched_wakeup -- "$bench" upstream --runs 1 --allocs fresh \
-        --modes "$mode" --contenders "$c" --pushes "$pushes" \
+        --modes "$mode" --rates 0 --contenders "$c" --pushes "$pushes" \
+        --out "$tmp/files" \
         >"$tmp/log" 2>&1; then
       tail -5 "$tmp/log" >&2
       echo "perf record failed for $c $mode" >&2
