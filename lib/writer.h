@@ -5,13 +5,15 @@
  *
  * A writer appends records to the current block of its own source pool and
  * publishes them (block.h, "Chains"); the wake module tells the copier.
+ * A record above the inline limit goes into an extent (extent.h), and an
+ * indirect record pointing to it into the current block.
  * The copier, which sits above the writer, reads the writer's chain and
  * owns the copy position kept at the end of the struct.
  */
 #ifndef TBQ_WRITER_H
 #define TBQ_WRITER_H
 
-#include "pool.h"
+#include "extent.h"
 #include "registry.h"
 #include "wake.h"
 
@@ -19,11 +21,14 @@ struct TbqWriter
 {
   /* Writer-owned, hot. */
   unsigned char *wpos;          /* next record header in `cur` */
-  unsigned char *wend;          /* end of `cur`'s data area */
+  unsigned char *wend;          /* end of `cur`'s data area; wpos while a
+                                 * large record is reserved (so that every
+                                 * other write takes the slow path) */
   TbqBlock *cur;
   unsigned char *reserved;      /* header of the reserved, uncommitted record */
   uint32_t pub_off;             /* last offset stored to cur->published */
   uint32_t unpublished;         /* records committed since the last publish */
+  size_t inline_max;            /* block bytes of the largest inline record */
   TbqPublishPolicy publish;
   uint32_t publish_every;
   TbqWakePolicy wake_policy;    /* the queue's, kept here: read per record */
@@ -34,11 +39,23 @@ struct TbqWriter
   const _Atomic int *interrupted;
   uint32_t slot;                /* in the registry */
 
+  /* Writer-owned: records above the inline limit. */
+  TbqExtents *extents;
+  TbqBlock *large;              /* extent of the reserved, uncommitted large
+                                 * record, or NULL */
+  uint32_t large_size;
+  uint16_t large_type;
+  TbqStatus large_refusal;      /* why a session's last large reservation
+                                 * was refused: TBQ_NO_SPACE, TBQ_NO_MEMORY */
+  TbqBlock *session_extent;     /* taken by tbq_session_next_block() for the
+                                 * refused record's retry, or NULL */
+
   /* Writer-owned counters, read by stats (relaxed). */
   _Atomic uint64_t records_in;
   _Atomic uint64_t bytes_in;
   _Atomic uint64_t records_dropped;
   _Atomic uint64_t pressure_waits;
+  _Atomic uint64_t extent_waits;        /* waits for room in the sink budget */
   _Atomic uint64_t published_bytes;     /* block bytes published, all blocks */
 
   /* Writer-written at hand-offs only, read by the copier's has-work check:
@@ -60,9 +77,13 @@ struct TbqWriter
 };
 
 /* A writer with its own (pre-allocated) source pool, not yet registered:
- * TBQ_OK or TBQ_NO_MEMORY. */
+ * TBQ_OK or TBQ_NO_MEMORY.  Large records go into `extents`. */
 TbqStatus tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
-    const _Atomic int *interrupted, TbqWriter ** out);
+    TbqExtents * extents, const _Atomic int *interrupted, TbqWriter ** out);
+/* Block bytes of the largest record that travels inline in source blocks
+ * of `block_size`: a quarter of the data area, at least a record of
+ * TBQ_INLINE_MIN bytes, at most the data area. */
+uint32_t tbq_writer_inline_max (size_t block_size);
 /* Free a writer that is out of the registry, or never was in it; its
  * final totals go to `final` (may be NULL). */
 void tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final);

@@ -270,6 +270,44 @@ payload_mismatch (const void *data, uint32_t size, uint64_t seq)
   return -1;
 }
 
+/* Reserve, fill and commit `n` records of `size` bytes carrying payloads
+ * first .. first + n - 1; returns the first one's payload. */
+static inline void *
+write_records (TbqWriter * w, uint16_t type, uint32_t size, uint64_t first,
+    uint64_t n)
+{
+  void *p, *p0 = NULL;
+  uint64_t k;
+
+  for (k = 0; k < n; k++) {
+    CHECK_OK (tbq_writer_reserve (w, type, size, &p));
+    fill_payload (p, size, first + k);
+    CHECK_OK (tbq_writer_commit (w));
+    if (k == 0)
+      p0 = p;
+  }
+  return p0;
+}
+
+/* Read `n` records of `size` bytes and check their payloads (first ..
+ * first + n - 1), within EVENTUALLY_NS each; the first one to `out`. */
+static inline void
+read_records (TbqReader * r, uint32_t size, uint64_t first, uint64_t n,
+    TbqRecord * out)
+{
+  uint64_t k;
+
+  for (k = 0; k < n; k++) {
+    TbqRecord rec;
+
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK_EQ (rec.size, size);
+    CHECK (payload_mismatch (rec.data, rec.size, first + k) < 0);
+    if (out && k == 0)
+      *out = rec;
+  }
+}
+
 /* A record carrying a 64-bit sequence number (payload size 8). */
 static inline TbqStatus
 write_seq (TbqWriter * w, uint16_t type, uint64_t seq)

@@ -261,6 +261,7 @@ check_interposition (void)
   TbqQueue *q;
   TbqWriter *w;
   static unsigned char buf[4096];
+  int i;
 
   tbq_config_init (&cfg);
   cfg.source.min_blocks = 1;    /* page-sized blocks: the pool mmaps them */
@@ -268,9 +269,9 @@ check_interposition (void)
   counts_reset ();
   counting = 1;
   CHECK_OK (tbq_writer_new (q, &w));
-  /* Two blocks' worth: the pool grows by a block. */
-  CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_record_size (q)));
-  CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_record_size (q)));
+  /* Five blocks' worth: the pool grows by a block. */
+  for (i = 0; i < 5; i++)
+    CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_inline_size (q)));
   counting = 0;
   counts_print ("opening a writer and growing its pool");
   CHECK (counts[K_ALIGNED] + counts[K_MALLOC] + counts[K_CALLOC]
@@ -315,7 +316,8 @@ hot_loop_allocates_nothing (const TbqConfig * cfg, uint64_t n)
   CHECK_OK (tbq_queue_start (q));
   CHECK_OK (tbq_consumer_start (r, consume_cb, &c));
   memset (buf, 0xab, sizeof buf);
-  max = tbq_queue_max_record_size (q);
+  /* Small records: the ones that travel inline. */
+  max = tbq_queue_max_inline_size (q);
   if (max >= sizeof buf)
     max = sizeof buf - 1;
 
