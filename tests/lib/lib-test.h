@@ -14,6 +14,7 @@
 #include "tap.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -207,6 +208,48 @@ wait_until_thread_sleeps (pid_t tid)
 {
   WAIT_UNTIL (thread_state (tid) == 'S'
       && (sleep_ns (20 * MS_NS), thread_state (tid) == 'S'));
+}
+
+/* A library call run on a thread of its own, for tests in which it must
+ * block: `fn (arg)`'s status lands in `st` once it returns. */
+typedef struct
+{
+  TbqStatus (*fn) (void *arg);
+  void *arg;
+  _Atomic pid_t tid;
+  TbqStatus st;
+  pthread_t th;
+} BlockingCall;
+
+static inline void *
+blocking_call_main (void *arg)
+{
+  BlockingCall *c = arg;
+
+  atomic_store (&c->tid, current_tid ());
+  c->st = c->fn (c->arg);
+  return NULL;
+}
+
+/* Start the call and return once it sleeps in a wait. */
+static inline void
+blocking_call_start (BlockingCall * c, TbqStatus (*fn) (void *), void *arg)
+{
+  c->fn = fn;
+  c->arg = arg;
+  c->st = TBQ_EMPTY;
+  atomic_init (&c->tid, 0);
+  CHECK (pthread_create (&c->th, NULL, blocking_call_main, c) == 0);
+  WAIT_UNTIL (atomic_load (&c->tid) != 0);
+  wait_until_thread_sleeps (atomic_load (&c->tid));
+}
+
+/* Wait for the call to return; its status. */
+static inline TbqStatus
+blocking_call_join (BlockingCall * c)
+{
+  pthread_join (c->th, NULL);
+  return c->st;
 }
 
 /* ---- payloads derived from a sequence number ---- */
