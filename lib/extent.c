@@ -144,7 +144,7 @@ extent_map (size_t bytes)
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* A new extent of `bytes` (charged already), or NULL. */
+/* A new extent of `bytes` (charged already), or NULL with errno set. */
 static TbqBlock *
 extent_alloc (TbqExtents * x, uint64_t bytes)
 {
@@ -156,10 +156,8 @@ extent_alloc (TbqExtents * x, uint64_t bytes)
   } else {
     e = aligned_alloc (TBQ_CACHELINE, bytes);
   }
-  if (e == NULL) {
-    extent_alloc_failed (x, bytes, errno != 0 ? errno : ENOMEM);
+  if (e == NULL)
     return NULL;
-  }
   atomic_init (&e->published, 0);
   atomic_init (&e->next, NULL);
   e->free_next = NULL;
@@ -246,9 +244,14 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
     return TBQ_NO_SPACE;
   e = cache_take (x, bytes);
   if (e == NULL) {
+    errno = 0;
     e = extent_alloc (x, bytes);
     if (e == NULL) {
+      int err = errno != 0 ? errno : ENOMEM;
+
+      /* Uncharged first: the budget then holds what is in use. */
       tbq_pool_uncharge (x->sink, bytes);
+      extent_alloc_failed (x, bytes, err);
       return TBQ_NO_MEMORY;
     }
   }

@@ -1,5 +1,5 @@
-/* The writer: one per producer thread, appends records to its source pool;
- * also its write sessions.
+/* The writer: one per producer thread, appends records to its source pool
+ * (its write sessions are in session.c).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -108,8 +108,8 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
 
 /* Give up a reserved, uncommitted large record, and an extent taken for
  * a session's retry: they go back. */
-static void
-writer_drop_large (TbqWriter * w)
+void
+tbq_writer_drop_large (TbqWriter * w)
 {
   if (w->session_extent != NULL) {
     tbq_extent_unref (w->session_extent);
@@ -125,7 +125,7 @@ writer_drop_large (TbqWriter * w)
 void
 tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final)
 {
-  writer_drop_large (w);
+  tbq_writer_drop_large (w);
   tbq_wake_writer_closed (w->wake);
   /* Only the current block is still out of the pool. */
   tbq_pool_put (&w->pool, w->cur);
@@ -200,6 +200,12 @@ writer_publish (TbqWriter * w)
   w->unpublished = 0;
 }
 
+void
+tbq_writer_publish (TbqWriter * w)
+{
+  writer_publish (w);
+}
+
 static bool
 writer_space_ready (void *arg)
 {
@@ -238,8 +244,8 @@ writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
 }
 
 /* Seal the current block and continue in a fresh one. */
-static TbqStatus
-writer_handoff (TbqWriter * w)
+TbqStatus
+tbq_writer_handoff (TbqWriter * w)
 {
   TbqBlock *nb;
   TbqStatus st = tbq_pool_take (&w->pool, true, &nb);
@@ -272,38 +278,14 @@ writer_fail (TbqWriter * w, TbqStatus st)
 
 /* Room for `span` bytes at wpos: there already, or in a fresh block
  * (TBQ_TOO_LARGE when no block holds them).  Not counted. */
-static TbqStatus
-writer_make_room (TbqWriter * w, size_t span)
+TbqStatus
+tbq_writer_make_room (TbqWriter * w, size_t span)
 {
   if (span <= (size_t) (w->wend - w->wpos))
     return TBQ_OK;
   if (span > w->cur->capacity)
     return TBQ_TOO_LARGE;
-  return writer_handoff (w);
-}
-
-/* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
- * 32-bit size_t (it can never fit a block). */
-static inline size_t
-writer_span (uint32_t size)
-{
-  size_t span = TBQ_RECORD_SPAN (size);
-
-#if SIZE_MAX <= UINT32_MAX
-  if (span < size)
-    span = SIZE_MAX;
-#endif
-  return span;
-}
-
-/* Whether a record of `span` bytes travels inline: up to the inline limit,
- * or when no extent could ever hold its `size` bytes (a sink pool too
- * small) and a source block can. */
-static inline bool
-writer_inline (TbqWriter * w, size_t span, uint32_t size)
-{
-  return span <= w->inline_max
-      || (span <= w->cur->capacity && !tbq_extents_can_hold (w->extents, size));
+  return tbq_writer_handoff (w);
 }
 
 static bool
@@ -334,8 +316,8 @@ writer_wait_for_room (TbqWriter * w, int64_t deadline)
 
 /* An extent for a record of `size` bytes; waits or drops per
  * backpressure when the budget has no room. */
-static TbqStatus
-writer_wait_for_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
+TbqStatus
+tbq_writer_wait_for_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
 {
   TbqStatus st = tbq_extent_take (w->extents, size, e);
   int64_t deadline;
@@ -359,22 +341,11 @@ writer_wait_for_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
 static TbqStatus
 writer_take_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
 {
-  TbqStatus st = writer_make_room (w, TBQ_INDIRECT_SPAN);
+  TbqStatus st = tbq_writer_make_room (w, TBQ_INDIRECT_SPAN);
 
   if (st != TBQ_OK)
     return st;
-  return writer_wait_for_extent (w, size, e);
-}
-
-static inline void
-writer_header (unsigned char *p, uint16_t type, uint32_t size)
-{
-  TbqRecordHeader h;
-
-  h.size = size;
-  h.type = type;
-  h.reserved = 0;
-  memcpy (p, &h, sizeof h);
+  return tbq_writer_wait_for_extent (w, size, e);
 }
 
 /* Queue the record of `span` block bytes and `size` payload bytes at wpos,
@@ -412,7 +383,7 @@ writer_put (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
 {
   unsigned char *p = w->wpos;
 
-  writer_header (p, type, size);
+  tbq_writer_put_header (p, type, size);
   memcpy (p + TBQ_RECORD_HEADER_SIZE, data, size);
   writer_commit (w, size);
 }
@@ -433,14 +404,14 @@ static __attribute__((noinline)) TbqStatus
 writer_write_slow (TbqWriter * w, uint16_t type, const void *data,
     uint32_t size)
 {
-  size_t span = writer_span (size);
+  size_t span = tbq_writer_span (size);
   TbqBlock *e;
   TbqStatus st;
 
   /* A write gives up a large reservation (wend held at wpos for it). */
-  writer_drop_large (w);
-  if (writer_inline (w, span, size)) {
-    st = writer_make_room (w, span);
+  tbq_writer_drop_large (w);
+  if (tbq_writer_is_inline (w, span, size)) {
+    st = tbq_writer_make_room (w, span);
     if (st != TBQ_OK)
       return writer_fail (w, st);
     writer_put (w, type, data, size);
@@ -462,17 +433,17 @@ writer_write_slow (TbqWriter * w, uint16_t type, const void *data,
 static __attribute__((noinline)) TbqStatus
 writer_reserve_slow (TbqWriter * w, uint16_t type, uint32_t size, void **data)
 {
-  size_t span = writer_span (size);
+  size_t span = tbq_writer_span (size);
   TbqBlock *e;
   TbqStatus st;
 
-  writer_drop_large (w);
+  tbq_writer_drop_large (w);
   w->reserved = NULL;
-  if (writer_inline (w, span, size)) {
-    st = writer_make_room (w, span);
+  if (tbq_writer_is_inline (w, span, size)) {
+    st = tbq_writer_make_room (w, span);
     if (st != TBQ_OK)
       return writer_fail (w, st);
-    writer_header (w->wpos, type, size);
+    tbq_writer_put_header (w->wpos, type, size);
     w->reserved = w->wpos;
     *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
     return TBQ_OK;
@@ -495,11 +466,11 @@ tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
 
   if (TBQ_UNLIKELY (w == NULL || data == NULL))
     return TBQ_INVALID_ARGUMENT;
-  span = writer_span (size);
+  span = tbq_writer_span (size);
   if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos)
           || span > w->inline_max))
     return writer_reserve_slow (w, type, size, data);
-  writer_header (w->wpos, type, size);
+  tbq_writer_put_header (w->wpos, type, size);
   w->reserved = w->wpos;
   *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
   return TBQ_OK;
@@ -539,7 +510,7 @@ tbq_writer_cancel (TbqWriter * w)
   if (w == NULL)
     return;
   w->reserved = NULL;
-  writer_drop_large (w);
+  tbq_writer_drop_large (w);
 }
 
 /* The source of an empty record written without a buffer: memcpy from
@@ -561,7 +532,7 @@ tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
       return TBQ_INVALID_ARGUMENT;
     data = &writer_nothing;
   }
-  span = writer_span (size);
+  span = tbq_writer_span (size);
   if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos)
           || span > w->inline_max))
     return writer_write_slow (w, type, data, size);
@@ -635,165 +606,12 @@ tbq_writer_close (TbqWriter * w)
   if (w == NULL)
     return;
   wake = w->wake;
-  writer_drop_large (w);
+  tbq_writer_drop_large (w);
   tbq_writer_flush (w);
   /* Release: the copier that sees `closed` also sees the last publish.
    * From here on the copier may free `w`. */
   atomic_store_explicit (&w->closed, 1, memory_order_release);
   tbq_wake_copier (wake);
-}
-
-/* ---- write sessions ---- */
-
-void
-tbq_session_begin_impl (TbqWriter * w, TbqSession * s)
-{
-  if (s == NULL)
-    return;
-  memset (s, 0, sizeof *s);
-  /* No writer: pos == end, so every reservation fails and
-   * tbq_session_next_block() says TBQ_INVALID_ARGUMENT. */
-  if (w == NULL)
-    return;
-  /* A session ends an open reservation. */
-  w->reserved = NULL;
-  writer_drop_large (w);
-  s->pos = w->wpos;
-  s->end = w->wend;
-  s->writer = w;
-  s->inline_max = w->inline_max;
-}
-
-static void
-session_account (TbqSession * s)
-{
-  TbqWriter *w = s->writer;
-
-  /* The session tallied records and payload bytes as it went: no walk
-   * over the block's headers here. */
-  w->wpos = s->pos;
-  tbq_count (&w->records_in, s->records);
-  tbq_count (&w->bytes_in, s->bytes);
-  s->records = 0;
-  s->bytes = 0;
-}
-
-void
-tbq_session_end_impl (TbqSession * s)
-{
-  TbqWriter *w = s != NULL ? s->writer : NULL;
-
-  if (w == NULL)
-    return;
-  session_account (s);
-  writer_drop_large (w);
-  writer_publish (w);
-  tbq_wake_published (w->wake, w->wake_policy);
-}
-
-/* Take a session record of `span` block bytes at s->pos. */
-static inline unsigned char *
-session_take (TbqSession * s, size_t span, uint32_t size)
-{
-  unsigned char *p = s->pos;
-
-  s->pos = p + span;
-  s->records++;
-  s->bytes += size;
-  return p;
-}
-
-void *
-tbq_session_reserve_large_impl (TbqSession * s, uint16_t type, uint32_t size)
-{
-  TbqWriter *w = s != NULL ? s->writer : NULL;
-  size_t span = writer_span (size);
-  size_t room;
-  TbqBlock *e;
-  TbqStatus st;
-
-  if (w == NULL)
-    return NULL;
-  room = (size_t) (s->end - s->pos);
-  s->wanted = span;
-  w->large_size = size;
-  if (writer_inline (w, span, size)) {
-    unsigned char *p;
-
-    if (span > room)
-      return NULL;
-    p = session_take (s, span, size);
-    writer_header (p, type, size);
-    return p + TBQ_RECORD_HEADER_SIZE;
-  }
-  /* The extent tbq_session_next_block() took for this retry. */
-  e = w->session_extent;
-  w->session_extent = NULL;
-  if (e != NULL && !tbq_extent_suits (w->extents, e, size)) {
-    tbq_extent_unref (e);
-    e = NULL;
-  }
-  st = TBQ_NO_SPACE;
-  if (e == NULL && room >= TBQ_INDIRECT_SPAN)
-    st = tbq_extent_take (w->extents, size, &e);
-  if (e == NULL || room < TBQ_INDIRECT_SPAN) {
-    /* No room for the indirect record, or none in the budget: the next
-     * block call makes both. */
-    if (e != NULL)
-      w->session_extent = e;
-    w->large_refusal = st;
-    return NULL;
-  }
-  tbq_record_put_indirect (session_take (s, TBQ_INDIRECT_SPAN, size), type,
-      size, e);
-  return e->data;
-}
-
-/* tbq_session_next_block() after a large record (w->large_size bytes, span
- * `wanted`) was refused: TBQ_NO_SPACE when a hand-off makes room for it
- * (it travels inline); else room for its indirect record and its extent,
- * kept for the retry, so that the retry succeeds (TBQ_OK), or what kept
- * them from it. */
-static TbqStatus
-session_large_refused (TbqWriter * w, size_t wanted)
-{
-  TbqStatus st = w->large_refusal;
-
-  w->large_refusal = TBQ_NO_SPACE;
-  if (!tbq_extents_can_hold (w->extents, w->large_size))
-    return wanted > w->cur->capacity ? TBQ_TOO_LARGE : TBQ_NO_SPACE;
-  /* Reported once; the budget then holds still (extent.h). */
-  if (st == TBQ_NO_MEMORY)
-    return st;
-  st = writer_make_room (w, TBQ_INDIRECT_SPAN);
-  if (st == TBQ_OK && w->session_extent == NULL)
-    st = writer_wait_for_extent (w, w->large_size, &w->session_extent);
-  return st;
-}
-
-TbqStatus
-tbq_session_next_block_impl (TbqSession * s)
-{
-  TbqWriter *w = s != NULL ? s->writer : NULL;
-  size_t wanted;
-  TbqStatus st;
-
-  if (w == NULL)
-    return TBQ_INVALID_ARGUMENT;
-  wanted = s->wanted;
-  session_account (s);
-  s->wanted = 0;
-  /* A large record refused for its extent needs room in the budget (or
-   * is too large), not a fresh block. */
-  if (TBQ_UNLIKELY (wanted > w->inline_max))
-    st = session_large_refused (w, wanted);
-  else
-    st = TBQ_NO_SPACE;
-  if (st == TBQ_NO_SPACE)
-    st = writer_handoff (w);
-  s->pos = w->wpos;
-  s->end = w->wend;
-  return st;
 }
 
 /* ---- discard ---- */
@@ -805,7 +623,7 @@ tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
   TbqBlock *b = w->copy_blk;
   uint32_t off = w->copy_off;
 
-  writer_drop_large (w);
+  tbq_writer_drop_large (w);
   /* Relaxed loads and stores: nothing else runs, and the caller's own
    * synchronisation with the other parties orders their stores before
    * ours. */

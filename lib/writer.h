@@ -6,7 +6,8 @@
  * A writer appends records to the current block of its own source pool and
  * publishes them (block.h, "Chains"); the wake module tells the copier.
  * A record above the inline limit goes into an extent (extent.h), and an
- * indirect record pointing to it into the current block.
+ * indirect record pointing to it into the current block.  Write sessions
+ * (session.c) use the writer through the functions at the end.
  * The copier, which sits above the writer, reads the writer's chain and
  * owns the copy position kept at the end of the struct.
  */
@@ -100,5 +101,58 @@ void tbq_writer_wake (TbqWriter * w);
  * else runs. */
 void tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release,
     void *user_data, uint64_t * count);
+
+/* ---- for the write sessions (session.c), on the writer's thread ---- */
+
+/* Make everything written visible to the copier. */
+void tbq_writer_publish (TbqWriter * w);
+/* Seal the current block and continue in a fresh one (backpressure
+ * applies). */
+TbqStatus tbq_writer_handoff (TbqWriter * w);
+/* Room for `span` bytes at wpos: there already, or in a fresh block
+ * (TBQ_TOO_LARGE when no block holds them). */
+TbqStatus tbq_writer_make_room (TbqWriter * w, size_t span);
+/* An extent for a record of `size` bytes; waits or drops per backpressure
+ * when the sink budget has no room. */
+TbqStatus tbq_writer_wait_for_extent (TbqWriter * w, uint32_t size,
+    TbqBlock ** e);
+/* Give up a reserved, uncommitted large record and an extent taken for a
+ * session's retry. */
+void tbq_writer_drop_large (TbqWriter * w);
+
+/* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
+ * 32-bit size_t (it can never fit a block). */
+static inline size_t
+tbq_writer_span (uint32_t size)
+{
+  size_t span = TBQ_RECORD_SPAN (size);
+
+#if SIZE_MAX <= UINT32_MAX
+  if (span < size)
+    span = SIZE_MAX;
+#endif
+  return span;
+}
+
+/* Whether a record of `span` bytes travels inline: up to the inline limit,
+ * or when no extent could ever hold its `size` bytes (a sink pool too
+ * small) and a source block can. */
+static inline bool
+tbq_writer_is_inline (TbqWriter * w, size_t span, uint32_t size)
+{
+  return span <= w->inline_max
+      || (span <= w->cur->capacity && !tbq_extents_can_hold (w->extents, size));
+}
+
+static inline void
+tbq_writer_put_header (unsigned char *p, uint16_t type, uint32_t size)
+{
+  TbqRecordHeader h;
+
+  h.size = size;
+  h.type = type;
+  h.reserved = 0;
+  memcpy (p, &h, sizeof h);
+}
 
 #endif /* TBQ_WRITER_H */
