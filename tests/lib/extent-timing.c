@@ -17,11 +17,19 @@
  *       (64 KiB source blocks) against out of line (4 KiB source blocks):
  *       where one copy into an extent starts to beat two copies;
  *   extent-timing mapping [ROUNDS]    a fresh mapping of 600 KB / 4 MiB
- *       filled by memcpy: plain, MAP_POPULATE, MADV_HUGEPAGE.
+ *       filled by memcpy: plain, MAP_POPULATE, MADV_HUGEPAGE;
+ *   extent-timing spanning [ROUNDS]   600 KB and 4 MiB frames through the
+ *       default geometry with the copier thread and a reader thread: one
+ *       record in an extent, against the frame cut into inline records
+ *       that fill whole source blocks (what records spanning several
+ *       source blocks would cost at the least, before any reassembly):
+ *       wall time per frame and the writer's CPU time per frame.
  */
 #include <tbq.h>
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,13 +185,15 @@ memcpy_fresh (const unsigned char *src, size_t size)
 
 static int64_t
 move_one (int c, Pipe * warm, Pipe * cold, const unsigned char *src,
-    unsigned char *dst, uint32_t size)
+    unsigned char *dst, uint32_t size, int64_t * warm_write)
 {
-  int64_t t0;
+  int64_t t0, t;
 
   switch (c) {
     case C_TBQ_WARM:
-      return pipe_move (warm, src, size, 1, false);
+      t = pipe_move (warm, src, size, 1, false);
+      *warm_write = last_write_ns;
+      return t;
     case C_TBQ_COLD:
       return pipe_move (cold, src, size, 1, true);
     case C_MEMCPY_WARM:
@@ -207,7 +217,7 @@ run_move (int rounds)
   for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
     uint32_t size = sizes[k];
     unsigned char *src = malloc (size), *dst = malloc (size);
-    int64_t *t[C_N];
+    int64_t *t[C_N], *ww = calloc ((size_t) rounds, sizeof (int64_t));
     Pipe warm, cold;
     int i, c;
 
@@ -223,10 +233,13 @@ run_move (int rounds)
       for (c = 0; c < C_N; c++) {
         int who = (c + i) % C_N;
 
-        t[who][i] = move_one (who, &warm, &cold, src, dst, size);
+        t[who][i] = move_one (who, &warm, &cold, src, dst, size, &ww[i]);
       }
-      if (cold.n_held >= 32)
-        pipe_release_held (&cold);
+      /* A fresh queue: its extents' idle cache is empty. */
+      if (cold.n_held >= 32) {
+        pipe_close (&cold);
+        pipe_open (&cold, 4096);
+      }
     }
     printf ("%u bytes:\n", size);
     {
@@ -238,7 +251,11 @@ run_move (int rounds)
         printf ("  %-36s %9.1f us  %5.2fx memcpy into warm memory\n",
             move_names[c], (double) m / 1e3, (double) m / (double) base);
       }
+      printf ("  (warm: the write alone %.1f us, %.2fx)\n",
+          (double) median (ww, rounds) / 1e3,
+          (double) median (ww, rounds) / (double) base);
     }
+    free (ww);
     for (c = 0; c < C_N; c++)
       free (t[c]);
     pipe_close (&warm);
@@ -429,6 +446,138 @@ run_mapping (int rounds)
   }
 }
 
+/* ---- spanning: one extent against a frame cut into block-filling
+ * inline records, with real threads ---- */
+
+typedef struct
+{
+  TbqReader *r;
+  _Atomic uint64_t got;         /* records taken */
+  _Atomic int stop;
+} Drain;
+
+static void *
+drain_main (void *arg)
+{
+  Drain *d = arg;
+  TbqRecord rec;
+
+  while (!atomic_load_explicit (&d->stop, memory_order_relaxed)) {
+    if (tbq_reader_next (d->r, &rec) == TBQ_OK) {
+      sink_byte = ((const unsigned char *) rec.data)[rec.size - 1];
+      atomic_fetch_add_explicit (&d->got, 1, memory_order_release);
+    } else {
+      tbq_reader_wait (d->r, 10000000);
+    }
+  }
+  return NULL;
+}
+
+static int64_t
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Send `frames` frames of `size` bytes as records of at most `piece`
+ * bytes; wall time until the reader has them all, writer CPU in *cpu. */
+static int64_t
+span_send (TbqWriter * w, Drain * d, const unsigned char *src, uint32_t size,
+    uint32_t piece, int frames, int64_t * cpu)
+{
+  uint64_t want = atomic_load (&d->got);
+  int64_t t0 = now_ns (), c0 = thread_cpu_ns ();
+  int f;
+
+  for (f = 0; f < frames; f++) {
+    uint32_t off;
+
+    for (off = 0; off < size; off += piece) {
+      uint32_t n = size - off < piece ? size - off : piece;
+      TbqStatus st = tbq_writer_write (w, 1, src + off, n);
+
+      if (st != TBQ_OK)
+        fail ("write", st);
+      want++;
+    }
+  }
+  tbq_writer_flush (w);
+  *cpu = thread_cpu_ns () - c0;
+  while (atomic_load_explicit (&d->got, memory_order_acquire) < want) {
+  }
+  return now_ns () - t0;
+}
+
+static void
+run_spanning (int rounds)
+{
+  static const uint32_t sizes[] = { 600 * 1000, 4 * 1024 * 1024 };
+  const int frames = 4;
+  size_t k;
+
+  printf ("frames through the default geometry (4 x 4 KiB source blocks), "
+      "copier and reader threads, %d frames per round, %d rounds, medians "
+      "per frame\n", frames, rounds);
+  for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    uint32_t size = sizes[k];
+    unsigned char *src = malloc (size);
+    int64_t *wall[2], *cpu[2];
+    TbqConfig cfg;
+    TbqQueue *q;
+    TbqWriter *w;
+    Drain d;
+    pthread_t th;
+    uint32_t piece[2];
+    int i, c;
+
+    memset (src, 0x44, size);
+    tbq_config_init (&cfg);
+    if (tbq_queue_new (&cfg, &q, NULL, 0) != TBQ_OK
+        || tbq_writer_new (q, &w) != TBQ_OK)
+      exit (1);
+    memset (&d, 0, sizeof d);
+    tbq_reader_new (q, &d.r);
+    tbq_queue_start (q);
+    pthread_create (&th, NULL, drain_main, &d);
+    piece[0] = size;            /* one record, out of line */
+    piece[1] = tbq_queue_max_inline_size (q);   /* 4 fill a source block */
+    for (c = 0; c < 2; c++) {
+      wall[c] = calloc ((size_t) rounds, sizeof (int64_t));
+      cpu[c] = calloc ((size_t) rounds, sizeof (int64_t));
+      span_send (w, &d, src, size, piece[c], frames, &cpu[c][0]);
+    }
+    for (i = 0; i < rounds; i++)
+      for (c = 0; c < 2; c++) {
+        int who = (c + i) % 2;
+
+        wall[who][i] = span_send (w, &d, src, size, piece[who], frames,
+            &cpu[who][i]) / frames;
+        cpu[who][i] /= frames;
+      }
+    printf ("%u bytes:\n", size);
+    for (c = 0; c < 2; c++) {
+      int64_t mw = median (wall[c], rounds), mc = median (cpu[c], rounds);
+
+      printf ("  %-44s wall %8.1f us (%4.2fx)  writer CPU %8.1f us "
+          "(%4.2fx)\n", c == 0 ? "one record in an extent"
+          : "cut into block-filling inline records", (double) mw / 1e3,
+          (double) mw / (double) median (wall[0], rounds), (double) mc / 1e3,
+          (double) mc / (double) median (cpu[0], rounds));
+    }
+    atomic_store (&d.stop, 1);
+    pthread_join (th, NULL);
+    for (c = 0; c < 2; c++) {
+      free (wall[c]);
+      free (cpu[c]);
+    }
+    tbq_queue_free (q, NULL, NULL);
+    free (src);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -444,8 +593,11 @@ main (int argc, char **argv)
     run_crossover (rounds);
   else if (strcmp (what, "mapping") == 0)
     run_mapping (rounds);
+  else if (strcmp (what, "spanning") == 0)
+    run_spanning (rounds);
   else {
-    fprintf (stderr, "usage: %s move|crossover|mapping [ROUNDS]\n", argv[0]);
+    fprintf (stderr, "usage: %s move|crossover|mapping|spanning [ROUNDS]\n",
+        argv[0]);
     return 2;
   }
   return 0;
