@@ -38,12 +38,18 @@
 #include <time.h>
 
 static int64_t
-now_ns (void)
+clock_ns (clockid_t clock)
 {
   struct timespec ts;
 
-  clock_gettime (CLOCK_MONOTONIC, &ts);
+  clock_gettime (clock, &ts);
   return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t
+now_ns (void)
+{
+  return clock_ns (CLOCK_MONOTONIC);
 }
 
 static int
@@ -465,6 +471,8 @@ drain_main (void *arg)
   while (!atomic_load_explicit (&d->stop, memory_order_relaxed)) {
     if (tbq_reader_next (d->r, &rec) == TBQ_OK) {
       sink_byte = ((const unsigned char *) rec.data)[rec.size - 1];
+      /* Release: the sender that sees the count is done with the round
+       * (nothing is read after it; a plain count would do as well). */
       atomic_fetch_add_explicit (&d->got, 1, memory_order_release);
     } else {
       tbq_reader_wait (d->r, 10000000);
@@ -476,10 +484,7 @@ drain_main (void *arg)
 static int64_t
 thread_cpu_ns (void)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return clock_ns (CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Send `frames` frames of `size` bytes as records of at most `piece`
@@ -506,6 +511,7 @@ span_send (TbqWriter * w, Drain * d, const unsigned char *src, uint32_t size,
   }
   tbq_writer_flush (w);
   *cpu = thread_cpu_ns () - c0;
+  /* Acquire: pairs with drain_main()'s count. */
   while (atomic_load_explicit (&d->got, memory_order_acquire) < want) {
   }
   return now_ns () - t0;

@@ -338,16 +338,12 @@ produce_one (Producer * p, uint64_t seq)
     tbq_writer_flush (p->w);
 }
 
-static void
-run_mode (const Mode * m)
+/* The queue of mode `m`, its run state, and its record sizes. */
+static Run *
+run_new (const Mode * m)
 {
   TbqConfig cfg;
   Run *run;
-  Producer p;
-  pthread_t th;
-  TbqStats st;
-  uint64_t seq;
-  int64_t t0 = now_ns ();
 
   tbq_config_init (&cfg);
   cfg.source.block_size = m->src_block;
@@ -375,6 +371,34 @@ run_mode (const Mode * m)
     run->large = m->large_cap * (long_run ? 4 : 1);
   if (run->large < run->max)
     run->large = run->max;
+  return run;
+}
+
+static void
+run_report (const Run * run, const Producer * p, const TbqStats * st,
+    int64_t t0)
+{
+  printf ("# %s: %" PRIu64 " records: %" PRIu64 " delivered, %" PRIu64
+      " dropped, %" PRIu64 " hand-offs, %" PRIu64 " copier wake-ups, %"
+      PRIu64 " pressure waits, %" PRIu64 " sink pressure waits; %" PRIu64
+      " extents allocated, %" PRIu64 " reused, %" PRIu64 " budget waits; "
+      "%.1f s\n", run->m->name, run->attempts, run->delivered, p->dropped,
+      st->handoffs, st->copier_wakeups, st->pressure_waits,
+      st->sink_pressure_waits, st->extents.allocations,
+      st->extents.cache_hits, st->extents.pressure_waits,
+      (double) (now_ns () - t0) / 1e9);
+}
+
+static void
+run_mode (const Mode * m)
+{
+  Run *run = run_new (m);
+  Producer p;
+  pthread_t th;
+  TbqStats st;
+  uint64_t seq;
+  int64_t t0 = now_ns ();
+
   run->attempts = (uint64_t) ((double) (long_run ? LONG_RECORDS : CI_RECORDS)
       * m->share * (long_run ? 1.0 : test_scale ()));
   run->rng = 0x1234567 + (uint64_t) (uintptr_t) m;
@@ -417,15 +441,7 @@ run_mode (const Mode * m)
     CHECK (0);
   }
   st = stats_of (run->q);
-  printf ("# %s: %" PRIu64 " records: %" PRIu64 " delivered, %" PRIu64
-      " dropped, %" PRIu64 " hand-offs, %" PRIu64 " copier wake-ups, %"
-      PRIu64 " pressure waits, %" PRIu64 " sink pressure waits; %" PRIu64
-      " extents allocated, %" PRIu64 " reused, %" PRIu64 " budget waits; "
-      "%.1f s\n", m->name, run->attempts, run->delivered, p.dropped,
-      st.handoffs, st.copier_wakeups, st.pressure_waits,
-      st.sink_pressure_waits, st.extents.allocations,
-      st.extents.cache_hits, st.extents.pressure_waits,
-      (double) (now_ns () - t0) / 1e9);
+  run_report (run, &p, &st, t0);
   CHECK_EQ (p.accepted + p.dropped, run->attempts);
   CHECK_EQ (run->delivered, p.accepted);
   if (m->backpressure == TBQ_BACKPRESSURE_BLOCK)
