@@ -41,57 +41,92 @@ sink_write_failed (GstTbQueue * tbq, TbqStatus st)
   return ret != GST_FLOW_OK ? ret : GST_FLOW_FLUSHING;
 }
 
-/* The record a buffer becomes. */
-typedef struct
-{
-  guint16 type;                 /* GST_TBQ_RECORD_BUFFER_COPY or _REF */
-  guint32 info;                 /* copy: gst_tbq_record_copy_info (); ref:
-                                 * the list position */
-  guint32 size;                 /* bytes of the record */
-  gsize payload;                /* bytes of the buffer */
-} BufferRecord;
+/* ---- the copy decision ---- */
 
+/* Whether the transfer mode wants `buffer` copied: copy always; auto when
+ * giving it back at once matters (it belongs to a buffer pool, whose
+ * owner may be waiting for it) or it is small; reference never. */
 static inline gboolean
-sink_decide_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
-  gsize max = tbq->max_copy;
-  gboolean copy;
 
-  if (transfer == GST_TBQUEUE_TRANSFER_REFERENCE)
-    return FALSE;
   if (transfer == GST_TBQUEUE_TRANSFER_AUTO)
-    max = MIN (max, TBQ_LOAD (tbq->copy_threshold));
-  copy = gst_tbq_record_can_copy (buffer, size, max);
-  if (G_UNLIKELY (!copy && transfer == GST_TBQUEUE_TRANSFER_COPY))
-    TBQ_ADD (tbq->counters.copy_fallbacks, 1);
-  return copy;
+    return size <= TBQ_LOAD (tbq->copy_threshold) || buffer->pool != NULL;
+  return transfer == GST_TBQUEUE_TRANSFER_COPY;
 }
 
-/* `list`: the buffer's position in a buffer list (GST_TBQ_LIST_*) or 0. */
+/* Upstream thread: a buffer too large for the sink pool travels by
+ * reference; say so once per stream. */
+static void
+sink_warn_too_large (GstTbQueue * tbq, gsize size)
+{
+  guint64 sink_max;
+
+  if (tbq->warned_too_large)
+    return;
+  tbq->warned_too_large = TRUE;
+  GST_OBJECT_LOCK (tbq);
+  sink_max = tbq->sink_max_bytes;
+  GST_OBJECT_UNLOCK (tbq);
+  GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
+      ("A buffer of %" G_GSIZE_FORMAT " bytes is larger than the sink pool "
+          "can hold (sink-max-bytes %" G_GUINT64_FORMAT ": buffers of up to "
+          "about %" G_GSIZE_FORMAT " bytes); such buffers are queued by "
+          "reference, so their owner gets them back only once they are "
+          "pushed.", size, sink_max, tbq->limits.max_record),
+      ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes (the "
+          "buffer, plus two sink blocks of %u bytes) to copy them; keep "
+          "max-size-bytes at or above the frames that must queue.",
+          (guint64) size + 2 * (guint64) tbq->sink_block_size + 4096,
+          tbq->sink_block_size));
+}
+
+/* Upstream thread: the transfer mode wanted a copy that would lose
+ * something, or that the sink pool cannot hold: counted, referenced. */
+static G_NO_INLINE void
+sink_copy_refused (GstTbQueue * tbq, GstTbqCopyVerdict verdict, gsize size)
+{
+  TBQ_ADD (tbq->counters.copy_fallbacks, 1);
+  switch (verdict) {
+    case GST_TBQ_COPY_SPECIAL_MEMORY:
+      TBQ_ADD (tbq->counters.referenced_special, 1);
+      break;
+    case GST_TBQ_COPY_META:
+      TBQ_ADD (tbq->counters.referenced_meta, 1);
+      break;
+    default:
+      TBQ_ADD (tbq->counters.referenced_too_large, 1);
+      sink_warn_too_large (tbq, size);
+      break;
+  }
+}
+
+/* The record `buffer` becomes.  `list`: its position in a buffer list
+ * (GST_TBQ_LIST_*) or 0. */
 static inline void
 sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
-    guint32 list, BufferRecord * r)
+    guint32 list, GstTbqBufferPlan * r)
 {
-  r->payload = size;
-  if (sink_decide_copy (tbq, buffer, r->payload)) {
-    r->type = GST_TBQ_RECORD_BUFFER_COPY;
-    r->info = gst_tbq_record_copy_info (buffer, list);
-    r->size = (guint32) gst_tbq_record_copy_size (r->info, r->payload);
-  } else {
-    r->type = GST_TBQ_RECORD_BUFFER_REF;
-    r->info = list;
-    r->size = sizeof (GstTbqBufferRef);
+  GstTbqCopyVerdict verdict;
+
+  if (sink_wants_copy (tbq, buffer, size)) {
+    verdict = G_UNLIKELY (tbq->special_caps) ? GST_TBQ_COPY_SPECIAL_MEMORY :
+        gst_tbq_record_plan_copy (buffer, size, list, &tbq->limits, r);
+    if (G_LIKELY (verdict == GST_TBQ_COPY_OK))
+      return;
+    sink_copy_refused (tbq, verdict, size);
   }
+  gst_tbq_record_plan_ref (size, list, r);
 }
 
 /* Fill a reserved record; a reference record takes `buffer`'s reference. */
 static inline void
-sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
+sink_fill_record (GstTbQueue * tbq, void *rec, GstTbqBufferPlan * r,
     GstBuffer * buffer)
 {
   if (r->type == GST_TBQ_RECORD_BUFFER_COPY) {
-    gst_tbq_record_write_copy (rec, buffer, r->payload, r->info);
+    gst_tbq_record_write_copy (rec, r);
     TBQ_ADD (tbq->counters.copied, 1);
   } else {
     gst_tbq_record_write_buffer_ref (rec, buffer, r->info, r->payload);
@@ -103,7 +138,7 @@ sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
 static inline TbqStatus
 sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
-  BufferRecord r;
+  GstTbqBufferPlan r;
   void *rec;
   TbqStatus st;
 
@@ -113,8 +148,10 @@ sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
       GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
       r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
   st = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
-  if (G_UNLIKELY (st != TBQ_OK))
+  if (G_UNLIKELY (st != TBQ_OK)) {
+    gst_tbq_record_plan_clear (&r);
     return st;
+  }
   sink_fill_record (tbq, rec, &r, buffer);
   tbq_writer_commit (tbq->writer);
   /* A copied buffer goes back to upstream (its pool) while still hot. */
@@ -138,7 +175,7 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n)
     GstBuffer *buffer = gst_buffer_list_get (list, i);
     guint32 position = (i == 0 ? GST_TBQ_LIST_FIRST : 0)
         | (i == n - 1 ? GST_TBQ_LIST_LAST : 0);
-    BufferRecord r;
+    GstTbqBufferPlan r;
     void *rec;
 
     sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position,
@@ -149,6 +186,8 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n)
       sink_fill_record (tbq, rec, &r,
           r.type == GST_TBQ_RECORD_BUFFER_REF ? gst_buffer_ref (buffer) :
           buffer);
+    else
+      gst_tbq_record_plan_clear (&r);
   }
   tbq_session_end (&s);
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
@@ -322,6 +361,16 @@ locked_queue_event (GstTbQueue * tbq, GstEvent * event)
     case GST_EVENT_SEGMENT:
       TBQ_STORE (tbq->unexpected, FALSE);
       break;
+    case GST_EVENT_STREAM_START:
+      tbq->warned_too_large = FALSE;
+      break;
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+
+      gst_event_parse_caps (event, &caps);
+      tbq->special_caps = gst_tbq_record_caps_special_memory (caps);
+      break;
+    }
     default:
       break;
   }

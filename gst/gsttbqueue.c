@@ -35,14 +35,22 @@
  * data: then it wakes the src pad task, which moves the new records itself.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
- * ("copy"), the buffer's fields and bytes are written into the source pool
- * and the upstream buffer is released at once, back to its pool while still
- * hot; downstream receives a buffer whose memory lives in the sink pool (no
- * third copy).  Only plain system-memory buffers without metas are copied:
- * nothing is ever lost.  By reference, the very #GstBuffer travels, as with
- * queue.  The default, "auto", copies such buffers up to
- * #GstTbQueue:copy-threshold bytes and references everything else
- * (DMA-buf, GL and other special memory, buffers with metas, large frames).
+ * ("copy"), the buffer's fields, metas, memory layout and bytes are written
+ * once, by the pushing thread (a frame into memory of the sink pool of its
+ * own, an extent), and the upstream buffer is released at once, back to
+ * its pool while still hot; downstream receives a buffer whose memory lives
+ * in the sink pool (no third copy), with every meta a deep copy keeps
+ * (#GstVideoMeta with its strides, crop, timecode...) and as many memories
+ * as it had.  Nothing is ever lost: a buffer with a meta that cannot be
+ * copied, or in special memory (DMA-buf and other fd memory, memory that
+ * cannot be mapped, memory the caps name, such as GL or VA memory), travels
+ * by reference.  By reference, the very #GstBuffer travels, as with queue.
+ * The default, "auto", copies a buffer when giving it back at once
+ * matters: it belongs to a #GstBufferPool (a camera's capture queue, whose
+ * frames a stalled consumer would otherwise hold) or it is small
+ * (#GstTbQueue:copy-threshold); it references large buffers nobody waits
+ * for.  A frame larger than the sink pool can hold
+ * (#GstTbQueue:sink-max-bytes) is referenced, with a warning.
  *
  * Data is queued until one of #GstTbQueue:max-size-buffers,
  * #GstTbQueue:max-size-bytes or #GstTbQueue:max-size-time is reached (by
@@ -225,7 +233,8 @@ gst_tbqueue_transfer_get_type (void)
   static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_TBQUEUE_TRANSFER_AUTO,
-        "Copy small plain buffers, reference the rest", "auto"},
+        "Copy buffers of a buffer pool and small buffers, reference the rest",
+        "auto"},
     {GST_TBQUEUE_TRANSFER_COPY,
         "Copy every buffer that can be copied without loss", "copy"},
     {GST_TBQUEUE_TRANSFER_REFERENCE,
@@ -349,20 +358,25 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /* tbqueue's own */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
-          "How buffers travel: auto copies plain system-memory buffers "
-          "without metas up to copy-threshold bytes and references the rest; "
-          "copy copies every buffer that can be copied without loss; "
-          "reference queues the buffers themselves",
+          "How buffers travel: auto copies buffers of a buffer pool (any "
+          "size) and buffers of up to copy-threshold bytes, and references "
+          "the rest; copy copies every buffer; reference queues the buffers "
+          "themselves.  A copy keeps metas and memory layout; buffers that "
+          "cannot be copied without loss (special memory, a meta that "
+          "cannot be copied, larger than sink-max-bytes allows) are "
+          "referenced in every mode",
           GST_TYPE_TBQUEUE_TRANSFER, DEFAULT_TRANSFER, RW_PLAYING));
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
-          "transfer=auto: largest buffer copied (bytes; buffers larger than "
-          "a source block can hold are always referenced)",
+          "transfer=auto: largest buffer copied when it belongs to no "
+          "buffer pool (bytes; buffers of a pool are copied whatever "
+          "their size)",
           0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
           "Size of each source pool block (bytes, multiple of 64, at least "
-          "128; the largest copied buffer is this minus 120)",
+          "128; buffers above a quarter of it are copied into memory of "
+          "their own, from the sink pool)",
           128, 1 << 30, DEFAULT_SOURCE_BLOCK_SIZE, RW_READY));
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCKS,
       g_param_spec_uint ("source-blocks", "Source blocks",
@@ -379,8 +393,10 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           0, G_MAXUINT64, DEFAULT_SINK_MIN_BYTES, RW_READY));
   g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
       g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
-          "Most memory the sink pool may grow to (bytes, at least two sink "
-          "blocks); reaching it is an overrun",
+          "Most memory the sink pool may grow to, copied frames included "
+          "(bytes, at least two sink blocks); reaching it is an overrun.  A "
+          "buffer larger than this less two sink blocks cannot be copied: "
+          "it is referenced, with a warning",
           0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
   g_object_class_install_property (gobject_class, PROP_IDLE_BLOCKS,
       g_param_spec_uint ("idle-blocks", "Idle blocks kept",
@@ -553,7 +569,11 @@ gst_tbqueue_open (GstTbQueue * tbq)
   tbq->writer = writer;
   tbq->reader = reader;
   tbq->copy_task = task;
-  tbq->max_copy = gst_tbq_record_max_copy (tbq_queue_max_record_size (q));
+  tbq->limits.max_inline = tbq_queue_max_inline_size (q);
+  tbq->limits.max_record = MAX (tbq_queue_max_extent_size (q),
+      tbq_queue_max_record_size (q));
+  tbq->special_caps = FALSE;
+  tbq->warned_too_large = FALSE;
   gst_tbqueue_reset_levels (tbq);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT
@@ -645,6 +665,12 @@ gst_tbqueue_stats (GstTbQueue * tbq)
       "buffers-copied", G_TYPE_UINT64, TBQ_LOAD (c->copied),
       "buffers-referenced", G_TYPE_UINT64, TBQ_LOAD (c->referenced),
       "copy-fallbacks", G_TYPE_UINT64, TBQ_LOAD (c->copy_fallbacks),
+      "referenced-special-memory", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_special),
+      "referenced-uncopyable-meta", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_meta),
+      "referenced-too-large", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_too_large),
       "dropped-upstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_upstream),
       "dropped-downstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_downstream),
       "overruns", G_TYPE_UINT64, TBQ_LOAD (c->overruns),

@@ -307,22 +307,24 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 10,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, "leaky", 1, NULL);
-  GstCaps *caps = gst_caps_new_empty_simple ("timestamp/x-tbq-test");
   guint i;
 
   tbq_link_start_held (l);
-  /* 6 small plain buffers (copied), 4 with a meta (referenced), 3 more
-   * that find the queue full (dropped). */
+  /* 6 small plain buffers (copied), 4 of memory that cannot be mapped
+   * (referenced), 3 more that find the queue full (dropped). */
   for (i = 0; i < 13; i++) {
     GstBuffer *b = tbq_buffer_new (100, i, i * GST_MSECOND);
 
     if (i >= 6 && i < 10)
-      gst_buffer_add_reference_timestamp_meta (b, caps, 0, 0);
+      GST_MINI_OBJECT_FLAG_SET (gst_buffer_peek_memory (b, 0),
+          GST_MEMORY_FLAG_NOT_MAPPABLE);
     fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
   }
-  gst_caps_unref (caps);
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 6);
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element,
+          "referenced-special-memory"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "copy-fallbacks"), 4);
   fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"), 3);
   fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), 3);
   fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-buffers"),
