@@ -105,15 +105,15 @@ copy_metas (GstBuffer * buffer, gsize size)
   return shell;
 }
 
-/* Map every memory of `buffer` for reading into plan->maps.  FALSE (and
+/* Map the `n` memories in plan->maps[].memory for reading.  FALSE (and
  * nothing mapped) when one refuses. */
-static gboolean
-map_memories (GstBuffer * buffer, guint n, GstTbqBufferPlan * plan)
+static inline gboolean
+map_memories (guint n, GstTbqBufferPlan * plan)
 {
   guint i;
 
   for (i = 0; i < n; i++) {
-    if (!gst_memory_map (gst_buffer_peek_memory (buffer, i), &plan->maps[i],
+    if (!gst_memory_map (plan->maps[i].memory, &plan->maps[i],
             GST_MAP_READ)) {
       plan->n_maps = i;
       gst_tbq_record_plan_clear (plan);
@@ -124,40 +124,55 @@ map_memories (GstBuffer * buffer, guint n, GstTbqBufferPlan * plan)
   return TRUE;
 }
 
-/* The optional fields of a copy record, in record order; bit k of the
- * info word (from GST_TBQ_HAS_PTS up) says whether field k is there. */
-#define N_FIELDS GST_TBQ_N_FIELDS
-
-static inline void
-buffer_fields (GstBuffer * buffer, guint64 * f[N_FIELDS])
-{
-  f[0] = &GST_BUFFER_PTS (buffer);
-  f[1] = &GST_BUFFER_DTS (buffer);
-  f[2] = &GST_BUFFER_DURATION (buffer);
-  f[3] = &GST_BUFFER_OFFSET (buffer);
-  f[4] = &GST_BUFFER_OFFSET_END (buffer);
-}
-
 /* `info` for the set fields of `buffer`, its list position, its shell and
  * its layout. */
 static inline guint32
 copy_info (GstBuffer * buffer, guint32 list, guint n_mem, gboolean metas)
 {
   guint32 info = list & GST_TBQ_LIST_MASK;
-  guint64 *f[N_FIELDS];
-  guint k;
 
   /* GST_CLOCK_TIME_NONE and GST_BUFFER_OFFSET_NONE are both all ones. */
   G_STATIC_ASSERT (GST_CLOCK_TIME_NONE == GST_BUFFER_OFFSET_NONE);
-  buffer_fields (buffer, f);
-  for (k = 0; k < N_FIELDS; k++)
-    if (*f[k] != GST_BUFFER_OFFSET_NONE)
-      info |= GST_TBQ_HAS_PTS << k;
+  info |= (GST_BUFFER_PTS (buffer) != GST_CLOCK_TIME_NONE) ? GST_TBQ_HAS_PTS
+      : 0;
+  info |= (GST_BUFFER_DTS (buffer) != GST_CLOCK_TIME_NONE) ? GST_TBQ_HAS_DTS
+      : 0;
+  info |= (GST_BUFFER_DURATION (buffer) != GST_CLOCK_TIME_NONE) ?
+      GST_TBQ_HAS_DURATION : 0;
+  info |= (GST_BUFFER_OFFSET (buffer) != GST_BUFFER_OFFSET_NONE) ?
+      GST_TBQ_HAS_OFFSET : 0;
+  info |= (GST_BUFFER_OFFSET_END (buffer) != GST_BUFFER_OFFSET_NONE) ?
+      GST_TBQ_HAS_OFFSET_END : 0;
   if (G_UNLIKELY (metas))
     info |= GST_TBQ_HAS_SHELL;
   if (G_UNLIKELY (n_mem > 1))
     info |= GST_TBQ_HAS_LAYOUT | (n_mem << GST_TBQ_N_MEMORIES_SHIFT);
   return info;
+}
+
+/* ---- the small path ---- */
+
+gboolean
+gst_tbq_record_map_small (GstBuffer * buffer, gsize size,
+    const GstTbqLimits * limits, GstMapInfo * map)
+{
+  gpointer state = NULL;
+  GstMemory *mem;
+
+  if (size > limits->max_small || gst_buffer_n_memory (buffer) != 1)
+    return FALSE;
+  mem = gst_buffer_peek_memory (buffer, 0);
+  if (mem->allocator != sysmem_allocator
+      || GST_MEMORY_FLAG_IS_SET (mem, GST_MEMORY_FLAG_NOT_MAPPABLE)
+      || gst_buffer_iterate_meta (buffer, &state) != NULL)
+    return FALSE;
+  return gst_memory_map (mem, map, GST_MAP_READ);
+}
+
+guint32
+gst_tbq_record_small_info (GstBuffer * buffer, guint32 list)
+{
+  return copy_info (buffer, list, 1, FALSE);
 }
 
 GstTbqCopyVerdict
@@ -172,9 +187,13 @@ gst_tbq_record_plan_copy (GstBuffer * buffer, gsize size, guint32 list,
 
   plan->shell = NULL;
   plan->n_maps = 0;
-  for (i = 0; i < n; i++)
-    if (G_UNLIKELY (memory_is_special (gst_buffer_peek_memory (buffer, i))))
+  for (i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buffer, i);
+
+    if (G_UNLIKELY (memory_is_special (mem)))
       return GST_TBQ_COPY_SPECIAL_MEMORY;
+    plan->maps[i].memory = mem;
+  }
   metas = gst_buffer_iterate_meta (buffer, &state) != NULL;
   info = copy_info (buffer, list, n, metas);
   header = gst_tbq_record_copy_header (info);
@@ -188,10 +207,11 @@ gst_tbq_record_plan_copy (GstBuffer * buffer, gsize size, guint32 list,
     return GST_TBQ_COPY_TOO_LARGE;
   if (G_UNLIKELY (metas) && (plan->shell = copy_metas (buffer, size)) == NULL)
     return GST_TBQ_COPY_META;
-  if (G_UNLIKELY (!map_memories (buffer, n, plan)))
+  if (G_UNLIKELY (!map_memories (n, plan)))
     return GST_TBQ_COPY_SPECIAL_MEMORY;
   plan->type = GST_TBQ_RECORD_BUFFER_COPY;
   plan->info = info;
+  plan->header = (guint32) header;
   plan->size = (guint32) (header + size);
   plan->payload = size;
   plan->buffer = buffer;
@@ -214,47 +234,85 @@ gst_tbq_record_plan_clear (GstTbqBufferPlan * plan)
 
 /* ---- encoding ---- */
 
+/* Write a 64-bit field if `info` says it is set. */
+#define WRITE_FIELD(p, info, has, v) G_STMT_START {                     \
+  if ((info) & (has)) {                                                 \
+    memcpy ((p), &(v), 8);                                              \
+    (p) += 8;                                                           \
+  }                                                                     \
+} G_STMT_END
+
+/* Write the header and the set fields of `buffer`'s copy record; returns
+ * where the next part goes. */
+static inline guint8 *
+write_header (void *record, GstBuffer * buffer, guint32 info)
+{
+  guint8 *p = (guint8 *) record + sizeof (GstTbqCopyHeader);
+  GstTbqCopyHeader h;
+
+  h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
+  h.info = info;
+  memcpy (record, &h, sizeof h);
+  /* The set fields, in the order the decoder reads them. */
+  WRITE_FIELD (p, info, GST_TBQ_HAS_PTS, GST_BUFFER_PTS (buffer));
+  WRITE_FIELD (p, info, GST_TBQ_HAS_DTS, GST_BUFFER_DTS (buffer));
+  WRITE_FIELD (p, info, GST_TBQ_HAS_DURATION, GST_BUFFER_DURATION (buffer));
+  WRITE_FIELD (p, info, GST_TBQ_HAS_OFFSET, GST_BUFFER_OFFSET (buffer));
+  WRITE_FIELD (p, info, GST_TBQ_HAS_OFFSET_END,
+      GST_BUFFER_OFFSET_END (buffer));
+  return p;
+}
+
+void
+gst_tbq_record_write_small (void *record, GstBuffer * buffer,
+    GstMapInfo * map, guint32 info)
+{
+  guint8 *p = write_header (record, buffer, info);
+
+  memcpy (p, map->data, map->size);
+  gst_memory_unmap (map->memory, map);
+}
+
 void
 gst_tbq_record_write_copy (void *record, GstTbqBufferPlan * plan)
 {
-  GstBuffer *buffer = plan->buffer;
-  guint8 *p = (guint8 *) record + sizeof (GstTbqCopyHeader);
-  GstTbqCopyHeader h;
-  guint64 *f[N_FIELDS];
-  guint k;
+  guint8 *p = write_header (record, plan->buffer, plan->info);
+  guint k, n = plan->n_maps;
 
-  h.flags = GST_BUFFER_FLAGS (buffer) & BUFFER_FLAGS_MASK;
-  h.info = plan->info;
-  memcpy (record, &h, sizeof h);
-  /* The set fields, in the order the decoder reads them. */
-  buffer_fields (buffer, f);
-  for (k = 0; k < N_FIELDS; k++)
-    if (h.info & (GST_TBQ_HAS_PTS << k)) {
-      memcpy (p, f[k], 8);
-      p += 8;
-    }
-  if (G_UNLIKELY (h.info & GST_TBQ_HAS_SHELL)) {
+  if (G_UNLIKELY (plan->info & (GST_TBQ_HAS_SHELL | GST_TBQ_HAS_LAYOUT))) {
     /* The record owns the shell now. */
-    memcpy (p, &plan->shell, sizeof plan->shell);
+    WRITE_FIELD (p, plan->info, GST_TBQ_HAS_SHELL, plan->shell);
     plan->shell = NULL;
-    p += 8;
-  }
-  if (G_UNLIKELY (h.info & GST_TBQ_HAS_LAYOUT)) {
-    for (k = 0; k < plan->n_maps; k++) {
+    for (k = 0; k < n && (plan->info & GST_TBQ_HAS_LAYOUT); k++) {
       guint32 size = (guint32) plan->maps[k].size;
 
       memcpy (p + 4 * k, &size, 4);
     }
   }
-  p = (guint8 *) record + gst_tbq_record_copy_header (h.info);
-  for (k = 0; k < plan->n_maps; k++) {
+  p = (guint8 *) record + plan->header;
+  for (k = 0; k < n; k++) {
     memcpy (p, plan->maps[k].data, plan->maps[k].size);
     p += plan->maps[k].size;
+    gst_memory_unmap (plan->maps[k].memory, &plan->maps[k]);
   }
-  gst_tbq_record_plan_clear (plan);
+  plan->n_maps = 0;
 }
 
 /* ---- decoding ---- */
+
+/* The optional fields of a copy record, in record order; bit k of the
+ * info word (from GST_TBQ_HAS_PTS up) says whether field k is there. */
+#define N_FIELDS GST_TBQ_N_FIELDS
+
+static inline void
+buffer_fields (GstBuffer * buffer, guint64 * f[N_FIELDS])
+{
+  f[0] = &GST_BUFFER_PTS (buffer);
+  f[1] = &GST_BUFFER_DTS (buffer);
+  f[2] = &GST_BUFFER_DURATION (buffer);
+  f[3] = &GST_BUFFER_OFFSET (buffer);
+  f[4] = &GST_BUFFER_OFFSET_END (buffer);
+}
 
 /* Append the payload of a record as `n` memories (sizes at `layout`), or
  * one.  FALSE when the layout does not add up to the payload. */

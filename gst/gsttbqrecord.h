@@ -143,7 +143,41 @@ typedef struct
   gsize max_record;             /* the largest record the queue takes:
                                  * tbq_queue_max_extent_size() or
                                  * tbq_queue_max_record_size() */
+  gsize max_small;              /* gst_tbq_record_max_small (max_inline) */
 } GstTbqLimits;
+
+/* The largest header of a small copy record: every field set, no shell,
+ * no layout. */
+#define GST_TBQ_COPY_HEADER_MAX \
+  (sizeof (GstTbqCopyHeader) + GST_TBQ_N_FIELDS * 8)
+
+/* The largest payload of a small copy record: one that surely travels
+ * inline when records up to `max_inline` bytes do. */
+static inline gsize
+gst_tbq_record_max_small (gsize max_inline)
+{
+  return max_inline > GST_TBQ_COPY_HEADER_MAX ?
+      max_inline - GST_TBQ_COPY_HEADER_MAX : 0;
+}
+
+/* The small-buffer path, the common case, in one test: TRUE when `buffer`
+ * (`size` payload bytes) has one memory of system memory, no metas, at
+ * most limits->max_small bytes, and its memory is now mapped for reading
+ * into `map`.  Such a buffer is written with gst_tbq_record_small_info()
+ * and gst_tbq_record_write_small(), without a plan (gst_memory_unmap
+ * (map->memory, map) when it is not written); any other goes through
+ * gst_tbq_record_plan_copy(). */
+gboolean gst_tbq_record_map_small (GstBuffer * buffer, gsize size,
+    const GstTbqLimits * limits, GstMapInfo * map);
+
+/* The copy record `info` of a small plain buffer at list position `list`
+ * (its size: gst_tbq_record_copy_size (info, map->size)). */
+guint32 gst_tbq_record_small_info (GstBuffer * buffer, guint32 list);
+
+/* Write the copy record of a small plain buffer into `record` and unmap
+ * its memory. */
+void gst_tbq_record_write_small (void *record, GstBuffer * buffer,
+    GstMapInfo * map, guint32 info);
 
 /* Whether a buffer can be copied without losing anything, and why not. */
 typedef enum
@@ -164,6 +198,7 @@ typedef struct
   guint32 info;                 /* copy: GstTbqCopyHeader.info; ref: the
                                  * list position */
   guint32 size;                 /* bytes of the record */
+  guint32 header;               /* copy: bytes before the payload */
   gsize payload;                /* bytes of the buffer */
   GstBuffer *buffer;            /* copy: the buffer (borrowed) */
   GstBuffer *shell;             /* copy: its metas (owned) */

@@ -102,21 +102,31 @@ sink_copy_refused (GstTbQueue * tbq, GstTbqCopyVerdict verdict, gsize size)
   }
 }
 
-/* The record `buffer` becomes.  `list`: its position in a buffer list
+/* A copy record for `buffer`, if it can be copied without loss; else the
+ * reason is counted.  `list`: its position in a buffer list
  * (GST_TBQ_LIST_*) or 0. */
-static inline void
-sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+static inline gboolean
+sink_plan_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
     guint32 list, GstTbqBufferPlan * r)
 {
   GstTbqCopyVerdict verdict;
 
-  if (sink_wants_copy (tbq, buffer, size)) {
-    verdict = G_UNLIKELY (tbq->special_caps) ? GST_TBQ_COPY_SPECIAL_MEMORY :
-        gst_tbq_record_plan_copy (buffer, size, list, &tbq->limits, r);
-    if (G_LIKELY (verdict == GST_TBQ_COPY_OK))
-      return;
-    sink_copy_refused (tbq, verdict, size);
-  }
+  verdict = G_UNLIKELY (tbq->special_caps) ? GST_TBQ_COPY_SPECIAL_MEMORY :
+      gst_tbq_record_plan_copy (buffer, size, list, &tbq->limits, r);
+  if (G_LIKELY (verdict == GST_TBQ_COPY_OK))
+    return TRUE;
+  sink_copy_refused (tbq, verdict, size);
+  return FALSE;
+}
+
+/* The record `buffer` becomes, in a buffer list. */
+static inline void
+sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    guint32 list, GstTbqBufferPlan * r)
+{
+  if (sink_wants_copy (tbq, buffer, size)
+      && sink_plan_copy (tbq, buffer, size, list, r))
+    return;
   gst_tbq_record_plan_ref (size, list, r);
 }
 
@@ -134,30 +144,95 @@ sink_fill_record (GstTbQueue * tbq, void *rec, GstTbqBufferPlan * r,
   }
 }
 
-/* Write one buffer (owned) as its record. */
-static inline TbqStatus
-sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+static inline void
+sink_log_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    const gchar * how)
 {
-  GstTbqBufferPlan r;
-  void *rec;
-  TbqStatus st;
-
-  sink_plan_record (tbq, buffer, size, 0, &r);
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
       G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, size,
-      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
-      r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
-  st = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
+      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)), how);
+}
+
+/* Write one buffer (owned) by reference: the record takes it. */
+static inline TbqStatus
+sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+{
+  TbqStatus st;
+  void *rec;
+
+  sink_log_buffer (tbq, buffer, size, "reference");
+  st = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_REF, sizeof (GstTbqBufferRef),
+      &rec, TRUE);
+  if (G_UNLIKELY (st != TBQ_OK))
+    return st;
+  gst_tbq_record_write_buffer_ref (rec, buffer, 0, size);
+  TBQ_ADD (tbq->counters.referenced, 1);
+  tbq_writer_commit (tbq->writer);
+  return TBQ_OK;
+}
+
+/* Write one buffer (owned) by value if it can be copied without loss; it
+ * goes back to upstream (its pool) while still hot.  Out of line: the
+ * plan is large, and a reference must not pay for its stack frame. */
+static G_NO_INLINE TbqStatus
+sink_write_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+{
+  GstTbqBufferPlan r;
+  TbqStatus st;
+  void *rec;
+
+  if (G_UNLIKELY (!sink_plan_copy (tbq, buffer, size, 0, &r)))
+    return sink_write_ref (tbq, buffer, size);
+  sink_log_buffer (tbq, buffer, size, "copy");
+  st = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY, r.size, &rec, TRUE);
   if (G_UNLIKELY (st != TBQ_OK)) {
     gst_tbq_record_plan_clear (&r);
     return st;
   }
-  sink_fill_record (tbq, rec, &r, buffer);
+  gst_tbq_record_write_copy (rec, &r);
+  TBQ_ADD (tbq->counters.copied, 1);
   tbq_writer_commit (tbq->writer);
-  /* A copied buffer goes back to upstream (its pool) while still hot. */
-  if (r.type == GST_TBQ_RECORD_BUFFER_COPY)
-    gst_buffer_unref (buffer);
+  gst_buffer_unref (buffer);
   return TBQ_OK;
+}
+
+/* Write a small plain buffer (owned, its memory mapped in `map`) by
+ * value, as it is most of the time: no plan, no metas, inline. */
+static inline TbqStatus
+sink_write_small (GstTbQueue * tbq, GstBuffer * buffer, GstMapInfo * map)
+{
+  guint32 info = gst_tbq_record_small_info (buffer, 0);
+  TbqStatus st;
+  void *rec;
+
+  sink_log_buffer (tbq, buffer, map->size, "copy");
+  st = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY,
+      (guint32) gst_tbq_record_copy_size (info, map->size), &rec, TRUE);
+  if (G_UNLIKELY (st != TBQ_OK)) {
+    gst_memory_unmap (map->memory, map);
+    return st;
+  }
+  gst_tbq_record_write_small (rec, buffer, map, info);
+  TBQ_ADD (tbq->counters.copied, 1);
+  tbq_writer_commit (tbq->writer);
+  gst_buffer_unref (buffer);
+  return TBQ_OK;
+}
+
+/* Write one buffer (owned) as its record.  One test up front sends a
+ * small plain buffer the short way; frames, metas, several memories and
+ * other memory take the plan. */
+static inline TbqStatus
+sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+{
+  GstMapInfo map;
+
+  if (!sink_wants_copy (tbq, buffer, size))
+    return sink_write_ref (tbq, buffer, size);
+  if (G_LIKELY (!tbq->special_caps
+          && gst_tbq_record_map_small (buffer, size, &tbq->limits, &map)))
+    return sink_write_small (tbq, buffer, &map);
+  return sink_write_copy (tbq, buffer, size);
 }
 
 /* One writer session for a whole list: published once, at its end.  A

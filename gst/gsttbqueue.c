@@ -570,6 +570,7 @@ gst_tbqueue_open (GstTbQueue * tbq)
   tbq->reader = reader;
   tbq->copy_task = task;
   tbq->limits.max_inline = tbq_queue_max_inline_size (q);
+  tbq->limits.max_small = gst_tbq_record_max_small (tbq->limits.max_inline);
   tbq->limits.max_record = MAX (tbq_queue_max_extent_size (q),
       tbq_queue_max_record_size (q));
   tbq->special_caps = FALSE;
