@@ -72,11 +72,11 @@ gst_tbqueue_post_no_memory (GstTbQueue * tbq, gboolean fatal)
     return FALSE;
   if (fatal)
     GST_ELEMENT_ERROR (tbq, RESOURCE, NO_SPACE_LEFT,
-        ("Out of memory: the %s", msg), (NULL));
+        ("Cannot grow the queue's memory (%s)", msg), (NULL));
   else
     GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
-        ("Out of memory: the %s; the queue goes on with the memory it has",
-            msg), (NULL));
+        ("Cannot grow the queue's memory (%s); the queue goes on with what "
+            "it has", msg), (NULL));
   return TRUE;
 }
 

@@ -223,10 +223,20 @@ locked_unpin_partial (GstTbQueue * tbq)
   }
 }
 
+/* qlock: nothing is queued but the list being gathered: its rest was
+ * not written (the upstream thread stopped part-way and uncounted it). */
+static gboolean
+locked_partial_is_all (GstTbQueue * tbq)
+{
+  return TBQ_LOAD (tbq->in_items) - TBQ_LOAD (tbq->out_items)
+      == gst_buffer_list_length (tbq->partial);
+}
+
 /* Src task, qlock: gather the rest of the list begun in `partial`; its
  * records follow (one writer session), some maybe still on their way.
- * A record that is not the rest of a list ends it (a list cut short when
- * it was written).  DEQUEUE_AGAIN when a leak took the list meanwhile. */
+ * A list cut short when it was written ends at the next record that is
+ * not its rest, or when nothing else is queued.  DEQUEUE_AGAIN when a leak
+ * took the list meanwhile. */
 static DequeueResult
 locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
 {
@@ -236,6 +246,8 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
     GstTbqItem item;
 
     if (!locked_peek_position (tbq, &position)) {
+      if (locked_partial_is_all (tbq))
+        break;
       if (!tbq_queue_sink_can_take (tbq->q))
         locked_unpin_partial (tbq);
       gst_tbqueue_locked_wait_sink (tbq, key);

@@ -308,7 +308,9 @@ out_not_queued:
 }
 
 /* Buffers [written, n) of a list were not written: undo their accounting
- * (the sink position goes back to the end of the written ones). */
+ * (the sink position goes back to the end of the written ones).  A src
+ * task gathering the list learns under qlock that its rest will not come
+ * (gsttbqueue-dequeue.c, locked_gather). */
 static void
 sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
     guint written, GstClockTime old_position, gboolean old_tail)
@@ -318,6 +320,7 @@ sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
 
   for (i = written; i < n; i++)
     bytes += gst_buffer_get_size (gst_buffer_list_get (list, i));
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
   TBQ_ADD (tbq->in_buffers, -(guint64) (n - written));
   TBQ_ADD (tbq->in_bytes, -bytes);
   TBQ_ADD (tbq->in_items, -(guint64) (n - written));
@@ -325,6 +328,11 @@ sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
     TBQ_STORE (tbq->tail_is_buffer, FALSE);
   tbq->sink_segment.position = old_position;
   gst_tbqueue_apply_buffer_list (tbq, list, written);
+  if (written > 0 && tbq->reader != NULL) {
+    tbq_reader_wake (tbq->reader);
+    GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 }
 
 static GstFlowReturn
