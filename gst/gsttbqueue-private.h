@@ -6,7 +6,8 @@
  *
  * THREADS
  *  - The upstream streaming thread (it holds the sink pad's stream lock)
- *    is the only user of the libtbq writer.  A plain buffer takes no lock:
+ *    uses the libtbq writer; whoever holds that lock may (the src task
+ *    does, below, PUBLISH-BATCH).  A plain buffer takes no lock:
  *    it checks the flow and the levels with relaxed loads, bumps the
  *    sink-side counters it owns and writes one record (gsttbqueue-sink.c).
  *  - The copy task, a GstTask, runs the libtbq copier and takes no lock of
@@ -73,6 +74,17 @@
  *  it takes while the queue is filled, so the oldest items go, as with
  *  queue, and never a newer one in their place.
  *
+ * PUBLISH-BATCH
+ *  With publish-batch other than 1 the writer holds records back,
+ *  unpublished, while downstream is busy.  None is held from a src task
+ *  that waits for data: the upstream thread publishes at once when it
+ *  writes a buffer while the src task waits empty (src_idle, a Dekker
+ *  handshake: gst_tbqueue_locked_is_empty), and a src task that finds
+ *  items counted in but nothing to wait for collects them itself, taking
+ *  the sink pad's stream lock with a trylock (the upstream thread is then
+ *  out of the element: it publishes before anything it waits for).
+ *  Whatever waits at a limit publishes first.
+ *
  * COUNTERS
  *  Each counter has one writer (a thread, or whoever holds qlock): it bumps
  *  it with TBQ_ADD, anyone reads it with TBQ_LOAD.  The in-counters are
@@ -111,7 +123,6 @@ typedef struct
 {
   /* The upstream thread's. */
   _Atomic guint64 copied;       /* buffers written by value */
-  _Atomic guint64 copier_waits; /* waits for the copy task (leaky modes) */
   _Atomic guint64 referenced;   /* buffers written by reference */
   _Atomic guint64 copy_fallbacks;       /* transfer=copy buffers that had to be referenced */
   _Atomic guint64 dropped_upstream;     /* buffers leaked on the upstream end */
@@ -122,6 +133,8 @@ typedef struct
   _Atomic guint64 peak_time;
   /* qlock's. */
   _Atomic guint64 dropped_downstream;   /* buffers leaked on the downstream end */
+  _Atomic guint64 copier_waits; /* waits for the copy task (leaky modes,
+                                 * lowered limits) */
   /* The src task's. */
   _Atomic guint64 underruns;
 } GstTbQueueCounters;
@@ -167,9 +180,11 @@ struct _GstTbQueue
   gsize max_copy;               /* largest payload a copy record carries */
   gboolean batching;            /* publish-batch is not 1: the writer holds
                                  * records back until it publishes */
-  _Atomic gboolean src_idle;    /* batching: the src task waits for data
-                                 * (written under qlock); see
-                                 * gst_tbqueue_sink_publish_if_idle */
+  _Atomic gboolean src_idle;    /* batching: the src task waits for data;
+                                 * written under qlock, read by the
+                                 * upstream thread: relaxed, ordered by the
+                                 * seq_cst fences of the handshake
+                                 * (gst_tbqueue_sink_publish_if_idle) */
 
   gboolean geometry_in_use;     /* qlock: from open() to close() */
 
@@ -219,8 +234,10 @@ struct _GstTbQueue
   gboolean leaking_list;        /* the rest of a leaked list is dropped */
   _Atomic gboolean leak_pending;        /* a leak is not finished: whoever
                                          * takes records leaks them while the
-                                         * queue is filled (written under
-                                         * qlock) */
+                                         * queue is filled.  Written under
+                                         * qlock; the upstream thread's relaxed
+                                         * read is a hint it checks again
+                                         * under qlock */
   _Atomic guint64 out_buffers;
   _Atomic guint64 out_bytes;
   _Atomic guint64 out_items;

@@ -470,38 +470,33 @@ GST_START_TEST (test_a_leaky_mode_never_waits_for_a_sink_pool_held_downstream)
 GST_END_TEST;
 
 /* leaky=no with the sink pool held downstream waits, and a flush or a
- * state change ends that wait at once. */
-static TbqPush *
-wait_at_a_full_sink_pool (TbqLink * l)
+ * state change ends that wait at once.  Downstream holds the first
+ * (copied) buffer; a thread pushes far more than the two sink blocks and
+ * the source pool hold.  Once both pools are full nothing can move until
+ * downstream lets go: the pusher waits for good. */
+static GThread *
+wait_at_a_full_sink_pool (TbqLink * l, Pusher * p)
 {
-  TbqPush *push = NULL;
-  guint i;
+  GThread *thread;
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
 
   tbq_link_start (l);
   tbq_link_hold (l);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, 0, 0)),
       GST_FLOW_OK);
   tbq_link_wait_holding (l);
-  /* Each push either returns or is the one that waits (libtbq counts the
-   * wait before it sleeps). */
-  for (i = 1; push == NULL && i < 200; i++) {
-    TbqPush *p = tbq_push_async (l, GST_MINI_OBJECT (tbq_buffer_new (1000,
-                i, i * GST_MSECOND)));
-    gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
-
-    while (!tbq_push_is_done (p)
-        && tbq_stat (l->element, "pressure-waits") == 0) {
-      fail_unless (g_get_monotonic_time () < end, "push %u hangs", i);
-      g_usleep (1000);
-    }
-    if (tbq_push_is_done (p)) {
-      fail_unless_equals_int (tbq_push_join (p), GST_FLOW_OK);
-    } else {
-      push = p;
-    }
+  p->l = l;
+  p->n = 60;
+  p->size = 1000;
+  thread = g_thread_new ("pusher", pusher_main, p);
+  while (tbq_stat (l->element, "sink-blocks-in-use") < 2
+      || tbq_stat (l->element, "source-blocks-in-use")
+      < tbq_stat (l->element, "source-blocks")
+      || tbq_stat (l->element, "pressure-waits") == 0) {
+    fail_unless (g_get_monotonic_time () < end, "the pools never filled up");
+    g_usleep (1000);
   }
-  fail_unless (push != NULL, "the sink pool never filled up");
-  return push;
+  return thread;
 }
 
 static TbqLink *
@@ -519,10 +514,12 @@ small_sink_pool_link (void)
 GST_START_TEST (test_a_flush_ends_a_wait_at_a_full_sink_pool)
 {
   TbqLink *l = small_sink_pool_link ();
-  TbqPush *push = wait_at_a_full_sink_pool (l);
+  Pusher p;
+  GThread *thread = wait_at_a_full_sink_pool (l, &p);
 
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
-  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_FLUSHING);
+  g_thread_join (thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
   tbq_link_free (l);
 }
@@ -538,16 +535,17 @@ to_ready (gpointer data)
 GST_START_TEST (test_a_state_change_ends_a_wait_at_a_full_sink_pool)
 {
   TbqLink *l = small_sink_pool_link ();
-  TbqPush *push = wait_at_a_full_sink_pool (l);
-  GThread *thread;
+  Pusher p;
+  GThread *thread = wait_at_a_full_sink_pool (l, &p), *change;
 
   /* Downstream still holds its buffer: only the state change can end the
    * wait.  (The state change itself then waits for the src task, which
    * is in downstream's hands.) */
-  thread = g_thread_new ("to-ready", to_ready, l->element);
-  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_FLUSHING);
+  change = g_thread_new ("to-ready", to_ready, l->element);
+  g_thread_join (thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
   tbq_link_release (l);
-  fail_unless_equals_int (GPOINTER_TO_INT (g_thread_join (thread)),
+  fail_unless_equals_int (GPOINTER_TO_INT (g_thread_join (change)),
       GST_STATE_CHANGE_SUCCESS);
   tbq_link_free (l);
 }
