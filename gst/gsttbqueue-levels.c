@@ -158,7 +158,7 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   gst_tbqueue_update_time (tbq, TRUE);
   gst_tbqueue_update_time (tbq, FALSE);
   tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
-  tbq->eos_drain_until = 0;
+  tbq->eos_drain_until = tbq->flush_until = 0;
   tbq->seen_out_buffers = tbq->seen_out_bytes = 0;
   tbq->seen_srctime = GST_CLOCK_STIME_NONE;
   tbq->refresh_countdown = 1;

@@ -362,6 +362,9 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
   fail_unless_equals_uint64 (tbq_stat (l->element, "records-out"),
       tbq_stat (l->element, "records-in"));
   fail_unless_equals_uint64 (tbq_stat (l->element, "peak-level-buffers"), 10);
+  /* Drained, the src task finds the queue empty (counted before the
+   * signal). */
+  tbq_link_wait_signal (l, TBQ_SIGNAL_UNDERRUN, 1);
   fail_unless (tbq_stat (l->element, "underruns") >= 1);
   tbq_link_free (l);
 }
