@@ -293,13 +293,11 @@ report (Host * h, uint64_t written, uint64_t discarded)
       st.records_out, h->bad, discarded);
   printf ("copier passes %" PRIu64 ", sink pool peak %" PRIu64 " of %"
       PRIu64 " blocks, %" PRIu64 " allocation failures, %" PRIu64
-      " writes met a full sink pool
-", st.copier_passes,
+      " writes met a full sink pool\n", st.copier_passes,
       st.sink.blocks_peak, st.sink.blocks_limit, st.sink.alloc_failures,
       h->sink_full);
   printf ("large records: %" PRIu64 " extents allocated, %" PRIu64
-      " reused from the idle cache, peak %" PRIu64 " bytes in use
-",
+      " reused from the idle cache, peak %" PRIu64 " bytes in use\n",
       st.extents.allocations, st.extents.cache_hits, st.extents.bytes_peak);
   if (tbq_queue_take_error (h->q, msg, sizeof msg) != TBQ_OK)
     printf ("last error: %s\n", msg);
