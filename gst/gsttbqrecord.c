@@ -372,11 +372,6 @@ read_copy (const TbqRecord * rec, guint32 * list, gsize * payload)
   header = gst_tbq_record_copy_header (h.info);
   if (G_UNLIKELY (rec->size < header))
     return NULL;
-  if (G_UNLIKELY (h.info & GST_TBQ_HAS_LAYOUT)) {
-    n = GST_TBQ_N_MEMORIES (h.info);
-    if (n < 2 || n > GST_TBQ_MAX_MEMORIES)
-      return NULL;
-  }
   *payload = rec->size - header;
   for (k = 0; k < N_FIELDS; k++)
     if (h.info & (GST_TBQ_HAS_PTS << k)) {
@@ -390,7 +385,11 @@ read_copy (const TbqRecord * rec, guint32 * list, gsize * payload)
   }
   if (buffer == NULL)
     buffer = gst_buffer_new ();
-  if (!append_memories (buffer, rec, (guint8 *) rec->data + header,
+  if (G_UNLIKELY (h.info & GST_TBQ_HAS_LAYOUT))
+    n = GST_TBQ_N_MEMORIES (h.info);
+  /* The record gave its shell away: a failure from here frees it. */
+  if (n == 1 || n > GST_TBQ_MAX_MEMORIES
+      || !append_memories (buffer, rec, (guint8 *) rec->data + header,
           *payload, n, p)) {
     gst_buffer_unref (buffer);
     return NULL;
@@ -418,41 +417,51 @@ gst_tbq_record_read (const TbqRecord * rec, GstTbqItem * item)
   item->list = 0;
   item->size = 0;
   item->seq = 0;
+  item->object = NULL;
   switch (rec->type) {
     case GST_TBQ_RECORD_BUFFER_COPY:
       item->object = GST_MINI_OBJECT_CAST (read_copy (rec, &item->list,
               &item->size));
       return item->object != NULL;
     case GST_TBQ_RECORD_BUFFER_REF:
+      if (G_UNLIKELY (rec->size < sizeof buffer))
+        return FALSE;
       memcpy (&buffer, rec->data, sizeof buffer);
       item->object = GST_MINI_OBJECT_CAST (buffer.buffer);
-      item->list = buffer.list;
-      item->size = buffer.size;
+      item->list = buffer.list & GST_TBQ_LIST_MASK;
+      item->size = G_LIKELY (buffer.size != GST_TBQ_SIZE_LARGE) ? buffer.size
+          : gst_buffer_get_size (buffer.buffer);
       return TRUE;
     case GST_TBQ_RECORD_EVENT:
+      if (G_UNLIKELY (rec->size < sizeof event))
+        return FALSE;
       memcpy (&event, rec->data, sizeof event);
       item->object = GST_MINI_OBJECT_CAST (event.event);
       return TRUE;
     case GST_TBQ_RECORD_QUERY:
+      if (G_UNLIKELY (rec->size < sizeof query))
+        return FALSE;
       memcpy (&query, rec->data, sizeof query);
       item->object = GST_MINI_OBJECT_CAST (query.query);
       item->seq = query.seq;
       return TRUE;
     default:
-      item->object = NULL;
       return FALSE;
   }
 }
 
 /* The shell a copy record owns, or NULL. */
 static GstMiniObject *
-copy_shell (const void *data)
+copy_shell (const void *data, guint32 size)
 {
   GstTbqCopyHeader h;
   GstBuffer *shell;
 
+  if (G_UNLIKELY (size < sizeof h))
+    return NULL;
   memcpy (&h, data, sizeof h);
-  if (!(h.info & GST_TBQ_HAS_SHELL))
+  if (!(h.info & GST_TBQ_HAS_SHELL)
+      || G_UNLIKELY (size < gst_tbq_record_copy_header (h.info)))
     return NULL;
   memcpy (&shell, (const guint8 *) data + sizeof h
       + 8 * __builtin_popcount (h.info & GST_TBQ_HAS_MASK), sizeof shell);
@@ -460,18 +469,22 @@ copy_shell (const void *data)
 }
 
 GstMiniObject *
-gst_tbq_record_owned (guint16 type, const void *data)
+gst_tbq_record_owned (guint16 type, const void *data, guint32 size)
 {
   GstTbqBufferRef buffer;
   GstTbqEventRef event;
 
   switch (type) {
     case GST_TBQ_RECORD_BUFFER_COPY:
-      return copy_shell (data);
+      return copy_shell (data, size);
     case GST_TBQ_RECORD_BUFFER_REF:
+      if (G_UNLIKELY (size < sizeof buffer))
+        return NULL;
       memcpy (&buffer, data, sizeof buffer);
       return GST_MINI_OBJECT_CAST (buffer.buffer);
     case GST_TBQ_RECORD_EVENT:
+      if (G_UNLIKELY (size < sizeof event))
+        return NULL;
       memcpy (&event, data, sizeof event);
       return GST_MINI_OBJECT_CAST (event.event);
     default:

@@ -39,18 +39,19 @@ wait_ready (void *arg)
 
 /* Move what writers published, through the copier; true if records moved.
  * When the copier is in a pass (which may be moving sealed blocks only),
- * ask it to take the current blocks too: it publishes and wakes us.  When
- * the sink pool has no free block, growing it is the copier's job. */
+ * or when the sink pool has no free block (growing it is the copier's
+ * job), hand the work to the copier, current blocks included (the records
+ * we wait for may be there): it publishes and wakes us. */
 static bool
 reader_pull (TbqReader * r)
 {
   bool moved;
   TbqStatus st = tbq_copier_pull (r->copier, &moved);
 
-  if (st == TBQ_BUSY)
+  if (st == TBQ_BUSY || st == TBQ_NO_SPACE) {
     tbq_wake_request_pickup (r->wake);
-  if (st == TBQ_BUSY || st == TBQ_NO_SPACE)
     tbq_wake_copier (r->wake);
+  }
   return moved;
 }
 

@@ -68,7 +68,7 @@ fuzz_codec_decode (const TbqRecord * rec, guint32 * list, gsize * size)
 GstMiniObject *
 fuzz_codec_owned (const TbqRecord * rec)
 {
-  return gst_tbq_record_owned (rec->type, rec->data);
+  return gst_tbq_record_owned (rec->type, rec->data, rec->size);
 }
 
 guint32
