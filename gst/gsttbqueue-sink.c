@@ -171,8 +171,9 @@ sink_log_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
       GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)), how);
 }
 
-/* Write one buffer (owned) by reference: the record takes it. */
-static inline GstFlowReturn
+/* Write one buffer (owned) by reference: the record takes it.  Part of
+ * the reference fast path: always inlined. */
+G_ALWAYS_INLINE static inline GstFlowReturn
 sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstFlowReturn ret;
