@@ -113,8 +113,7 @@ map_memories (guint n, GstTbqBufferPlan * plan)
   guint i;
 
   for (i = 0; i < n; i++) {
-    if (!gst_memory_map (plan->maps[i].memory, &plan->maps[i],
-            GST_MAP_READ)) {
+    if (!gst_memory_map (plan->maps[i].memory, &plan->maps[i], GST_MAP_READ)) {
       plan->n_maps = i;
       gst_tbq_record_plan_clear (plan);
       return FALSE;
@@ -258,8 +257,7 @@ write_header (void *record, GstBuffer * buffer, guint32 info)
   WRITE_FIELD (p, info, GST_TBQ_HAS_DTS, GST_BUFFER_DTS (buffer));
   WRITE_FIELD (p, info, GST_TBQ_HAS_DURATION, GST_BUFFER_DURATION (buffer));
   WRITE_FIELD (p, info, GST_TBQ_HAS_OFFSET, GST_BUFFER_OFFSET (buffer));
-  WRITE_FIELD (p, info, GST_TBQ_HAS_OFFSET_END,
-      GST_BUFFER_OFFSET_END (buffer));
+  WRITE_FIELD (p, info, GST_TBQ_HAS_OFFSET_END, GST_BUFFER_OFFSET_END (buffer));
   return p;
 }
 

@@ -42,7 +42,8 @@ sink_reserve_slow (GstTbQueue * tbq, TbqStatus st, guint16 type,
 
   if (st != TBQ_DROPPED)
     return gst_tbqueue_write_failed (tbq, st);
-  return gst_tbqueue_wait_for_source_block (tbq, is_buffer, retry_reserve, &a);
+  return gst_tbqueue_wait_for_source_block (tbq, is_buffer, size,
+      retry_reserve, &a);
 }
 
 /* Reserve a record: GST_FLOW_OK, GST_FLOW_CUSTOM_SUCCESS when a leaky mode
@@ -260,11 +261,13 @@ retry_next_block (GstTbQueue * tbq, gpointer data)
   return tbq_session_next_block (data);
 }
 
-/* The current block of a list's session is full: continue in a new one.
- * A full source pool is waited for, or (leaky, with the sink pool full
- * too) ends the list here: GST_FLOW_CUSTOM_SUCCESS. */
+/* The current block of a list's session has no room for a record of
+ * `size` bytes (or the sink pool none for its extent): continue in a new
+ * one.  A full source pool is waited for, or (leaky, with the sink pool
+ * unable to take the record) ends the list here:
+ * GST_FLOW_CUSTOM_SUCCESS. */
 static GstFlowReturn
-sink_list_next_block (GstTbQueue * tbq, TbqSession * s)
+sink_list_next_block (GstTbQueue * tbq, TbqSession * s, guint32 size)
 {
   TbqStatus st = tbq_session_next_block (s);
 
@@ -272,7 +275,8 @@ sink_list_next_block (GstTbQueue * tbq, TbqSession * s)
     return GST_FLOW_OK;
   if (st != TBQ_DROPPED)
     return gst_tbqueue_write_failed (tbq, st);
-  return gst_tbqueue_wait_for_source_block (tbq, TRUE, retry_next_block, s);
+  return gst_tbqueue_wait_for_source_block (tbq, TRUE, size,
+      retry_next_block, s);
 }
 
 /* One writer session for a whole list: published once, at its end.  The
@@ -297,7 +301,7 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
 
     sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position, &r);
     while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
-        && (ret = sink_list_next_block (tbq, &s)) == GST_FLOW_OK);
+        && (ret = sink_list_next_block (tbq, &s, r.size)) == GST_FLOW_OK);
     if (rec == NULL) {
       gst_tbq_record_plan_clear (&r);
       break;

@@ -233,7 +233,7 @@ gst_tbqueue_transfer_get_type (void)
   static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_TBQUEUE_TRANSFER_AUTO,
-        "Copy buffers of a buffer pool and small buffers, reference the rest",
+          "Copy buffers of a buffer pool and small buffers, reference the rest",
         "auto"},
     {GST_TBQUEUE_TRANSFER_COPY,
         "Copy every buffer that can be copied without loss", "copy"},
@@ -370,8 +370,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
           "transfer=auto: largest buffer copied when it belongs to no "
           "buffer pool (bytes; buffers of a pool are copied whatever "
-          "their size)",
-          0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+          "their size)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
           "Size of each source pool block (bytes, multiple of 64, at least "

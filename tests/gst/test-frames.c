@@ -265,6 +265,70 @@ GST_START_TEST (test_frames_up_to_8_mib_are_copied_with_the_default_properties)
 
 GST_END_TEST;
 
+/* ---- frames that find the sink pool full ---- */
+
+/* 16 MiB of sink pool, frames of 4 MiB, no level limit: with downstream
+ * blocked the sink pool's budget is what fills.  __i__: leaky=upstream or
+ * downstream.  A frame that finds no room is an overrun and leaks as at a
+ * max-size-* limit (upstream: the new frame; downstream: the oldest queued
+ * ones, or the new one when those are not within reach yet); no push
+ * waits for downstream; what arrives is in order, every byte right, and
+ * what did not is counted. */
+GST_START_TEST (test_a_frame_that_finds_the_sink_pool_full_leaks)
+{
+  const gchar *leaky = __i__ ? "downstream" : "upstream";
+  const gsize size = 4 * 1024 * 1024;
+  const guint n = 12;
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "sink-max-bytes",
+      (guint64) 16 * 1024 * 1024, NULL);
+  GstBufferPool *pool = camera_pool (size, POOL_BUFFERS);
+  GstBufferPoolAcquireParams params = { 0, };
+  guint8 *ref = g_malloc (size);
+  guint64 dropped, last = 0;
+  guint k, got;
+
+  gst_util_set_object_arg (G_OBJECT (l->element), "leaky", leaky);
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  tbq_link_start_held (l);
+  for (k = 0; k < n; k++) {
+    GstBuffer *b = NULL;
+
+    fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b,
+            &params), GST_FLOW_OK);
+    fill_frame (b, k);
+    fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+  }
+  fail_unless (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) > 0);
+  fail_unless (tbq_stat (l->element, "dropped-upstream")
+      + tbq_stat (l->element, "dropped-downstream") > 0);
+  if (!__i__)
+    fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-downstream"),
+        0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "copy-fallbacks"), 0);
+  tbq_link_release (l);
+  fail_unless (tbq_link_push_event (l, gst_event_new_eos ()));
+  tbq_link_wait_event (l, GST_EVENT_EOS);
+  got = tbq_link_n_buffers (l);
+  dropped = tbq_stat (l->element, "dropped-upstream")
+      + tbq_stat (l->element, "dropped-downstream");
+  fail_unless_equals_uint64 (got + dropped, n);
+  for (k = 0; k < got; k++) {
+    GstBuffer *b = tbq_link_buffer (l, k);
+    guint64 frame = GST_BUFFER_OFFSET (b);
+
+    fail_unless (k == 0 || frame > last, "frame %" G_GUINT64_FORMAT
+        " after %" G_GUINT64_FORMAT, frame, last);
+    check_frame (b, frame, size, ref);
+    last = frame;
+  }
+  tbq_link_free (l);
+  camera_pool_free (pool);
+  g_free (ref);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_frames_suite (void)
 {
@@ -278,6 +342,8 @@ tbqueue_frames_suite (void)
       test_a_frame_too_large_to_copy_is_referenced_with_one_warning, 0, 2);
   tcase_add_loop_test (tc,
       test_frames_up_to_8_mib_are_copied_with_the_default_properties, 0, 3);
+  tcase_add_loop_test (tc, test_a_frame_that_finds_the_sink_pool_full_leaks,
+      0, 2);
   return s;
 }
 
