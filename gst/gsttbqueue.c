@@ -356,6 +356,27 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           RW_PLAYING));
 
   /* tbqueue's own */
+  /**
+   * GstTbQueue:transfer:
+   *
+   * How buffers travel.  "auto" copies a buffer when giving it back at once
+   * matters: it belongs to a #GstBufferPool (`buffer->pool` set: a camera's
+   * capture queue, a decoder's output pool), whatever its size, or it is
+   * at most #GstTbQueue:copy-threshold bytes; it references larger buffers
+   * of no pool, which nobody waits for.  "copy" copies every buffer,
+   * "reference" none.  A copy keeps flags, timestamps, offsets, every meta
+   * a deep copy keeps and the memory layout; a frame (above a quarter of a
+   * source block) is copied once, into memory of its own taken from the
+   * sink pool's budget.  In every mode a buffer that cannot be copied
+   * without loss is referenced and counted (copy-fallbacks and a counter
+   * of the reason in #GstTbQueue:stats): special memory (fd memory such
+   * as DMA-buf, memory that cannot be mapped, caps of a memory type other
+   * than system memory), a meta that cannot be copied, or a buffer larger
+   * than #GstTbQueue:sink-max-bytes allows (with a warning).
+   *
+   * Since 0.2 "auto" copies buffers of a pool of any size, and "copy"
+   * copies buffers of any size, with their metas and memory layout.
+   */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
           "How buffers travel: auto copies buffers of a buffer pool (any "
@@ -366,11 +387,27 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "cannot be copied, larger than sink-max-bytes allows) are "
           "referenced in every mode",
           GST_TYPE_TBQUEUE_TRANSFER, DEFAULT_TRANSFER, RW_PLAYING));
+  /**
+   * GstTbQueue:copy-threshold:
+   *
+   * With #GstTbQueue:transfer "auto": the largest buffer copied when it
+   * belongs to no buffer pool (bytes).  Buffers of a pool are copied
+   * whatever their size.
+   *
+   * Since 0.2 it no longer limits buffers of a pool.
+   */
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
           "transfer=auto: largest buffer copied when it belongs to no "
           "buffer pool (bytes; buffers of a pool are copied whatever "
           "their size)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+  /**
+   * GstTbQueue:source-block-size:
+   *
+   * Size of each source pool block (bytes).  A copied buffer whose record
+   * is above a quarter of a block (about 1,000 bytes by default) is
+   * written into memory of its own from the sink pool instead.
+   */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
           "Size of each source pool block (bytes, multiple of 64, at least "
@@ -390,6 +427,18 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_uint64 ("sink-min-bytes", "Sink pool minimum (bytes)",
           "Sink pool memory allocated and pre-faulted up front (bytes)",
           0, G_MAXUINT64, DEFAULT_SINK_MIN_BYTES, RW_READY));
+  /**
+   * GstTbQueue:sink-max-bytes:
+   *
+   * The most memory the sink pool may grow to, the memory of copied
+   * frames included (bytes).  Reaching it is an overrun.  With the
+   * default (256 MiB) frames of 600 KB up to 8 MiB and more are copied;
+   * a buffer larger than this less two sink blocks cannot be copied and
+   * is referenced, with one #GST_RESOURCE_ERROR_NO_SPACE_LEFT warning per
+   * stream that names the value to raise it to.
+   *
+   * Since 0.2 it also holds copied frames.
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
       g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
           "Most memory the sink pool may grow to, copied frames included "
@@ -416,6 +465,18 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "thread never makes a system call for a buffer and the copy task "
           "picks buffers up within this interval (ns)", 0,
           TBQ_PICKUP_INTERVAL_MAX_NS, DEFAULT_PICKUP_INTERVAL, RW_READY));
+  /**
+   * GstTbQueue:stats:
+   *
+   * A #GstStructure named "tbqueue-stats" of #guint64 fields: levels,
+   * peaks, counters and pool sizes.  Among them buffers-copied,
+   * buffers-referenced and copy-fallbacks (buffers the transfer mode would
+   * copy that were referenced), with the reason in
+   * referenced-special-memory, referenced-uncopyable-meta and
+   * referenced-too-large.
+   *
+   * Since 0.2 it has the referenced-* fields.
+   */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",
