@@ -16,10 +16,13 @@ import os
 import re
 import sys
 
+from taplib import Tap  # tests/python
+
 src_dir = sys.argv[1]
 sources = {p: open(p, encoding="utf-8").read()
            for p in sorted(glob.glob(os.path.join(src_dir, "*.[ch]")))}
-results = []
+tap = Tap()
+check = tap.check
 
 DOC_BLOCK = re.compile(r"/\*\*\n(.*?)\*/", re.S)
 PROPERTY = re.compile(
@@ -30,9 +33,6 @@ ENUM = re.compile(r"g_enum_register_static\s*\(\s*\"(\w+)\"")
 # Between a doc block and its call: blank lines and /* plain comments */.
 GAP = re.compile(r"\s*(/\*(?!\*)[^*]*\*+(?:[^/*][^*]*\*+)*/\s*)*")
 
-
-def check(ok, name, why=""):
-    results.append((ok, name, why))
 
 
 def block_before(text, pos):
@@ -102,12 +102,4 @@ for path, text in sources.items():
         check(marked, f"{base}: enum {name} is marked as plugin API",
               "no gst_type_mark_as_plugin_api () for its GType")
 
-print(f"1..{len(results)}")
-failed = 0
-for i, (ok, name, why) in enumerate(results, 1):
-    print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-    if not ok:
-        failed += 1
-        if why:
-            print(f"# {why}")
-sys.exit(1 if failed else 0)
+sys.exit(tap.done())
