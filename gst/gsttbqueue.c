@@ -65,10 +65,17 @@
  * Prefer queue when each single buffer must arrive with the least possible
  * delay (tbqueue adds a copy task hop) or when traffic is tiny.
  *
- * ## Example launch line
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 v4l2src ! tbqueue ! videoconvert ! x264enc ! fakesink
- * ]|
+ * ]| A camera into an encoder: the capture thread only writes records, the
+ * encoder runs in the src pad task.
+ * |[
+ * gst-launch-1.0 videotestsrc is-live=true num-buffers=300 ! tbqueue \
+ *     max-size-time=2000000000 leaky=downstream ! videoconvert ! jpegenc ! \
+ *     fakesink
+ * ]| A live stream that keeps at most two seconds and drops the oldest
+ * frames when the encoder falls behind.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -270,6 +277,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * The queue became empty: it holds less data than the min-threshold-*
    * properties require (by default: nothing).  Emitted from the src pad task.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_UNDERRUN] =
       g_signal_new ("underrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -280,6 +289,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * Enough data (min-threshold-*) is queued again, or the pushing thread may
    * go on after waiting for room.  Emitted from either streaming thread.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_RUNNING] =
       g_signal_new ("running", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -291,6 +302,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * The queue is full: a max-size-* limit is reached, or the sink pool is at
    * sink-max-bytes.  Emitted from the upstream streaming thread, before it
    * blocks or leaks.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_OVERRUN] =
       g_signal_new ("overrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -301,55 +314,152 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * The queue has enough data to start pushing again.  Emitted from the src
    * pad task.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_PUSHING] =
       g_signal_new ("pushing", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   /* queue's properties, same names, types, ranges and defaults */
+  /**
+   * GstTbQueue:current-level-bytes:
+   *
+   * Payload bytes queued: both layers and what the copy task holds.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BYTES,
       g_param_spec_uint ("current-level-bytes", "Current level (kB)",
           "Current amount of data in the queue (bytes)",
           0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:current-level-buffers:
+   *
+   * Buffers queued: both layers and what the copy task holds (a buffer
+   * list counts its buffers).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BUFFERS,
       g_param_spec_uint ("current-level-buffers", "Current level (buffers)",
           "Current number of buffers in the queue",
           0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:current-level-time:
+   *
+   * Running time between the newest buffer in and the oldest buffer out
+   * (ns), computed from the segments as queue computes it.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_TIME,
       g_param_spec_uint64 ("current-level-time", "Current level (ns)",
           "Current amount of data in the queue (in ns)",
           0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:max-size-bytes:
+   *
+   * Most payload bytes queued (0 = no limit).  Counts the buffers'
+   * bytes, not the pools' memory: #GstTbQueue:sink-max-bytes bounds that.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BYTES,
       g_param_spec_uint ("max-size-bytes", "Max. size (kB)",
           "Max. amount of data in the queue (bytes, 0=disable)",
           0, G_MAXUINT, DEFAULT_MAX_SIZE_BYTES, RW_PLAYING));
+  /**
+   * GstTbQueue:max-size-buffers:
+   *
+   * Most buffers queued (0 = no limit).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BUFFERS,
       g_param_spec_uint ("max-size-buffers", "Max. size (buffers)",
           "Max. number of buffers in the queue (0=disable)", 0, G_MAXUINT,
           DEFAULT_MAX_SIZE_BUFFERS, RW_PLAYING));
+  /**
+   * GstTbQueue:max-size-time:
+   *
+   * Most running time queued (ns, 0 = no limit).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_TIME,
       g_param_spec_uint64 ("max-size-time", "Max. size (ns)",
           "Max. amount of data in the queue (in ns, 0=disable)", 0,
           G_MAXUINT64, DEFAULT_MAX_SIZE_TIME, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-bytes:
+   *
+   * Bytes that must be queued before the src pad task pushes again after
+   * an underrun (0 = off).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BYTES,
       g_param_spec_uint ("min-threshold-bytes", "Min. threshold (kB)",
           "Min. amount of data in the queue to allow reading (bytes, 0=disable)",
           0, G_MAXUINT, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-buffers:
+   *
+   * Buffers that must be queued before the src pad task pushes again
+   * after an underrun (0 = off).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BUFFERS,
       g_param_spec_uint ("min-threshold-buffers", "Min. threshold (buffers)",
           "Min. number of buffers in the queue to allow reading (0=disable)",
           0, G_MAXUINT, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-time:
+   *
+   * Running time that must be queued before the src pad task pushes again
+   * after an underrun (ns, 0 = off).  Added to the minimum latency, as
+   * queue does.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_TIME,
       g_param_spec_uint64 ("min-threshold-time", "Min. threshold (ns)",
           "Min. amount of data in the queue to allow reading (in ns, 0=disable)",
           0, G_MAXUINT64, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:leaky:
+   *
+   * What happens when the queue is full: block the pushing thread
+   * (#GST_TBQUEUE_NO_LEAK), drop the incoming buffer
+   * (#GST_TBQUEUE_LEAK_UPSTREAM) or drop the oldest queued buffers
+   * (#GST_TBQUEUE_LEAK_DOWNSTREAM).  Same values and nicks as queue's.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_LEAKY,
       g_param_spec_enum ("leaky", "Leaky",
           "Where the queue leaks, if at all",
           GST_TYPE_TBQUEUE_LEAKY, GST_TBQUEUE_NO_LEAK, RW_PLAYING));
+  /**
+   * GstTbQueue:silent:
+   *
+   * Don't emit the #GstTbQueue::underrun, #GstTbQueue::running,
+   * #GstTbQueue::overrun and #GstTbQueue::pushing signals.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SILENT,
       g_param_spec_boolean ("silent", "Silent",
           "Don't emit queue signals", FALSE, RW_PLAYING));
+  /**
+   * GstTbQueue:flush-on-eos:
+   *
+   * Discard everything queued when EOS arrives and pass EOS on at once.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_FLUSH_ON_EOS,
       g_param_spec_boolean ("flush-on-eos", "Flush on EOS",
           "Discard all data in the queue when an EOS event is received", FALSE,
@@ -376,6 +486,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * Since 0.2 "auto" copies buffers of a pool of any size, and "copy"
    * copies buffers of any size, with their metas and memory layout.
+   *
+   * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
@@ -395,6 +507,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * whatever their size.
    *
    * Since 0.2 it no longer limits buffers of a pool.
+   *
+   * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
@@ -404,9 +518,12 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /**
    * GstTbQueue:source-block-size:
    *
-   * Size of each source pool block (bytes).  A copied buffer whose record
-   * is above a quarter of a block (about 1,000 bytes by default) is
-   * written into memory of its own from the sink pool instead.
+   * Bytes per source pool block (a multiple of 64, at least 128).  A
+   * copied buffer whose record is above a quarter of a block (about 1,000
+   * bytes by default) is written into memory of its own from the sink pool
+   * instead.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
@@ -414,15 +531,40 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "128; buffers above a quarter of it are copied into memory of "
           "their own, from the sink pool)",
           128, 1 << 30, DEFAULT_SOURCE_BLOCK_SIZE, RW_READY));
+  /**
+   * GstTbQueue:source-blocks:
+   *
+   * Number of source pool blocks, all allocated up front (at least 2).
+   * Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCKS,
       g_param_spec_uint ("source-blocks", "Source blocks",
           "Number of source pool blocks (pre-allocated, at least 2)",
           2, 1 << 20, DEFAULT_SOURCE_BLOCKS, RW_READY));
+  /**
+   * GstTbQueue:sink-block-size:
+   *
+   * Bytes per sink pool block (a multiple of 64, at least
+   * #GstTbQueue:source-block-size).  Applies from the next READY to PAUSED
+   * change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_BLOCK_SIZE,
       g_param_spec_uint ("sink-block-size", "Sink block size (bytes)",
           "Size of each sink pool block (bytes, multiple of 64, at least "
           "source-block-size)",
           128, 1 << 30, DEFAULT_SINK_BLOCK_SIZE, RW_READY));
+  /**
+   * GstTbQueue:sink-min-bytes:
+   *
+   * Sink pool memory allocated and pre-faulted up front (bytes).  Applies
+   * from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_MIN_BYTES,
       g_param_spec_uint64 ("sink-min-bytes", "Sink pool minimum (bytes)",
           "Sink pool memory allocated and pre-faulted up front (bytes)",
@@ -431,13 +573,17 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * GstTbQueue:sink-max-bytes:
    *
    * The most memory the sink pool may grow to, the memory of copied
-   * frames included (bytes).  Reaching it is an overrun.  With the
-   * default (256 MiB) frames of 600 KB up to 8 MiB and more are copied;
-   * a buffer larger than this less two sink blocks cannot be copied and
-   * is referenced, with one #GST_RESOURCE_ERROR_NO_SPACE_LEFT warning per
-   * stream that names the value to raise it to.
+   * frames included (bytes, at least two sink blocks).  Reaching it is an
+   * overrun.  It bounds the queue's memory where #GstTbQueue:max-size-bytes
+   * bounds the payload.  Applies from the next READY to PAUSED change.
+   * With the default (256 MiB) frames of 600 KB up to 8 MiB and more are
+   * copied; a buffer larger than this less two sink blocks cannot be
+   * copied and is referenced, with one #GST_RESOURCE_ERROR_NO_SPACE_LEFT
+   * warning per stream that names the value to raise it to.
    *
    * Since 0.2 it also holds copied frames.
+   *
+   * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
       g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
@@ -446,11 +592,29 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "buffer larger than this less two sink blocks cannot be copied: "
           "it is referenced, with a warning",
           0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
+  /**
+   * GstTbQueue:idle-blocks:
+   *
+   * Idle sink blocks kept when the backlog drains; the rest is given back
+   * to the system.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_IDLE_BLOCKS,
       g_param_spec_uint ("idle-blocks", "Idle blocks kept",
           "Idle sink blocks kept when the backlog drains; the rest is given "
           "back to the system (blocks)", 0, G_MAXUINT, DEFAULT_IDLE_BLOCKS,
           RW_READY));
+  /**
+   * GstTbQueue:publish-batch:
+   *
+   * Make queued buffers visible to the copy task every N buffers (1 =
+   * every buffer, 0 = only when a source block is full) while downstream
+   * is busy.  Events and queries always publish at once.  Applies from the
+   * next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_PUBLISH_BATCH,
       g_param_spec_uint ("publish-batch", "Publish batch (buffers)",
           "Make queued buffers visible to the copy task every N buffers "
@@ -458,6 +622,16 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "and queries always publish; N > 1 holds up to N-1 buffers until "
           "more data or an event arrives", 0, G_MAXUINT,
           DEFAULT_PUBLISH_BATCH, RW_READY));
+  /**
+   * GstTbQueue:pickup-interval:
+   *
+   * 0: when downstream waits for data, the src pad task is woken and moves
+   * the new buffers itself.  Otherwise (ns) the copy task picks buffers up
+   * within this interval and the pushing thread makes no system call for a
+   * buffer.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_PICKUP_INTERVAL,
       g_param_spec_uint64 ("pickup-interval", "Pickup interval (ns)",
           "0 = when downstream waits for data, wake the src task, which moves "
@@ -476,6 +650,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * referenced-too-large.
    *
    * Since 0.2 it has the referenced-* fields.
+   *
+   * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",

@@ -21,7 +21,22 @@ G_DECLARE_FINAL_TYPE (GstTbQueue, gst_tbqueue, GST, TBQUEUE, GstElement)
 GType gst_tbqueue_leaky_get_type (void);
 GType gst_tbqueue_transfer_get_type (void);
 
-/* Same values and nicks as queue's GstQueueLeaky. */
+/**
+ * GstTbQueueLeaky:
+ * @GST_TBQUEUE_NO_LEAK: Not Leaky: a full queue blocks the pushing thread
+ * @GST_TBQUEUE_LEAK_UPSTREAM: Leaky on upstream: a full queue drops the
+ *   incoming buffer
+ * @GST_TBQUEUE_LEAK_DOWNSTREAM: Leaky on downstream: a full queue drops
+ *   the oldest queued buffers
+ *
+ * What a full tbqueue does (#GstTbQueue:leaky).  The values, nicks ("no",
+ * "upstream", "downstream") and names are queue's (GstQueueLeaky), so a
+ * pipeline description or an application that sets queue's leaky property
+ * by value or nick works unchanged; code that names the GType must name
+ * this one.
+ *
+ * Since: 0.1
+ */
 typedef enum
 {
   GST_TBQUEUE_NO_LEAK = 0,
@@ -29,6 +44,21 @@ typedef enum
   GST_TBQUEUE_LEAK_DOWNSTREAM = 2
 } GstTbQueueLeaky;
 
+/**
+ * GstTbQueueTransfer:
+ * @GST_TBQUEUE_TRANSFER_AUTO: copy plain system-memory buffers without metas
+ *   up to #GstTbQueue:copy-threshold bytes, reference the rest
+ * @GST_TBQUEUE_TRANSFER_COPY: copy every buffer that can be copied without
+ *   loss (plain system memory, no metas), reference the rest
+ * @GST_TBQUEUE_TRANSFER_REFERENCE: queue the buffers themselves, as queue
+ *   does
+ *
+ * How buffers travel through a tbqueue (#GstTbQueue:transfer).  A copied
+ * buffer is released upstream before the chain function returns, and
+ * downstream receives a buffer whose memory lives in the sink pool.
+ *
+ * Since: 0.1
+ */
 typedef enum
 {
   GST_TBQUEUE_TRANSFER_AUTO = 0,

@@ -111,9 +111,7 @@ expect_warning (GstBus * bus)
 }
 
 /* __i__: the leaky mode.  Downstream holds the first buffer; the sink pool
- * has its two pre-allocated blocks and cannot grow beyond them.  Source
- * blocks of 8 KiB: the buffers travel inline, in sink blocks (a record
- * above a quarter of a source block would take an extent of its own). */
+ * has its two pre-allocated blocks and cannot grow beyond them. */
 GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
 {
   gint leaky = __i__;
@@ -125,7 +123,9 @@ GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
       (guint64) 64 * FAIL_SIZE, NULL);
   GstBus *bus = gst_bus_new ();
   /* More than the two sink blocks (67 records each) and the source pool
-   * (4 blocks of 7) hold; seeds stay below 256. */
+   * (4 blocks of 8 records) hold; seeds stay below 256.  Source blocks of
+   * 8 KiB keep 1000-byte records inline (in smaller ones they would travel
+   * out of line, in extents, and never ask for a sink block). */
   Pusher p = { l, 200, GST_FLOW_OK };
   GThread *thread;
   guint64 dropped;
