@@ -303,8 +303,7 @@ GST_START_TEST (test_a_frame_that_finds_the_sink_pool_full_leaks)
   fail_unless (tbq_stat (l->element, "dropped-upstream")
       + tbq_stat (l->element, "dropped-downstream") > 0);
   if (!__i__)
-    fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-downstream"),
-        0);
+    fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-downstream"), 0);
   fail_unless_equals_uint64 (tbq_stat (l->element, "copy-fallbacks"), 0);
   tbq_link_release (l);
   fail_unless (tbq_link_push_event (l, gst_event_new_eos ()));

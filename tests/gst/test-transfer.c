@@ -69,8 +69,7 @@ assert_same_buffer (GstBuffer * got, GstBuffer * want)
   fail_unless_equals_uint64 (GST_BUFFER_DTS (got), GST_BUFFER_DTS (want));
   fail_unless_equals_uint64 (GST_BUFFER_DURATION (got),
       GST_BUFFER_DURATION (want));
-  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (got),
-      GST_BUFFER_OFFSET (want));
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (got), GST_BUFFER_OFFSET (want));
   fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (got),
       GST_BUFFER_OFFSET_END (want));
   fail_unless_equals_int (GST_BUFFER_FLAGS (got), GST_BUFFER_FLAGS (want));
@@ -407,8 +406,7 @@ GST_START_TEST (test_auto_references_large_buffers_of_no_pool)
   fail_if (was_copied ("auto", tbq_buffer_new (101, 0, 0), 100, NULL));
   fail_unless (was_copied ("auto", tbq_buffer_new (100, 0, 0), 100, NULL));
   /* Nobody waits for it: referencing it is the rule, not a fallback. */
-  fail_if (was_copied ("auto", tbq_buffer_new (614400, 0, 0), 512,
-          &fallbacks));
+  fail_if (was_copied ("auto", tbq_buffer_new (614400, 0, 0), 512, &fallbacks));
   fail_unless_equals_uint64 (fallbacks, 0);
 }
 
@@ -593,8 +591,7 @@ tbqueue_transfer_suite (void)
   tcase_add_loop_test (tc,
       test_copied_buffers_return_to_the_upstream_pool_at_once, 0, 2);
   tcase_add_test (tc, test_copied_buffers_follow_copy_on_write);
-  tcase_add_test (tc,
-      test_copied_buffers_stay_valid_after_the_element_is_gone);
+  tcase_add_test (tc, test_copied_buffers_stay_valid_after_the_element_is_gone);
   tcase_add_test (tc, test_auto_copies_small_plain_buffers);
   tcase_add_test (tc, test_auto_references_large_buffers_of_no_pool);
   tcase_add_loop_test (tc, test_auto_copies_pooled_buffers_of_any_size, 0, 4);
