@@ -495,12 +495,8 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
     cfg->publish = TBQ_PUBLISH_EVERY_N;
     cfg->publish_every = tbq->publish_batch;
   }
-  if (tbq->pickup_interval > 0) {
-    cfg->wake = TBQ_WAKE_LAZY;
-    cfg->pickup_interval_ns = (int64_t) tbq->pickup_interval;
-  } else {
-    cfg->wake = TBQ_WAKE_ON_DEMAND;
-  }
+  cfg->wake = TBQ_WAKE_ON_DEMAND;
+  cfg->max_coalesce_ns = (int64_t) tbq->pickup_interval;
   GST_OBJECT_UNLOCK (tbq);
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;

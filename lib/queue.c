@@ -80,8 +80,7 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   if (q->sink_pool == NULL)
     return st;
   /* The copier's doorbell is in the sink pool (pool.h, owner_ev). */
-  tbq_wake_init (&q->wake, q->cfg.wake, q->cfg.pickup_interval_ns,
-      &q->sink_pool->owner_ev);
+  tbq_wake_init (&q->wake, q->cfg.wake, &q->sink_pool->owner_ev);
   if (tbq_copier_init (&q->copier, &q->registry, &q->wake, q->sink_pool,
           &q->interrupted, q->cfg.spin_iterations, &first) != TBQ_OK) {
     tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
@@ -90,7 +89,7 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
     return TBQ_NO_MEMORY;
   }
   tbq_reader_init (&q->reader, first, &q->wake, &q->interrupted,
-      q->cfg.spin_iterations, &q->copier);
+      q->cfg.spin_iterations, &q->copier, q->cfg.max_coalesce_ns);
   return TBQ_OK;
 }
 
@@ -351,6 +350,8 @@ writer_stats (TbqQueue * q, TbqStats * st)
   st->records_dropped = t.records_dropped;
   st->handoffs = t.handoffs;
   st->pressure_waits = t.pressure_waits;
+  st->writer_wakeups = t.wakeups;
+  st->writer_sleeps = t.sleeps;
   st->source.allocations = t.source_allocations;
   st->source.releases = t.source_releases;
   st->source.alloc_failures = t.source_alloc_failures;
@@ -368,6 +369,12 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
   st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
       memory_order_relaxed);
   st->records_discarded = atomic_load_explicit (&q->records_discarded,
+      memory_order_relaxed);
+  st->reader_sleeps = tbq_event_sleeps (&q->wake.reader_ev);
+  /* Acquire: pairs with the nap count in pull.c. */
+  st->reader_naps = atomic_load_explicit (&q->reader.naps,
+      memory_order_acquire);
+  st->reader_naps_woken = atomic_load_explicit (&q->reader.naps_woken,
       memory_order_relaxed);
   tbq_copier_stats (&q->copier, st);
 }

@@ -47,7 +47,6 @@ tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
   writer_start_block (w, b);
   w->copy_blk = b;
   w->copy_off = 0;
-  tbq_wake_writer_opened (wake);
   *out = w;
   return TBQ_OK;
 }
@@ -64,6 +63,8 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
   t->handoffs = atomic_load_explicit (&w->handoffs, memory_order_relaxed);
   t->pressure_waits = atomic_load_explicit (&w->pressure_waits,
       memory_order_relaxed);
+  t->wakeups = atomic_load_explicit (&w->wakeups, memory_order_relaxed);
+  t->sleeps = tbq_event_sleeps (&w->pool.ev);
   tbq_pool_stats (&w->pool, &ps);
   t->source_allocations = ps.allocations;
   t->source_releases = ps.releases;
@@ -73,7 +74,6 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
 void
 tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final)
 {
-  tbq_wake_writer_closed (w->wake);
   /* Only the current block is still out of the pool. */
   tbq_pool_put (&w->pool, w->cur);
   tbq_pool_fini (&w->pool);
@@ -119,6 +119,14 @@ tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every)
   return TBQ_OK;
 }
 
+/* Count the wake-ups (system calls) the writer's thread made. */
+static inline void
+writer_woke (TbqWriter * w, int wakeups)
+{
+  if (wakeups != 0)
+    tbq_count (&w->wakeups, (uint64_t) wakeups);
+}
+
 /* Make everything below wpos visible to the copier. */
 static inline void
 writer_publish (TbqWriter * w)
@@ -157,7 +165,7 @@ writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
 
   /* Let the copier drain what we have before anyone waits on it. */
   writer_publish (w);
-  tbq_wake_copier (w->wake);
+  writer_woke (w, tbq_wake_copier (w->wake));
   if (st == TBQ_NO_MEMORY)
     return st;
   if (w->backpressure == TBQ_BACKPRESSURE_DROP)
@@ -197,7 +205,8 @@ writer_handoff (TbqWriter * w)
   writer_start_block (w, nb);
   sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
       - atomic_load_explicit (&w->blocks_returned, memory_order_relaxed);
-  tbq_wake_handed_off (w->wake, w->wake_policy, sealed, w->handoff_wake);
+  writer_woke (w, tbq_wake_handed_off (w->wake, w->wake_policy, sealed,
+          w->handoff_wake));
   return TBQ_OK;
 }
 
@@ -292,7 +301,7 @@ writer_commit (TbqWriter * w, uint32_t size)
       return;
   }
   writer_publish (w);
-  tbq_wake_published (w->wake, w->wake_policy);
+  writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
 }
 
 /* Write a whole record that fits at wpos. */
@@ -383,8 +392,7 @@ tbq_writer_flush (TbqWriter * w)
   if (w == NULL)
     return;
   writer_publish (w);
-  tbq_wake_request_pickup (w->wake);
-  tbq_wake_copier (w->wake);
+  writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
 }
 
 typedef struct
@@ -426,7 +434,7 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
    * Acquire: pairs with writer_publish(); passed on to the copier by the
    * pickup request's release. */
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_acquire);
-  /* With on-demand or lazy wake nobody may have woken the copier. */
+  /* With on-demand wake nobody may have woken the copier. */
   if (!writer_synced (&s)) {
     tbq_wake_request_pickup (w->wake);
     tbq_wake_copier (w->wake);
@@ -491,7 +499,7 @@ tbq_session_end_impl (TbqSession * s)
     return;
   session_account (s);
   writer_publish (w);
-  tbq_wake_published (w->wake, w->wake_policy);
+  writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
 }
 
 TbqStatus

@@ -39,6 +39,7 @@ struct TbqWriter
   _Atomic uint64_t bytes_in;
   _Atomic uint64_t records_dropped;
   _Atomic uint64_t pressure_waits;
+  _Atomic uint64_t wakeups;     /* system calls made to wake someone */
   _Atomic uint64_t published_bytes;     /* block bytes published, all blocks */
 
   /* Writer-written at hand-offs only, read by the copier's has-work check:

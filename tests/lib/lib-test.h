@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,40 +172,18 @@ read_record (TbqReader * r, TbqRecord * rec, int64_t timeout_ns)
 
 /* ---- threads ---- */
 
-static inline pid_t
-current_tid (void)
+/* Every sleep begun inside the library on `q`'s events: by writers (and
+ * syncs), the copier and the reader.  A sleep is counted once the thread
+ * is registered on its event, so a test that sees the count grow knows
+ * that any wake it makes from now on reaches that thread: a test waits
+ * for this instead of guessing from timing that a thread blocks. */
+static inline uint64_t
+sleeps_of (TbqQueue * q)
 {
-  return (pid_t) syscall (SYS_gettid);
-}
+  TbqStats st;
 
-/* The scheduler state letter of thread `tid` of this process. */
-static inline char
-thread_state (pid_t tid)
-{
-  char path[64], buf[256], *p;
-  FILE *fp;
-  size_t n;
-
-  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
-  fp = fopen (path, "r");
-  if (fp == NULL)
-    return '?';
-  n = fread (buf, 1, sizeof buf - 1, fp);
-  fclose (fp);
-  buf[n] = '\0';
-  /* "tid (comm) S ...": the state follows the last ')'. */
-  p = strrchr (buf, ')');
-  return p != NULL && p[1] == ' ' ? p[2] : '?';
-}
-
-/* Wait until thread `tid` sleeps, seen twice 20 ms apart so that a passing
- * system call does not count: used where a test is only meaningful once
- * another thread blocks in a library wait. */
-static inline void
-wait_until_thread_sleeps (pid_t tid)
-{
-  WAIT_UNTIL (thread_state (tid) == 'S'
-      && (sleep_ns (20 * MS_NS), thread_state (tid) == 'S'));
+  tbq_queue_get_stats (q, &st);
+  return st.writer_sleeps + st.copier_sleeps + st.reader_sleeps;
 }
 
 /* ---- payloads derived from a sequence number ---- */
