@@ -71,6 +71,7 @@
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
+#include "gsttbqueue-placement.h"
 #include "gsttbqueue-sink.h"
 #include "gsttbqueue-src.h"
 #include "gsttbqmemory.h"
@@ -116,7 +117,13 @@ enum
   PROP_IDLE_BLOCKS,
   PROP_PUBLISH_BATCH,
   PROP_PICKUP_INTERVAL,
-  PROP_STATS
+  PROP_STATS,
+  PROP_COPY_TASK_CPUS,
+  PROP_COPY_TASK_POLICY,
+  PROP_COPY_TASK_PRIORITY,
+  PROP_SRC_TASK_CPUS,
+  PROP_SRC_TASK_POLICY,
+  PROP_SRC_TASK_PRIORITY
 };
 
 /* queue's defaults */
@@ -179,6 +186,8 @@ static void gst_tbqueue_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
     GstStateChange transition);
+static gboolean gst_tbqueue_post_message (GstElement * element,
+    GstMessage * message);
 
 static void
 geometry_store (GstTbQueue * tbq, const Geometry * g, guint64 v)
@@ -239,10 +248,78 @@ gst_tbqueue_transfer_get_type (void)
   return type;
 }
 
+GType
+gst_tbqueue_sched_policy_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_TBQUEUE_SCHED_INHERIT,
+        "Leave the thread's policy and priority as they are", "inherit"},
+    {GST_TBQUEUE_SCHED_OTHER, "SCHED_OTHER (priority: nice value)", "other"},
+    {GST_TBQUEUE_SCHED_FIFO, "SCHED_FIFO (priority: 1 to 99)", "fifo"},
+    {GST_TBQUEUE_SCHED_RR, "SCHED_RR (priority: 1 to 99)", "rr"},
+    {GST_TBQUEUE_SCHED_BATCH, "SCHED_BATCH (priority: nice value)", "batch"},
+    {GST_TBQUEUE_SCHED_IDLE, "SCHED_IDLE", "idle"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstTbQueueSchedPolicy", values));
+  return type;
+}
+
 #define RW_PLAYING (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING | \
     G_PARAM_STATIC_STRINGS)
 #define RW_READY (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY | \
     G_PARAM_STATIC_STRINGS)
+
+/* Thread placement, for each task: where it runs and how it is
+ * scheduled (gsttbqueue-placement.c). */
+static void
+install_placement_properties (GObjectClass * gobject_class)
+{
+  static const struct
+  {
+    guint cpus, policy, priority;
+    const gchar *names[3];
+    const gchar *what;
+  } tasks[] = {
+    {PROP_COPY_TASK_CPUS, PROP_COPY_TASK_POLICY, PROP_COPY_TASK_PRIORITY,
+        {"copy-task-cpus", "copy-task-policy", "copy-task-priority"},
+        "copy task"},
+    {PROP_SRC_TASK_CPUS, PROP_SRC_TASK_POLICY, PROP_SRC_TASK_PRIORITY,
+        {"src-task-cpus", "src-task-policy", "src-task-priority"},
+        "src pad task"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (tasks); i++) {
+    gchar *blurb;
+
+    blurb = g_strdup_printf ("CPUs the %s's thread may run on, as "
+        "\"0-1,3\" (empty = leave it as it is); applied when the task "
+        "starts and at once while it runs", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].cpus,
+        g_param_spec_string (tasks[i].names[0], "CPUs", blurb, "",
+            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+    blurb = g_strdup_printf ("Scheduling policy of the %s's thread "
+        "(inherit = leave it as it is)", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].policy,
+        g_param_spec_enum (tasks[i].names[1], "Scheduling policy", blurb,
+            GST_TYPE_TBQUEUE_SCHED_POLICY, GST_TBQUEUE_SCHED_INHERIT,
+            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+    blurb = g_strdup_printf ("Priority of the %s's thread with its policy: "
+        "1 to 99 with fifo and rr, a nice value (-20 to 19) with other and "
+        "batch", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].priority,
+        g_param_spec_int (tasks[i].names[2], "Scheduling priority", blurb,
+            -20, 99, 0, G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+  }
+}
 
 static void
 gst_tbqueue_class_init (GstTbQueueClass * klass)
@@ -254,6 +331,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   gobject_class->get_property = gst_tbqueue_get_property;
   gobject_class->finalize = gst_tbqueue_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
 
   /**
    * GstTbQueue::underrun:
@@ -404,6 +482,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  install_placement_properties (gobject_class);
 
   gst_element_class_set_static_metadata (element_class,
       "Two-layer queue", "Generic",
@@ -415,6 +494,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_SCHED_POLICY, 0);
   gst_tbq_memory_init_once ();
   gst_tbq_record_init_once ();
 }
@@ -448,6 +528,7 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_cond_init (&tbq->query_handled, NULL);
   pthread_cond_init (&tbq->reader_back, NULL);
   g_rec_mutex_init (&tbq->copy_task_lock);
+  gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
 }
 
@@ -462,6 +543,7 @@ gst_tbqueue_finalize (GObject * object)
   pthread_cond_destroy (&tbq->query_handled);
   pthread_cond_destroy (&tbq->reader_back);
   g_rec_mutex_clear (&tbq->copy_task_lock);
+  gst_tbqueue_placement_clear (tbq);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -614,6 +696,29 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
   return ret;
 }
 
+/* The src pad's task announces itself (CREATE) before it starts: place it
+ * as the copy task is placed.  The application sees the message after. */
+static gboolean
+gst_tbqueue_post_message (GstElement * element, GstMessage * message)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (element);
+
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_STREAM_STATUS
+      && GST_MESSAGE_SRC (message) == GST_OBJECT_CAST (tbq->srcpad)) {
+    GstStreamStatusType type;
+    GstElement *owner;
+    const GValue *task;
+
+    gst_message_parse_stream_status (message, &type, &owner);
+    task = gst_message_get_stream_status_object (message);
+    if (type == GST_STREAM_STATUS_TYPE_CREATE && task != NULL
+        && G_VALUE_HOLDS (task, GST_TYPE_TASK))
+      gst_tbqueue_placement_adopt_pad_task (tbq, tbq->srcpad,
+          g_value_get_object (task));
+  }
+  return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
+}
+
 /* ---- properties ---- */
 
 static GstStructure *
@@ -693,6 +798,65 @@ set_geometry (GstTbQueue * tbq, const Geometry * g, const GValue * value,
   GST_OBJECT_UNLOCK (tbq);
 }
 
+/* The placement properties: which task, and which of its three. */
+static gboolean
+placement_of (guint prop_id, GstTbQueueThread * which, guint * what)
+{
+  if (prop_id < PROP_COPY_TASK_CPUS || prop_id > PROP_SRC_TASK_PRIORITY)
+    return FALSE;
+  *which = prop_id < PROP_SRC_TASK_CPUS ? GST_TBQUEUE_COPY_TASK
+      : GST_TBQUEUE_SRC_TASK;
+  *what = (prop_id - PROP_COPY_TASK_CPUS) % 3;
+  return TRUE;
+}
+
+static gboolean
+set_placement (GstTbQueue * tbq, guint prop_id, const GValue * value)
+{
+  GstTbQueueThread which;
+  GstTbQueueSchedPolicy policy;
+  gint priority;
+  guint what;
+
+  if (!placement_of (prop_id, &which, &what))
+    return FALSE;
+  if (what == 0) {
+    gst_tbqueue_placement_set_cpus (tbq, which, g_value_get_string (value));
+    return TRUE;
+  }
+  gst_tbqueue_placement_get_policy (tbq, which, &policy, &priority);
+  if (what == 1)
+    policy = g_value_get_enum (value);
+  else
+    priority = g_value_get_int (value);
+  gst_tbqueue_placement_set_policy (tbq, which, policy, priority);
+  return TRUE;
+}
+
+static gboolean
+get_placement (GstTbQueue * tbq, guint prop_id, GValue * value)
+{
+  GstTbQueueThread which;
+  GstTbQueueSchedPolicy policy;
+  gint priority;
+  guint what;
+
+  if (!placement_of (prop_id, &which, &what))
+    return FALSE;
+  if (what == 0) {
+    gchar *cpus = gst_tbqueue_placement_get_cpus (tbq, which);
+
+    g_value_take_string (value, cpus != NULL ? cpus : g_strdup (""));
+    return TRUE;
+  }
+  gst_tbqueue_placement_get_policy (tbq, which, &policy, &priority);
+  if (what == 1)
+    g_value_set_enum (value, policy);
+  else
+    g_value_set_int (value, priority);
+  return TRUE;
+}
+
 static void
 gst_tbqueue_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -705,6 +869,8 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
     set_geometry (tbq, g, value, pspec);
     return;
   }
+  if (set_placement (tbq, prop_id, value))
+    return;
 
   /* Limits affect both streaming threads. */
   GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -830,7 +996,7 @@ gst_tbqueue_get_property (GObject * object, guint prop_id, GValue * value,
     default:
       if (geometry_of (prop_id) != NULL)
         get_geometry (tbq, geometry_of (prop_id), value);
-      else
+      else if (!get_placement (tbq, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
