@@ -284,6 +284,20 @@ mode_follows_the_arrival_rate (void)
   CHECK_EQ (p.mode, TBQ_COALESCE_WAKE);
 }
 
+/* `n` records taken `gap` apart, each right after the last pull. */
+static void
+feed (TbqCoalesce * c, int64_t * t, uint64_t * taken, int64_t gap, int n,
+    TbqCoalescePlan * p)
+{
+  int i;
+
+  for (i = 0; i < n; i++) {
+    *t += gap;
+    tbq_coalesce_fed (c, *t);
+    tbq_coalesce_plan (c, *t, ++*taken, p);
+  }
+}
+
 /* A gap longer than the bound ends napping even when the average says
  * dense. */
 static void
@@ -294,25 +308,16 @@ a_gap_longer_than_the_bound_ends_napping (void)
   TbqCoalescePlan p;
   int64_t t = SEC;
   uint64_t taken = 0;
-  int i;
 
   tbq_coalesce_init (&c, bound);
-  for (i = 0; i < 20; i++) {
-    t += 5 * US;
-    tbq_coalesce_fed (&c, t);
-    tbq_coalesce_plan (&c, t, ++taken, &p);
-  }
+  feed (&c, &t, &taken, 5 * US, 20, &p);
   CHECK_EQ (p.mode, TBQ_COALESCE_NAP);
   /* Nothing taken for longer than the bound (a kick, a caller's timeout). */
   t += bound + 1;
   tbq_coalesce_plan (&c, t, taken, &p);
   CHECK_EQ (p.mode, TBQ_COALESCE_WAKE);
   /* Dense again: naps again after a few records. */
-  for (i = 0; i < 20; i++) {
-    t += 5 * US;
-    tbq_coalesce_fed (&c, t);
-    tbq_coalesce_plan (&c, t, ++taken, &p);
-  }
+  feed (&c, &t, &taken, 5 * US, 20, &p);
   CHECK_EQ (p.mode, TBQ_COALESCE_NAP);
   t += 2 * bound;
   tbq_coalesce_fed (&c, t);
@@ -347,14 +352,9 @@ deadline_stays_within_the_bound_of_now (void)
   TbqCoalescePlan p;
   int64_t t = SEC;
   uint64_t taken = 0;
-  int i;
 
   tbq_coalesce_init (&c, bound);
-  for (i = 0; i < 20; i++) {
-    t += 5 * US;
-    tbq_coalesce_fed (&c, t);
-    tbq_coalesce_plan (&c, t, ++taken, &p);
-  }
+  feed (&c, &t, &taken, 5 * US, 20, &p);
   CHECK_EQ (p.mode, TBQ_COALESCE_NAP);
   tbq_coalesce_fed (&c, t + 10 * MS);
   tbq_coalesce_plan (&c, t, taken, &p);
