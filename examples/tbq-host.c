@@ -7,7 +7,9 @@
  *   1. stream: the host's copy task drives the copier step by step and
  *      reports allocation failures; the host's consumer takes records under
  *      the host's lock with the split wait, and keeps some zero-copy;
- *      the producer writes in sessions and builds records in place;
+ *      the producer writes in sessions and builds records in place, and
+ *      now and then a 600 KB video frame, which travels out of line (the
+ *      producer fills it where the consumer reads it: one copy);
  *   2. flush: interrupt, join the tasks, discard what is queued (releasing
  *      what records own), resume;
  *   3. drain: the copier on a thread the host created (tbq_copier_run),
@@ -23,9 +25,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum
 { FRAME = 1, EVENT = 2 };
+
+/* One frame in LARGE_EVERY is a 640 x 480 YUY2 picture. */
+#define LARGE_EVERY 256
+#define LARGE_FRAME (640 * 480 * 2)
 
 typedef struct
 {
@@ -39,11 +46,12 @@ typedef struct
   pthread_t copy_task, consume_task;
 } Host;
 
-/* Every record starts with its sequence number. */
+/* Every record starts with its sequence number; a large frame ends with
+ * it too (one contiguous range, however large). */
 static void
 check_record (Host * h, const TbqRecord * rec)
 {
-  uint64_t seq;
+  uint64_t seq, tail;
 
   if (rec->size < sizeof seq) {
     h->bad++;
@@ -52,6 +60,11 @@ check_record (Host * h, const TbqRecord * rec)
   memcpy (&seq, rec->data, sizeof seq);
   if (seq != h->next || (rec->type != FRAME && rec->type != EVENT))
     h->bad++;
+  if (rec->size == LARGE_FRAME) {
+    memcpy (&tail, (const unsigned char *) rec->data + rec->size
+        - sizeof tail, sizeof tail);
+    h->bad += tail != seq;
+  }
   h->next = seq + 1;
 }
 
@@ -110,7 +123,8 @@ start_tasks (Host * h)
   pthread_create (&h->consume_task, NULL, consume_task, h);
 }
 
-/* Records of 8..`max` bytes: frames in sessions, events built in place. */
+/* Records of 8..`max` bytes: frames in sessions, events built in place;
+ * every LARGE_EVERY-th frame a picture of LARGE_FRAME bytes. */
 static bool
 produce (TbqWriter * w, uint64_t * seq, uint64_t n, uint32_t max)
 {
@@ -131,13 +145,19 @@ produce (TbqWriter * w, uint64_t * seq, uint64_t n, uint32_t max)
     }
     tbq_session_begin (w, &s);
     for (; *seq < end && *seq % 16 != 0; (*seq)++) {
-      while ((p = tbq_session_reserve (&s, FRAME, size)) == NULL)
+      uint32_t n = *seq % LARGE_EVERY == 1 ? LARGE_FRAME : size;
+
+      /* A large frame is reserved like any: the pointer is into its
+       * extent, where the consumer will read it. */
+      while ((p = tbq_session_reserve (&s, FRAME, n)) == NULL)
         if (tbq_session_next_block (&s) != TBQ_OK) {
           tbq_session_end (&s);
           return false;
         }
-      memset (p, 0, size);
+      memset (p, 0, n);
       memcpy (p, seq, 8);
+      if (n == LARGE_FRAME)
+        memcpy ((unsigned char *) p + n - 8, seq, 8);
     }
     tbq_session_end (&s);
   }
@@ -267,6 +287,9 @@ report (Host * h, uint64_t written, uint64_t discarded)
   printf ("copier passes %" PRIu64 ", sink pool peak %" PRIu64 " of %"
       PRIu64 " blocks, %" PRIu64 " allocation failures\n", st.copier_passes,
       st.sink.blocks_peak, st.sink.blocks_limit, st.sink.alloc_failures);
+  printf ("large records: %" PRIu64 " extents allocated, %" PRIu64
+      " reused from the idle cache, peak %" PRIu64 " bytes in use\n",
+      st.extents.allocations, st.extents.cache_hits, st.extents.bytes_peak);
   if (tbq_queue_take_error (h->q, msg, sizeof msg) != TBQ_OK)
     printf ("last error: %s\n", msg);
   return h->bad == 0 && st.records_out + discarded == written
@@ -293,8 +316,9 @@ main (int argc, char **argv)
     fprintf (stderr, "tbq-host: %s: %s\n", tbq_status_to_string (st), msg);
     return 1;
   }
-  printf ("records of up to %" PRIu32 " bytes; sink blocks of %zu bytes\n",
-      tbq_queue_max_record_size (h.q),
+  printf ("records of up to %" PRIu32 " bytes inline, up to %" PRIu32
+      " out of line; sink blocks of %zu bytes\n",
+      tbq_queue_max_inline_size (h.q), tbq_queue_max_extent_size (h.q),
       tbq_queue_get_config (h.q)->sink.block_size);
   if (tbq_writer_new (h.q, &w) != TBQ_OK
       || tbq_reader_new (h.q, &h.r) != TBQ_OK)

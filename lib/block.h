@@ -5,7 +5,10 @@
  *
  * A block is a fixed-size, cache-line-aligned chunk of a pool with a
  * 64-byte header; records (8-byte header + payload, 8-byte aligned) follow
- * one another in its data area and never straddle blocks.
+ * one another in its data area and never straddle blocks.  A record too
+ * large to travel inline is an *indirect* record: its header and a
+ * TbqIndirect (extent pointer + payload size) in the block, its payload in
+ * an *extent* (extent.h), which starts with the same 64-byte header.
  *
  * OWNERSHIP AND ORDERING (the whole library's memory protocol, in one place;
  * every other file points here):
@@ -26,6 +29,21 @@
  *    the sink pool), so there is no ABA.  A push is a release CAS, a pop an
  *    acquire CAS.  Sink blocks are reference counted (acq_rel decrement):
  *    every read of a block's bytes happens before its reuse.
+ *
+ *  - Extents (extent.h).  The writer fills an extent, then writes the
+ *    indirect record that points to it; the extent pointer and the payload
+ *    travel with the chain protocol above (the writer's release store of
+ *    `published`, then the copier's), so whoever reads the indirect record
+ *    sees the payload.  An extent is reference counted like a sink block:
+ *    the indirect record owns one reference, which passes to the reader
+ *    when it takes the record (dropped at its next take) or to discard.
+ *    The last unref (acq_rel) returns it to the idle cache, whose lock
+ *    orders it before its reuse by a writer.
+ *
+ *  - The sink budget (pool.h).  Sink blocks in use and extents in use are
+ *    charged, in bytes, to one counter of the sink pool (a relaxed CAS: it
+ *    counts memory, it publishes nothing).  Whoever uncharges notifies the
+ *    sink pool's event, so writers and the copier waiting for room wake.
  *
  *  - Events (event.h).  A waiter reads the event's `seq` (acquire),
  *    registers in `waiters`, issues a full fence, re-checks its condition
@@ -52,19 +70,24 @@
 #include "tbq.h"
 #include "machine.h"
 
+#include <stdbool.h>
+
 typedef struct TbqPool TbqPool;
+typedef struct TbqExtents TbqExtents;
 
 struct TbqBlock
 {
   _Atomic uint32_t published;   /* bytes of complete records visible to the consumer */
-  _Atomic uint32_t refs;        /* sink blocks: copier + reader + zero-copy holders */
+  _Atomic uint32_t refs;        /* sink blocks: copier + reader + zero-copy holders;
+                                 * extents: the record (then the reader) + holders */
   _Atomic (TbqBlock *) next;    /* successor in the chain; non-NULL = sealed */
   TbqBlock *free_next;          /* free-list link (owned by whoever holds the block) */
-  TbqPool *pool;
+  TbqPool *pool;                /* its pool; extents: the sink pool (budget) */
+  TbqExtents *extents;          /* extents: their idle cache; NULL for blocks */
   uint32_t capacity;            /* data bytes */
   uint32_t mapped;              /* 1 = mmap'ed, 0 = aligned_alloc'ed */
   unsigned char pad_[TBQ_BLOCK_HEADER_SIZE - 2 * sizeof (uint32_t)
-      - 3 * sizeof (void *) - 2 * sizeof (uint32_t)];
+      - 4 * sizeof (void *) - 2 * sizeof (uint32_t)];
   unsigned char data[];
 };
 
@@ -86,24 +109,50 @@ tbq_record_at (const unsigned char *p)
   return (const TbqRecordHeader *) (const void *) p;
 }
 
-/* Call `release` (may be NULL) for every record in [from, to) of `data`;
- * returns how many there were. */
-static inline uint64_t
-tbq_records_release (const unsigned char *data, uint32_t from, uint32_t to,
-    TbqReleaseFunc release, void *user_data)
+/* TbqRecordHeader.reserved of an indirect record (0 for an inline one). */
+#define TBQ_RECORD_INDIRECT 1u
+
+/* The payload of an indirect record (its header says sizeof (TbqIndirect),
+ * so every walk over a block steps over it like any record). */
+typedef struct
 {
-  uint64_t n = 0;
+  TbqBlock *extent;             /* holds the record's payload at data[] */
+  uint64_t size;                /* payload bytes */
+} TbqIndirect;
 
-  while (from < to) {
-    const TbqRecordHeader *h = tbq_record_at (data + from);
+/* Block bytes of an indirect record. */
+#define TBQ_INDIRECT_SPAN TBQ_RECORD_SPAN (sizeof (TbqIndirect))
 
-    if (release)
-      release (h->type, data + from + TBQ_RECORD_HEADER_SIZE, h->size,
-          user_data);
-    from += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    n++;
-  }
-  return n;
+static inline bool
+tbq_record_is_indirect (const TbqRecordHeader * h)
+{
+  return h->reserved != 0;
+}
+
+static inline TbqIndirect
+tbq_record_indirect (const TbqRecordHeader * h)
+{
+  TbqIndirect ind;
+
+  memcpy (&ind, (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE, sizeof ind);
+  return ind;
+}
+
+/* Write an indirect record for `size` bytes in `e` at `p`. */
+static inline void
+tbq_record_put_indirect (unsigned char *p, uint16_t type, uint32_t size,
+    TbqBlock * e)
+{
+  TbqRecordHeader h;
+  TbqIndirect ind;
+
+  h.size = (uint32_t) sizeof ind;
+  h.type = type;
+  h.reserved = TBQ_RECORD_INDIRECT;
+  ind.extent = e;
+  ind.size = size;
+  memcpy (p, &h, sizeof h);
+  memcpy (p + TBQ_RECORD_HEADER_SIZE, &ind, sizeof ind);
 }
 
 #endif /* TBQ_BLOCK_H */

@@ -9,7 +9,9 @@
  * blocks, and returns each consumed source block at once.  The sink block is
  * published once per pass.  Per writer the order is FIFO; nothing is copied
  * twice because copy_off only moves forward.  Which passes also take the
- * writers' current blocks is the wake module's decision (wake.c).
+ * writers' current blocks is the wake module's decision (wake.c).  An
+ * indirect record (a large record's, block.h) moves like any record: its
+ * extent stays where it is.
  */
 #include "copier.h"
 
@@ -43,14 +45,15 @@ copier_start_sink (TbqCopier * c, TbqBlock * b)
 
 TbqStatus
 tbq_copier_init (TbqCopier * c, TbqRegistry * registry, TbqWake * wake,
-    TbqPool * sink, const _Atomic int *interrupted, uint32_t spins,
-    TbqBlock ** first)
+    TbqPool * sink, TbqExtents * extents, const _Atomic int *interrupted,
+    uint32_t spins, TbqBlock ** first)
 {
   TbqBlock *b;
 
   c->registry = registry;
   c->wake = wake;
   c->sink = sink;
+  c->extents = extents;
   c->interrupted = interrupted;
   c->spins = spins;
   tbq_pickup_init (&c->pickup);
@@ -345,8 +348,9 @@ copier_work_ready (void *arg)
 
   if (copier_stopping (c))
     return true;
-  /* The reader returned blocks above the idle limit: trim them. */
-  if (tbq_pool_trim_due (c->sink))
+  /* The reader returned blocks or extents above the idle limit: trim
+   * them. */
+  if (tbq_pool_trim_due (c->sink) || tbq_extents_trim_due (c->extents))
     return true;
   return copier_has_work (c, tbq_wake_pickup_wanted (c->wake, &c->pickup));
 }
@@ -381,7 +385,9 @@ tbq_copier_pull (TbqCopier * c, bool *moved)
 }
 
 /* A pass by the copier itself, owning its state (released here); a pass
- * that finds nothing to move gives surplus sink blocks back. */
+ * that finds nothing to move gives surplus sink blocks back.  Idle
+ * extents above what their cache keeps go back after any pass: a busy
+ * stream of records of ever new sizes would grow the cache otherwise. */
 static TbqStatus
 copier_own_pass (TbqCopier * c, bool *moved)
 {
@@ -392,6 +398,8 @@ copier_own_pass (TbqCopier * c, bool *moved)
     st = copier_pass (c, moved, false);
     if (st == TBQ_OK && !*moved)
       tbq_pool_trim (c->sink);
+    if (tbq_extents_trim_due (c->extents))
+      tbq_extents_trim (c->extents);
   }
   copier_release (c);
   return st;

@@ -25,6 +25,7 @@ struct TbqCopier
   TbqRegistry *registry;
   TbqWake *wake;
   TbqPool *sink;
+  TbqExtents *extents;          /* their idle cache is trimmed here too */
   const _Atomic int *interrupted;
   uint32_t spins;               /* busy-wait rounds before sleeping */
 
@@ -49,8 +50,8 @@ struct TbqCopier
 /* Takes the first sink block: one reference for the copier, one for the
  * reader, which starts there (`*first`). */
 TbqStatus tbq_copier_init (TbqCopier * c, TbqRegistry * registry,
-    TbqWake * wake, TbqPool * sink, const _Atomic int *interrupted,
-    uint32_t spins, TbqBlock ** first);
+    TbqWake * wake, TbqPool * sink, TbqExtents * extents,
+    const _Atomic int *interrupted, uint32_t spins, TbqBlock ** first);
 /* Drops the copier's reference to its sink block. */
 void tbq_copier_fini (TbqCopier * c);
 

@@ -1,5 +1,5 @@
 /* Block pools: allocation, the LIFO free list, growth, trim, the shared
- * sink pool and its block references.
+ * sink pool, its byte budget and its blocks' last references.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -63,6 +63,7 @@ block_alloc (TbqPool * pool, bool prefault)
   atomic_init (&b->next, NULL);
   b->free_next = NULL;
   b->pool = pool;
+  b->extents = NULL;
   b->capacity = (uint32_t) (size - TBQ_BLOCK_HEADER_SIZE);
   if (pool->shared)
     atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
@@ -79,6 +80,7 @@ block_release (TbqPool * pool, TbqBlock * b)
   /* The pool shrinks: memory came back, so growth may be tried again. */
   atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
       memory_order_relaxed);
+  tbq_pool_budget_lift (pool);
   if (b->mapped)
     munmap (b, pool->cfg.block_size);
   else
@@ -132,6 +134,10 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
   atomic_init (&pool->refs, 1);
   atomic_init (&pool->orphaned, 0);
   atomic_init (&pool->limit, cfg->max_blocks);
+  /* No overflow: validation refuses a pool whose size overflows. */
+  pool->bytes_max = (uint64_t) cfg->max_blocks * cfg->block_size;
+  atomic_init (&pool->bytes_used, 0);
+  atomic_init (&pool->bytes_limit, pool->bytes_max);
   tbq_event_init (&pool->ev);
   tbq_event_init (&pool->owner_ev);
   pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
@@ -194,22 +200,55 @@ tbq_pool_orphan (TbqPool * pool)
 }
 
 void
-tbq_block_ref (TbqBlock * b)
+tbq_pool_ref (TbqPool * pool)
 {
-  if (b == NULL)
-    return;
   /* Relaxed: the caller holds a reference already. */
-  atomic_fetch_add_explicit (&b->refs, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
 }
 
 void
-tbq_block_unref (TbqBlock * b)
+tbq_pool_unref (TbqPool * pool)
 {
-  TbqPool *pool;
+  pool_unref (pool);
+}
 
-  if (b == NULL)
+void
+tbq_pool_uncharge (TbqPool * pool, uint64_t bytes)
+{
+  /* Relaxed: see tbq_pool_charge(); the notify's fence orders it before
+   * the waiters check (block.h, "Events"). */
+  atomic_fetch_sub_explicit (&pool->bytes_used, bytes, memory_order_relaxed);
+  tbq_event_notify (&pool->ev);
+}
+
+void
+tbq_pool_budget_failed (TbqPool * pool, uint64_t keep)
+{
+  uint64_t used = atomic_load_explicit (&pool->bytes_used,
+      memory_order_relaxed);
+  uint64_t held = used < pool->bytes_max - keep ? used + keep : pool->bytes_max;
+
+  atomic_store_explicit (&pool->bytes_limit, held, memory_order_relaxed);
+}
+
+void
+tbq_pool_budget_lift (TbqPool * pool)
+{
+  /* Relaxed: as the block limit; the notify's fence orders it for a
+   * writer waiting for room (block.h, "Events"). */
+  if (atomic_load_explicit (&pool->bytes_limit, memory_order_relaxed)
+      == pool->bytes_max)
     return;
-  pool = b->pool;
+  atomic_store_explicit (&pool->bytes_limit, pool->bytes_max,
+      memory_order_relaxed);
+  tbq_event_notify (&pool->ev);
+}
+
+void
+tbq_pool_block_unref (TbqBlock * b)
+{
+  TbqPool *pool = b->pool;
+
   /* Acq_rel: every read of the block's bytes happens before its reuse. */
   if (atomic_fetch_sub_explicit (&b->refs, 1, memory_order_acq_rel) != 1)
     return;
@@ -217,6 +256,9 @@ tbq_block_unref (TbqBlock * b)
    * with it the pool) may be released by an orphaning queue. */
   atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
   tbq_pool_put (pool, b);
+  /* Relaxed: see tbq_pool_charge(); the fence below orders it. */
+  atomic_fetch_sub_explicit (&pool->bytes_used, pool->cfg.block_size,
+      memory_order_relaxed);
   /* Seq_cst fence: the push before the `orphaned` load (Dekker with
    * tbq_pool_orphan()); whoever comes second clears the free list. */
   atomic_thread_fence (memory_order_seq_cst);
@@ -247,11 +289,11 @@ pool_pop (TbqPool * pool)
   return b;
 }
 
-TbqStatus
-tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
+/* Pop or grow; the budget is the caller's. */
+static TbqStatus
+pool_take_block (TbqPool * pool, bool grow, TbqBlock ** out)
 {
   TbqBlock *b = pool_pop (pool);
-  uint64_t in_use;
 
   if (b == NULL) {
     if (!grow || atomic_load_explicit (&pool->total, memory_order_relaxed)
@@ -260,6 +302,25 @@ tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
     b = block_alloc (pool, false);
     if (b == NULL)
       return TBQ_NO_MEMORY;
+  }
+  *out = b;
+  return TBQ_OK;
+}
+
+TbqStatus
+tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
+{
+  TbqBlock *b;
+  uint64_t in_use;
+  TbqStatus st;
+
+  if (pool->shared && !tbq_pool_charge (pool, pool->cfg.block_size, 0))
+    return TBQ_NO_SPACE;
+  st = pool_take_block (pool, grow, &b);
+  if (st != TBQ_OK) {
+    if (pool->shared)
+      tbq_pool_uncharge (pool, pool->cfg.block_size);
+    return st;
   }
   in_use = atomic_load_explicit (&pool->total, memory_order_relaxed)
       - atomic_load_explicit (&pool->idle, memory_order_relaxed);
@@ -336,6 +397,7 @@ tbq_pool_trim (TbqPool * pool)
   /* Idle: growth may be tried again when work comes. */
   atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
       memory_order_relaxed);
+  tbq_pool_budget_lift (pool);
   if (idle <= pool->cfg.max_idle_blocks || total <= pool->cfg.min_blocks)
     return 0;
   excess = idle - pool->cfg.max_idle_blocks;

@@ -17,6 +17,17 @@
  * why is kept for tbq_pool_take_error().  The limit is lifted again when
  * the pool gives blocks back to the system, or when its owner trims it
  * while idle.
+ *
+ * The sink pool's byte budget: sink blocks in use x block size plus the
+ * bytes of extents in use (extent.h) never exceed max_blocks x block size.
+ * The copier charges a block's bytes when it takes one and the last unref
+ * uncharges them; extents are charged by the writer that takes one.  Idle
+ * blocks and idle extents are not charged: they are bounded by their own
+ * trim.  A charge that does not fit is backpressure (the copier waits, a
+ * writer drops or waits) on the pool's event, which every uncharge
+ * notifies.  Extents always leave room for one more sink block (`keep` of
+ * tbq_pool_charge()), so that the copier can always move the indirect
+ * records that free them.
  */
 #ifndef TBQ_POOL_H
 #define TBQ_POOL_H
@@ -47,6 +58,11 @@ struct TbqPool
   bool shared;
   _Atomic int orphaned;
   _Atomic uint64_t refs;
+  /* Shared pools: the byte budget (see above).  `bytes_limit` is
+   * bytes_max, or less after an extent allocation failed. */
+  _Atomic uint64_t bytes_used;
+  _Atomic uint64_t bytes_limit;
+  uint64_t bytes_max;
   TbqEvent ev;                  /* a block came back */
   /* Shared pools: the owner's (the copier's) doorbell.  It lives here, not
    * in the queue, because a zero-copy holder's last unref may ring it (to
@@ -66,10 +82,18 @@ TbqPool *tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st,
 /* The queue lets go: idle blocks are released now, blocks still held are
  * released by their last tbq_block_unref(). */
 void tbq_pool_orphan (TbqPool * pool);
+/* Shared pools: one more reference (for the extents, which outlive the
+ * queue as blocks do), and its release. */
+void tbq_pool_ref (TbqPool * pool);
+void tbq_pool_unref (TbqPool * pool);
+/* The last unref of a sink block (tbq_block_unref() for pool blocks):
+ * back to the free list, its bytes uncharged. */
+void tbq_pool_block_unref (TbqBlock * b);
 
 /* Popper only: a free block (TBQ_OK), else with `grow` a new one while
  * below the limit (TBQ_OK, or TBQ_NO_MEMORY: the limit is lowered),
- * else TBQ_NO_SPACE. */
+ * else TBQ_NO_SPACE.  A shared pool charges the block to its budget
+ * (TBQ_NO_SPACE when it does not fit). */
 TbqStatus tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out);
 /* Any thread. */
 void tbq_pool_put (TbqPool * pool, TbqBlock * b);
@@ -91,11 +115,62 @@ tbq_pool_trim_due (TbqPool * pool)
       > pool->cfg.min_blocks;
 }
 
+/* Shared pools: whether `bytes` more, leaving `keep` free, fit the budget
+ * now.  Relaxed: the budget counts bytes and publishes nothing; a waiter
+ * re-checks it after the uncharger's fence (block.h, "Events"). */
+static inline bool
+tbq_pool_budget_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
+    uint64_t keep)
+{
+  uint64_t limit = atomic_load_explicit (&pool->bytes_limit,
+      memory_order_relaxed);
+
+  return bytes <= limit && keep <= limit - bytes
+      && used <= limit - bytes - keep;
+}
+
+/* Shared pools: charge `bytes` to the budget if they fit, leaving `keep`
+ * bytes free.  Relaxed CAS: see tbq_pool_budget_fits(). */
+static inline bool
+tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep)
+{
+  uint64_t used = atomic_load_explicit (&pool->bytes_used,
+      memory_order_relaxed);
+
+  do {
+    if (!tbq_pool_budget_fits (pool, used, bytes, keep))
+      return false;
+  } while (!atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
+          used + bytes, memory_order_relaxed, memory_order_relaxed));
+  return true;
+}
+
+/* Hand `bytes` back to the budget and wake whoever waits for room. */
+void tbq_pool_uncharge (TbqPool * pool, uint64_t bytes);
+
+/* Whether `bytes` (leaving `keep`) would fit the budget now: a hint. */
+static inline bool
+tbq_pool_has_room (TbqPool * pool, uint64_t bytes, uint64_t keep)
+{
+  return tbq_pool_budget_fits (pool,
+      atomic_load_explicit (&pool->bytes_used, memory_order_relaxed), bytes,
+      keep);
+}
+
+/* An extent allocation failed: hold the budget where it is, with room for
+ * one more block of `keep` bytes (so the copier can still move what frees
+ * extents).  Lifted with the block limit. */
+void tbq_pool_budget_failed (TbqPool * pool, uint64_t keep);
+/* Memory went back to the system: growth may be tried again. */
+void tbq_pool_budget_lift (TbqPool * pool);
+
 /* Anyone may ask whether a take would succeed right now (a hint: the take
  * itself decides). */
 static inline bool
 tbq_pool_can_take (TbqPool * pool)
 {
+  if (pool->shared && !tbq_pool_has_room (pool, pool->cfg.block_size, 0))
+    return false;
   return atomic_load_explicit (&pool->free_head, memory_order_relaxed) != NULL
       || atomic_load_explicit (&pool->total, memory_order_relaxed)
       < atomic_load_explicit (&pool->limit, memory_order_relaxed);

@@ -24,6 +24,7 @@ struct TbqQueue
   _Atomic uint64_t records_discarded;
   TbqRegistry registry;
   TbqPool *sink_pool;
+  TbqExtents *extents;          /* large records' memory, from the sink budget */
   TbqWake wake;
   TbqCopier copier;
   _Alignas (TBQ_CACHELINE) TbqReader reader;
@@ -46,7 +47,8 @@ tbq_status_to_string (TbqStatus status)
     case TBQ_EMPTY:
       return "empty";
     case TBQ_TOO_LARGE:
-      return "record larger than a source block can hold";
+      return "record too large: larger than a source block and than any "
+          "extent the sink pool's budget can hold";
     case TBQ_INVALID_CONFIG:
       return "invalid configuration";
     case TBQ_INVALID_ARGUMENT:
@@ -79,12 +81,19 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   q->sink_pool = tbq_pool_new_shared (&q->cfg.sink, &st, msg, msg_size);
   if (q->sink_pool == NULL)
     return st;
+  q->extents = tbq_extents_new (q->sink_pool, &q->cfg.sink);
+  if (q->extents == NULL) {
+    tbq_pool_orphan (q->sink_pool);
+    return no_memory (msg, msg_size, "the extents");
+  }
   /* The copier's doorbell is in the sink pool (pool.h, owner_ev). */
   tbq_wake_init (&q->wake, q->cfg.wake, &q->sink_pool->owner_ev);
   if (tbq_copier_init (&q->copier, &q->registry, &q->wake, q->sink_pool,
-          &q->interrupted, q->cfg.spin_iterations, &first) != TBQ_OK) {
+          q->extents, &q->interrupted, q->cfg.spin_iterations,
+          &first) != TBQ_OK) {
     tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
     tbq_wake_fini (&q->wake);
+    tbq_extents_orphan (q->extents);
     tbq_pool_orphan (q->sink_pool);
     return TBQ_NO_MEMORY;
   }
@@ -152,6 +161,7 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
    * to the last sink block; zero-copy holders keep theirs. */
   tbq_copier_fini (&q->copier);
   tbq_reader_fini (&q->reader);
+  tbq_extents_orphan (q->extents);
   tbq_pool_orphan (q->sink_pool);
   tbq_wake_fini (&q->wake);
   tbq_registry_fini (&q->registry);
@@ -173,6 +183,21 @@ tbq_queue_max_record_size (const TbqQueue * q)
       - TBQ_RECORD_HEADER_SIZE);
 }
 
+uint32_t
+tbq_queue_max_inline_size (const TbqQueue * q)
+{
+  if (q == NULL)
+    return 0;
+  return tbq_writer_inline_max (q->cfg.source.block_size)
+      - TBQ_RECORD_HEADER_SIZE;
+}
+
+uint32_t
+tbq_queue_max_extent_size (const TbqQueue * q)
+{
+  return q == NULL ? 0 : tbq_extents_max_payload (q->extents);
+}
+
 TbqStatus
 tbq_writer_new (TbqQueue * q, TbqWriter ** out)
 {
@@ -181,7 +206,7 @@ tbq_writer_new (TbqQueue * q, TbqWriter ** out)
 
   if (q == NULL || out == NULL)
     return TBQ_INVALID_ARGUMENT;
-  st = tbq_writer_open (&q->cfg, &q->wake, &q->interrupted, &w);
+  st = tbq_writer_open (&q->cfg, &q->wake, q->extents, &q->interrupted, &w);
   if (st != TBQ_OK)
     return st;
   st = tbq_registry_add (&q->registry, w, &w->slot);
@@ -352,6 +377,7 @@ writer_stats (TbqQueue * q, TbqStats * st)
   st->pressure_waits = t.pressure_waits;
   st->writer_wakeups = t.wakeups;
   st->writer_sleeps = t.sleeps;
+  st->extents.pressure_waits = t.extent_waits;
   st->source.allocations = t.source_allocations;
   st->source.releases = t.source_releases;
   st->source.alloc_failures = t.source_alloc_failures;
@@ -360,10 +386,13 @@ writer_stats (TbqQueue * q, TbqStats * st)
 void
 tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
 {
+  uint64_t pressure_waits;
+
   if (q == NULL || st == NULL)
     return;
   memset (st, 0, sizeof *st);
   writer_stats (q, st);
+  pressure_waits = st->extents.pressure_waits;
   st->records_out = atomic_load_explicit (&q->reader.records_out,
       memory_order_relaxed);
   st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
@@ -377,6 +406,8 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
   st->reader_naps_woken = atomic_load_explicit (&q->reader.naps_woken,
       memory_order_relaxed);
   tbq_copier_stats (&q->copier, st);
+  tbq_extents_stats (q->extents, &st->extents);
+  st->extents.pressure_waits = pressure_waits;
 }
 
 TbqStatus
@@ -388,6 +419,8 @@ tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
   if (q == NULL)
     return TBQ_INVALID_ARGUMENT;
   st = tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
+  if (st == TBQ_OK)
+    st = tbq_extents_take_error (q->extents, msg, msg_size);
   tbq_registry_lock (&q->registry);
   for (i = 0; i < q->registry.size && st == TBQ_OK; i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);

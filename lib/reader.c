@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Zero-copy consumers keep a record's bytes with tbq_block_ref() (pool.c).
+ * Zero-copy consumers keep a record's bytes with tbq_block_ref()
+ * (extent.c).
  * The reader's waits are in pull.c.
  */
 #include "reader.h"
@@ -15,6 +16,7 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
 {
   r->blk = first;
   r->off = 0;
+  r->extent = NULL;
   r->wake = wake;
   r->interrupted = interrupted;
   r->spins = spins;
@@ -25,16 +27,19 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
 void
 tbq_reader_fini (TbqReader * r)
 {
+  if (r->extent != NULL)
+    tbq_extent_unref (r->extent);
+  r->extent = NULL;
   tbq_block_unref (r->blk);
 }
 
-/* Next record of the sink layer, without counting it. */
-static inline TbqStatus
-reader_take (TbqReader * r, TbqRecord * rec)
+/* The next record of the sink layer, moving past finished blocks (r->blk
+ * and r->off end up at it), or NULL. */
+static inline const TbqRecordHeader *
+reader_locate (TbqReader * r)
 {
   TbqBlock *b = r->blk;
   uint32_t off = r->off;
-  const TbqRecordHeader *h;
 
   for (;;) {
     TbqBlock *next;
@@ -45,7 +50,7 @@ reader_take (TbqReader * r, TbqRecord * rec)
     /* Acquire: a non-NULL link makes the block's final length visible. */
     next = atomic_load_explicit (&b->next, memory_order_acquire);
     if (next == NULL)
-      return TBQ_EMPTY;
+      return NULL;
     /* Relaxed: ordered by the acquire load of the link. */
     if (off < atomic_load_explicit (&b->published, memory_order_relaxed))
       break;
@@ -57,28 +62,71 @@ reader_take (TbqReader * r, TbqRecord * rec)
     b = next;
     off = 0;
   }
-  h = tbq_record_at (b->data + off);
-  rec->data = b->data + off + TBQ_RECORD_HEADER_SIZE;
-  rec->size = h->size;
+  return tbq_record_at (b->data + off);
+}
+
+/* A large record: its payload is in its extent.  The indirect record and
+ * the extent pointer were published with the record (block.h). */
+static void
+reader_fill_indirect (const TbqRecordHeader * h, TbqRecord * rec)
+{
+  TbqIndirect ind = tbq_record_indirect (h);
+
+  rec->data = ind.extent->data;
+  rec->size = (uint32_t) ind.size;
+  rec->block = ind.extent;
+}
+
+/* The record at `h` in `b`. */
+static inline void
+reader_fill (const TbqRecordHeader * h, TbqBlock * b, TbqRecord * rec)
+{
   rec->type = h->type;
+  if (TBQ_UNLIKELY (tbq_record_is_indirect (h))) {
+    reader_fill_indirect (h, rec);
+    return;
+  }
+  rec->data = (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
+  rec->size = h->size;
   rec->block = b;
-  r->off = off + (uint32_t) TBQ_RECORD_SPAN (h->size);
+}
+
+/* Take the next record, without counting it; a large record's extent
+ * reference passes to the caller in *extent. */
+static inline TbqStatus
+reader_take (TbqReader * r, TbqRecord * rec, TbqBlock ** extent)
+{
+  const TbqRecordHeader *h = reader_locate (r);
+
+  if (h == NULL)
+    return TBQ_EMPTY;
+  reader_fill (h, r->blk, rec);
+  r->off += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  if (TBQ_UNLIKELY (rec->block != r->blk))
+    *extent = rec->block;
   return TBQ_OK;
 }
 
-static inline TbqStatus
-reader_take_checked (TbqReader * r, TbqRecord * rec)
+/* The record returned before is left behind: drop the reader's reference
+ * to its extent. */
+static inline void
+reader_leave (TbqReader * r)
 {
-  if (TBQ_UNLIKELY (r == NULL || rec == NULL))
-    return TBQ_INVALID_ARGUMENT;
-  return reader_take (r, rec);
+  if (TBQ_UNLIKELY (r->extent != NULL)) {
+    tbq_extent_unref (r->extent);
+    r->extent = NULL;
+  }
 }
 
 TbqStatus
 tbq_reader_next (TbqReader * r, TbqRecord * rec)
 {
-  TbqStatus st = reader_take_checked (r, rec);
+  TbqStatus st;
 
+  if (TBQ_UNLIKELY (r == NULL || rec == NULL))
+    return TBQ_INVALID_ARGUMENT;
+  reader_leave (r);
+  st = reader_take (r, rec, &r->extent);
   if (st == TBQ_OK) {
     tbq_count (&r->records_out, 1);
     tbq_count (&r->bytes_out, rec->size);
@@ -89,14 +137,17 @@ tbq_reader_next (TbqReader * r, TbqRecord * rec)
 TbqStatus
 tbq_reader_peek (TbqReader * r, TbqRecord * rec)
 {
-  TbqStatus st = reader_take_checked (r, rec);
+  const TbqRecordHeader *h;
 
-  /* Step back over the record; reader_take may have moved to a new block,
-   * which is where the record is. */
-  if (st == TBQ_OK)
-    r->off = (uint32_t) ((const unsigned char *) rec->data
-        - TBQ_RECORD_HEADER_SIZE - rec->block->data);
-  return st;
+  if (TBQ_UNLIKELY (r == NULL || rec == NULL))
+    return TBQ_INVALID_ARGUMENT;
+  reader_leave (r);
+  h = reader_locate (r);
+  if (h == NULL)
+    return TBQ_EMPTY;
+  /* Not taken: a large record's extent reference stays with the record. */
+  reader_fill (h, r->blk, rec);
+  return TBQ_OK;
 }
 
 uint32_t
@@ -134,10 +185,15 @@ tbq_reader_discard (TbqReader * r, TbqReleaseFunc release, void *user_data,
     uint64_t * count)
 {
   TbqRecord rec;
+  TbqBlock *extent = NULL;
 
-  while (reader_take (r, &rec) == TBQ_OK) {
+  while (reader_take (r, &rec, &extent) == TBQ_OK) {
     if (release)
       release (rec.type, rec.data, rec.size, user_data);
+    /* A large record's extent: the record's reference goes with it. */
+    if (extent != NULL)
+      tbq_extent_unref (extent);
+    extent = NULL;
     (*count)++;
   }
 }

@@ -5,7 +5,10 @@
  *
  * The reader takes sink blocks in FIFO order (block.h, "Chains") and
  * iterates their records.  It holds one reference to the sink block it is
- * in and drops it when it moves past a sealed, fully read block.  Its
+ * in and drops it when it moves past a sealed, fully read block.  A large
+ * record is an indirect record (block.h): the reader hands out its extent's
+ * payload and holds the record's reference to the extent until its next
+ * take.  Its
  * waits live a room above, in pull.c, because a waiting reader may move
  * records through the copier itself; the reader never calls the copier.
  */
@@ -20,6 +23,8 @@ struct TbqReader
   /* Reader-owned, hot. */
   TbqBlock *blk;                /* the sink block being read */
   uint32_t off;                 /* next record in `blk` */
+  TbqBlock *extent;             /* the extent of the record taken last, or
+                                 * NULL: the reader's reference */
   _Atomic uint64_t records_out; /* read by stats (relaxed) */
   _Atomic uint64_t bytes_out;
   TbqWake *wake;

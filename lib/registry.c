@@ -69,6 +69,7 @@ tbq_writer_totals_add (TbqWriterTotals * sum, const TbqWriterTotals * add)
   sum->records_dropped += add->records_dropped;
   sum->handoffs += add->handoffs;
   sum->pressure_waits += add->pressure_waits;
+  sum->extent_waits += add->extent_waits;
   sum->wakeups += add->wakeups;
   sum->sleeps += add->sleeps;
   sum->source_allocations += add->source_allocations;

@@ -26,6 +26,7 @@ typedef struct
   uint64_t records_dropped;
   uint64_t handoffs;
   uint64_t pressure_waits;
+  uint64_t extent_waits;        /* waits for room in the sink budget */
   uint64_t wakeups;             /* wake-ups (system calls) it made */
   uint64_t sleeps;              /* times it (or a sync) went to sleep */
   uint64_t source_allocations;  /* blocks its source pool allocated */

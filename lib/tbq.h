@@ -12,8 +12,13 @@
  *   writer ──► source pool ──► copier ──► sink pool ──► reader
  *
  * Records are 8-byte aligned, carry a 32-bit length and a 16-bit type tag,
- * and never straddle blocks.  Every record offered to a writer is either
- * delivered by the reader exactly once, in order, or counted as dropped (or
+ * and never straddle blocks.  A record larger than the inline limit
+ * (tbq_queue_max_inline_size(), a quarter of a source block) travels out
+ * of line: the writer copies its payload once, into an *extent* taken from
+ * the sink pool's byte budget, and a small record pointing to it keeps its
+ * place in the source block; the reader hands the payload out as one
+ * contiguous range.  Every record offered to a writer is either delivered
+ * by the reader exactly once, in order, or counted as dropped (or
  * discarded by tbq_queue_discard()).
  *
  * Threading contract:
@@ -85,9 +90,15 @@ extern "C" {
 /* Records start on this boundary. */
 #define TBQ_RECORD_ALIGN 8u
 
-/* Bytes a record of `payload` bytes occupies in a block. */
+/* Bytes a record of `payload` bytes occupies in a block: the header plus
+ * the payload rounded up to TBQ_RECORD_ALIGN (the header is a multiple of
+ * it, so one rounding does both: two instructions, not three). */
 #define TBQ_RECORD_SPAN(payload) \
-  (TBQ_RECORD_HEADER_SIZE + (((size_t) (payload) + TBQ_RECORD_ALIGN - 1) & ~(size_t) (TBQ_RECORD_ALIGN - 1)))
+  (((size_t) (payload) + TBQ_RECORD_HEADER_SIZE + TBQ_RECORD_ALIGN - 1) & ~(size_t) (TBQ_RECORD_ALIGN - 1))
+
+/* Records of up to this many payload bytes travel inline in every queue
+ * (whatever the source block size; see tbq_queue_max_inline_size()). */
+#define TBQ_INLINE_MIN 64u
 
 /* The range of TbqConfig.max_coalesce_ns that validation accepts besides
  * 0: from 1 us (shorter is a busy poll) to 60 s (longer is no latency
@@ -103,7 +114,7 @@ typedef enum
   TBQ_TIMEOUT,                  /* a wait ran out of time (BLOCK backpressure: record dropped) */
   TBQ_INTERRUPTED,              /* a wait was interrupted by tbq_queue_interrupt() */
   TBQ_EMPTY,                    /* reader: no record available yet */
-  TBQ_TOO_LARGE,                /* record larger than a source block can hold */
+  TBQ_TOO_LARGE,                /* record larger than the queue can ever hold */
   TBQ_INVALID_CONFIG,           /* configuration refused by validation */
   TBQ_INVALID_ARGUMENT,         /* NULL, out-of-range argument, or misuse */
   TBQ_NO_MEMORY,                /* allocation failed (see tbq_queue_take_error()) */
@@ -223,8 +234,24 @@ TBQ_API void tbq_queue_free (TbqQueue * q, TbqReleaseFunc release,
 
 TBQ_API const TbqConfig *tbq_queue_get_config (const TbqQueue * q);
 
-/* Largest payload one record can carry. */
+/* Largest payload a source block can hold: every record up to this size
+ * is accepted whatever the sink pool's size (inline, when the sink pool is
+ * too small for its extent).  Larger records travel out of line, up to
+ * tbq_queue_max_extent_size(). */
 TBQ_API uint32_t tbq_queue_max_record_size (const TbqQueue * q);
+
+/* Largest payload that travels inline, in the source block: a quarter of
+ * a source block's data area, less the record header (1000 bytes for 4 KiB
+ * source blocks), and at least TBQ_INLINE_MIN (as far as a block holds
+ * it).  Larger records travel out of line in an extent. */
+TBQ_API uint32_t tbq_queue_max_inline_size (const TbqQueue * q);
+
+/* Largest payload of a record that travels out of line: what the sink
+ * pool's budget (max_blocks x block size) can hold next to two sink
+ * blocks, less the extent's 64-byte header and rounding.  0 when the sink
+ * pool is too small for any extent.  A record larger than this and than
+ * tbq_queue_max_record_size() is refused with TBQ_TOO_LARGE. */
+TBQ_API uint32_t tbq_queue_max_extent_size (const TbqQueue * q);
 
 /* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
  * already).  While the queue is interrupted the thread pauses; it carries
@@ -289,15 +316,20 @@ TBQ_API TbqStatus tbq_writer_set_publish (TbqWriter * w,
 
 /* Copy one record (`data` may be NULL when `size` is 0). TBQ_OK,
  * TBQ_TOO_LARGE, TBQ_DROPPED, TBQ_TIMEOUT, TBQ_INTERRUPTED, TBQ_NO_MEMORY
- * (the source pool could not grow); anything but TBQ_OK leaves nothing
- * queued, and all but TBQ_INVALID_ARGUMENT count as dropped. */
+ * (the source pool could not grow, or an extent could not be allocated);
+ * anything but TBQ_OK leaves nothing queued, and all but
+ * TBQ_INVALID_ARGUMENT count as dropped.  A record above
+ * tbq_queue_max_inline_size() is copied once, into an extent; when the
+ * sink pool's budget has no room for it now, the writer's backpressure
+ * mode applies (drop, or wait for the reader to free room). */
 TBQ_API TbqStatus tbq_writer_write (TbqWriter * w, uint16_t type,
     const void *data, uint32_t size);
 
 /* Reserve room for one record of `size` bytes and return where to build it;
  * it is queued by tbq_writer_commit().  Same statuses as write.  Nothing
  * else may be written between reserve and commit; a new reserve replaces
- * an uncommitted one. */
+ * an uncommitted one.  Above tbq_queue_max_inline_size() the pointer is
+ * into the record's extent: the payload is written once, in place. */
 TBQ_API TbqStatus tbq_writer_reserve (TbqWriter * w, uint16_t type,
     uint32_t size, void **data);
 /* Queue the reserved record: TBQ_OK, or TBQ_INVALID_ARGUMENT when nothing
@@ -335,6 +367,8 @@ typedef struct
   uint64_t bytes;               /* payload bytes of those records */
   size_t wanted;                /* block bytes the last refused reservation
                                  * needed (for tbq_session_next_block()) */
+  size_t inline_max;            /* block bytes of the largest inline record
+                                 * (at least TBQ_RECORD_SPAN (TBQ_INLINE_MIN)) */
 } TbqSession;
 
 typedef struct
@@ -354,6 +388,10 @@ typedef struct
 TBQ_API void tbq_session_begin_impl (TbqWriter * w, TbqSession * s);
 TBQ_API TbqStatus tbq_session_next_block_impl (TbqSession * s);
 TBQ_API void tbq_session_end_impl (TbqSession * s);
+/* Out-of-line half of tbq_session_reserve() for a record above the inline
+ * limit (call tbq_session_reserve()). */
+TBQ_API void *tbq_session_reserve_large_impl (TbqSession * s, uint16_t type,
+    uint32_t size);
 
 /* Open a session on the writer's current block. */
 static inline void
@@ -366,8 +404,25 @@ tbq_session_begin (TbqWriter * w, TbqSession * s)
   *s = t;
 }
 
-/* Reserve a record in the current block: a pointer to its payload, or NULL
- * when the block has no room (then call tbq_session_next_block()). */
+/* A record above the inline limit (out of line; the caller's session is
+ * handed over as a copy, as in tbq_session_next_block()). */
+static inline void *
+tbq_session_reserve_large (TbqSession * s, uint16_t type, uint32_t size)
+{
+  TbqSession t = *s;
+  void *p = tbq_session_reserve_large_impl (&t, type, size);
+
+  *s = t;
+  return p;
+}
+
+/* Reserve a record: a pointer to its payload, or NULL when the block has
+ * no room (then call tbq_session_next_block()).  A record above the inline
+ * limit gets its payload in an extent and a small record in the block;
+ * NULL when the block has no room for that record, or the sink pool's
+ * budget none for the extent now: tbq_session_next_block() then hands the
+ * block off, or waits for room (or drops) per backpressure, or says
+ * TBQ_TOO_LARGE. */
 static inline void *
 tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
 {
@@ -377,7 +432,13 @@ tbq_session_reserve (TbqSession * s, uint16_t type, uint32_t size)
 
   TBQ_DEBUG_ASSERT (s != NULL && s->pos <= s->end);
   p = s->pos;
-  if (span > (size_t) (s->end - p)) {
+  /* The first test of the inline limit is a constant: with a constant
+   * `size` up to TBQ_INLINE_MIN the compiler drops the check. */
+  if (__builtin_expect (span > (size_t) (s->end - p)
+          || (span > TBQ_RECORD_SPAN (TBQ_INLINE_MIN)
+              && span > s->inline_max), 0)) {
+    if (span > s->inline_max)
+      return tbq_session_reserve_large (s, type, size);
     s->wanted = span;
     return NULL;
   }
@@ -409,9 +470,13 @@ tbq_session_write (TbqSession * s, uint16_t type, const void *data, uint32_t siz
 
 /* Publish the session's records, hand the block off and continue in a fresh
  * block (waits or drops per backpressure: TBQ_OK, TBQ_DROPPED, TBQ_TIMEOUT,
- * TBQ_INTERRUPTED, TBQ_NO_MEMORY).  TBQ_TOO_LARGE, without a hand-off, when
- * the record the session refused last is larger than a block can hold.
- * The session stays open in every case. */
+ * TBQ_INTERRUPTED, TBQ_NO_MEMORY).  When the record the session refused
+ * last was refused for its extent: publish, then wait for room in the sink
+ * pool's budget (or drop) per backpressure, without a hand-off (TBQ_OK:
+ * reserve again), or TBQ_NO_MEMORY once when the extent could not be
+ * allocated.  TBQ_TOO_LARGE, without a hand-off, when that record is
+ * larger than the queue can ever hold.  The session stays open in every
+ * case. */
 static inline TbqStatus
 tbq_session_next_block (TbqSession * s)
 {
@@ -445,7 +510,8 @@ typedef struct
                                  * while a reference to `block` is held */
   uint32_t size;
   uint16_t type;
-  TbqBlock *block;              /* sink block holding the bytes */
+  TbqBlock *block;              /* what holds the bytes: a sink block, or the
+                                 * record's extent (a large record) */
 } TbqRecord;
 
 /* The queue's single reader. TBQ_BUSY if one is open. */
@@ -454,7 +520,10 @@ TBQ_API TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
  * position is kept for the next tbq_reader_new()). */
 TBQ_API void tbq_reader_free (TbqReader * r);
 
-/* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits. */
+/* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits.
+ * A large record's payload is one contiguous range in its extent.  Drops
+ * the reader's reference to the block or extent of the record returned
+ * before, as peek does. */
 TBQ_API TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 
 /* The next record without taking it: TBQ_OK or TBQ_EMPTY.  Like next, it may
@@ -481,8 +550,10 @@ TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
 TBQ_API void tbq_reader_wake (TbqReader * r);
 
-/* Zero-copy: keep a record's bytes after moving on.  The block returns to the
- * sink pool when its last reference is released. Any thread. */
+/* Zero-copy: keep a record's bytes after moving on (`b` is TbqRecord.block:
+ * a sink block or an extent).  It returns to the sink pool (an extent to
+ * its idle cache) when its last reference is released, also after
+ * tbq_queue_free(). Any thread. */
 TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
 
@@ -511,6 +582,28 @@ typedef struct
   uint64_t alloc_failures;      /* block allocations that failed */
 } TbqPoolStats;
 
+/* Extents: the memory of records that travel out of line, and the sink
+ * pool's byte budget they share with the sink blocks. */
+typedef struct
+{
+  uint64_t in_use;              /* extents held: by queued records, the reader,
+                                 * zero-copy holders */
+  uint64_t bytes_in_use;        /* their bytes (64-byte header and rounding
+                                 * to a cache line or to pages included) */
+  uint64_t bytes_peak;          /* highest bytes_in_use seen */
+  uint64_t idle;                /* extents in the idle cache */
+  uint64_t bytes_idle;          /* their bytes */
+  uint64_t allocations;         /* extents allocated from the system */
+  uint64_t releases;            /* extents given back to the system */
+  uint64_t cache_hits;          /* extents reused from the idle cache */
+  uint64_t alloc_failures;      /* extent allocations that failed */
+  uint64_t pressure_waits;      /* writer waits for room in the budget */
+  uint64_t budget_used;         /* sink blocks in use x block size + bytes_in_use */
+  uint64_t budget_limit;        /* most budget_used may reach now: sink
+                                 * max_blocks x block size, or less after an
+                                 * extent allocation failed */
+} TbqExtentStats;
+
 typedef struct
 {
   uint64_t records_in;          /* accepted by writers */
@@ -523,8 +616,9 @@ typedef struct
   uint64_t handoffs;            /* source blocks handed to the copier */
   uint64_t copier_passes;       /* copier passes that moved something */
   uint64_t copier_wakeups;      /* copier returns from sleep */
-  uint64_t copier_sleeps;       /* times the copier went to sleep (for work or
-                                 * for a free sink block) */
+  uint64_t copier_sleeps;       /* sleeps for the copier's work or for room in
+                                 * the sink pool (the copier; a writer waiting
+                                 * for room for a large record) */
   uint64_t writer_wakeups;      /* wake-ups (system calls) made by writers:
                                  * publishes, hand-offs, flushes */
   uint64_t writer_sleeps;       /* times a writer (or a sync) went to sleep */
@@ -539,6 +633,7 @@ typedef struct
   uint32_t writers;             /* writers open */
   TbqPoolStats source;          /* summed over every writer's source pool */
   TbqPoolStats sink;
+  TbqExtentStats extents;       /* sink side: large records' memory */
 } TbqStats;
 
 /* A consistent-enough snapshot (counters are read one by one). Any thread. */

@@ -1,5 +1,5 @@
-/* The writer: one per producer thread, appends records to its source pool;
- * also its write sessions.
+/* The writer: one per producer thread, appends records to its source pool
+ * (its write sessions are in session.c).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -7,22 +7,53 @@
  * The hot path touches only writer-owned fields and the current block; it
  * publishes with release stores (block.h, "Chains") and asks the wake
  * module whether anyone must be woken.  malloc/mmap happen only when the
- * source pool grows beyond its pre-allocated blocks.
+ * source pool grows beyond its pre-allocated blocks, and for large records
+ * when the extents' idle cache has none of their size.
+ *
+ * Large records: a record whose span exceeds the inline limit takes the
+ * slow path, which puts its payload into an extent (extent.h) and an
+ * indirect record (block.h) into the current block.  The inline limit is
+ * a quarter of a source block: a record that does not fit the rest of a
+ * block wastes at most that much of it, and above it one copy into an
+ * extent costs less than the second copy, by the copier (docs).  A
+ * record that no extent can ever hold (a sink pool too small) but a source
+ * block can travels inline, as all records did before extents.
  */
 #include "writer.h"
+
+static inline void
+writer_restore_end (TbqWriter * w)
+{
+  w->wend = w->cur->data + w->cur->capacity;
+}
 
 static void
 writer_start_block (TbqWriter * w, TbqBlock * b)
 {
   w->cur = b;
   w->wpos = b->data;
-  w->wend = b->data + b->capacity;
+  writer_restore_end (w);
   w->pub_off = 0;
+}
+
+uint32_t
+tbq_writer_inline_max (size_t block_size)
+{
+  size_t data = block_size - TBQ_BLOCK_HEADER_SIZE;
+  size_t span = (data / 4) & ~(size_t) (TBQ_RECORD_ALIGN - 1);
+
+  /* Small records always travel inline: no extent for a sensor sample,
+   * however small the source blocks (and the inline session check folds
+   * away for them).  Validation keeps blocks at 128 bytes or more, so an
+   * indirect record always fits under the limit. */
+  if (span < TBQ_RECORD_SPAN (TBQ_INLINE_MIN))
+    span = TBQ_RECORD_SPAN (TBQ_INLINE_MIN);
+  return (uint32_t) (span < data ? span : data);
 }
 
 TbqStatus
 tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
-    const _Atomic int *interrupted, TbqWriter ** out)
+    TbqExtents * extents, const _Atomic int *interrupted, TbqWriter ** out)
 {
   TbqWriter *w = tbq_alloc_aligned (sizeof *w);
   TbqBlock *b;
@@ -43,6 +74,9 @@ tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
   w->handoff_wake = tbq_wake_handoff_threshold (cfg->source.max_blocks);
   w->wake = wake;
   w->interrupted = interrupted;
+  w->extents = extents;
+  w->inline_max = tbq_writer_inline_max (cfg->source.block_size);
+  w->large_refusal = TBQ_NO_SPACE;
   tbq_block_reset (b);
   writer_start_block (w, b);
   w->copy_blk = b;
@@ -63,6 +97,8 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
   t->handoffs = atomic_load_explicit (&w->handoffs, memory_order_relaxed);
   t->pressure_waits = atomic_load_explicit (&w->pressure_waits,
       memory_order_relaxed);
+  t->extent_waits = atomic_load_explicit (&w->extent_waits,
+      memory_order_relaxed);
   t->wakeups = atomic_load_explicit (&w->wakeups, memory_order_relaxed);
   t->sleeps = tbq_event_sleeps (&w->pool.ev);
   tbq_pool_stats (&w->pool, &ps);
@@ -71,9 +107,26 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
   t->source_alloc_failures = ps.alloc_failures;
 }
 
+/* Give up a reserved, uncommitted large record, and an extent taken for
+ * a session's retry: they go back. */
+void
+tbq_writer_drop_large (TbqWriter * w)
+{
+  if (w->session_extent != NULL) {
+    tbq_extent_unref (w->session_extent);
+    w->session_extent = NULL;
+  }
+  if (w->large == NULL)
+    return;
+  tbq_extent_unref (w->large);
+  w->large = NULL;
+  writer_restore_end (w);
+}
+
 void
 tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final)
 {
+  tbq_writer_drop_large (w);
   /* Only the current block is still out of the pool. */
   tbq_pool_put (&w->pool, w->cur);
   tbq_pool_fini (&w->pool);
@@ -119,23 +172,15 @@ tbq_writer_set_publish (TbqWriter * w, TbqPublishPolicy policy, uint32_t every)
   return TBQ_OK;
 }
 
-/* Count the wake-ups (system calls) the writer's thread made. */
+/* Make everything below wpos visible to the copier, when wpos moved past
+ * what was published. */
 static inline void
-writer_woke (TbqWriter * w, int wakeups)
-{
-  if (wakeups != 0)
-    tbq_count (&w->wakeups, (uint64_t) wakeups);
-}
-
-/* Make everything below wpos visible to the copier. */
-static inline void
-writer_publish (TbqWriter * w)
+writer_publish_more (TbqWriter * w)
 {
   uint32_t off = (uint32_t) (w->wpos - w->cur->data);
 
-  if (off == w->pub_off)
-    return;
-  /* Release: the record bytes before the offset that covers them. */
+  /* Release: the record bytes (and the extents that indirect records
+   * point to) before the offset that covers them. */
   atomic_store_explicit (&w->cur->published, off, memory_order_release);
   /* Release, and after `published`: a has-work check that sees the new
    * total (acquire) finds the records published when it then looks. */
@@ -143,7 +188,22 @@ writer_publish (TbqWriter * w)
       atomic_load_explicit (&w->published_bytes, memory_order_relaxed)
       + (off - w->pub_off), memory_order_release);
   w->pub_off = off;
+}
+
+/* Make everything below wpos visible to the copier. */
+static inline void
+writer_publish (TbqWriter * w)
+{
+  if ((uint32_t) (w->wpos - w->cur->data) == w->pub_off)
+    return;
+  writer_publish_more (w);
   w->unpublished = 0;
+}
+
+void
+tbq_writer_publish (TbqWriter * w)
+{
+  writer_publish (w);
 }
 
 static bool
@@ -165,7 +225,7 @@ writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
 
   /* Let the copier drain what we have before anyone waits on it. */
   writer_publish (w);
-  writer_woke (w, tbq_wake_copier (w->wake));
+  tbq_writer_woke (w, tbq_wake_copier (w->wake));
   if (st == TBQ_NO_MEMORY)
     return st;
   if (w->backpressure == TBQ_BACKPRESSURE_DROP)
@@ -184,8 +244,8 @@ writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
 }
 
 /* Seal the current block and continue in a fresh one. */
-static TbqStatus
-writer_handoff (TbqWriter * w)
+TbqStatus
+tbq_writer_handoff (TbqWriter * w)
 {
   TbqBlock *nb;
   TbqStatus st = tbq_pool_take (&w->pool, true, &nb);
@@ -205,19 +265,9 @@ writer_handoff (TbqWriter * w)
   writer_start_block (w, nb);
   sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
       - atomic_load_explicit (&w->blocks_returned, memory_order_relaxed);
-  writer_woke (w, tbq_wake_handed_off (w->wake, w->wake_policy, sealed,
+  tbq_writer_woke (w, tbq_wake_handed_off (w->wake, w->wake_policy, sealed,
           w->handoff_wake));
   return TBQ_OK;
-}
-
-/* A record of `span` bytes can never fit a source block.  The one place
- * that decides about such records: refused for now. */
-static TbqStatus
-writer_large_record (TbqWriter * w, size_t span)
-{
-  (void) w;
-  (void) span;
-  return TBQ_TOO_LARGE;
 }
 
 static inline TbqStatus
@@ -227,81 +277,105 @@ writer_fail (TbqWriter * w, TbqStatus st)
   return st;
 }
 
-/* Slow path of a reservation: the current block has no room for `span`
- * bytes.  Refuse what can never fit, else hand the block off. */
-static TbqStatus
-writer_make_room (TbqWriter * w, size_t span)
+/* Room for `span` bytes at wpos: there already, or in a fresh block
+ * (TBQ_TOO_LARGE when no block holds them).  Not counted. */
+TbqStatus
+tbq_writer_make_room (TbqWriter * w, size_t span)
 {
-  TbqStatus st;
-
+  if (span <= (size_t) (w->wend - w->wpos))
+    return TBQ_OK;
   if (span > w->cur->capacity)
-    return writer_fail (w, writer_large_record (w, span));
-  st = writer_handoff (w);
+    return TBQ_TOO_LARGE;
+  return tbq_writer_handoff (w);
+}
+
+static bool
+writer_room_ready (void *arg)
+{
+  TbqWriter *w = arg;
+
+  return tbq_extents_have_room (w->extents, w->large_size);
+}
+
+/* The sink budget has no room for an extent of w->large_size bytes now.
+ * Backpressure decides: drop, or wait until it may have (TBQ_OK: take
+ * again) up to `deadline`.  Published first: the budget may be held by
+ * this writer's own records. */
+static TbqStatus
+writer_wait_for_room (TbqWriter * w, int64_t deadline)
+{
+  writer_publish (w);
+  /* The copier must move the current block too, whatever the wake
+   * policy: the records that free the budget may be there. */
+  tbq_wake_request_pickup (w->wake);
+  tbq_writer_woke (w, tbq_wake_copier (w->wake));
+  if (w->backpressure == TBQ_BACKPRESSURE_DROP)
+    return TBQ_DROPPED;
+  return tbq_wait (tbq_extents_event (w->extents), w->interrupted, 0,
+      writer_room_ready, w, deadline);
+}
+
+/* An extent for a record of `size` bytes; waits or drops per
+ * backpressure when the budget has no room. */
+TbqStatus
+tbq_writer_wait_for_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
+{
+  TbqStatus st = tbq_extent_take (w->extents, size, e);
+  int64_t deadline;
+
+  if (TBQ_LIKELY (st != TBQ_NO_SPACE))
+    return st;
+  w->large_size = size;
+  if (w->backpressure == TBQ_BACKPRESSURE_BLOCK)
+    tbq_count (&w->extent_waits, 1);
+  deadline = tbq_deadline (w->block_timeout_ns);
+  do {
+    st = writer_wait_for_room (w, deadline);
+    if (st == TBQ_OK)
+      st = tbq_extent_take (w->extents, size, e);
+  } while (st == TBQ_NO_SPACE);
+  return st;
+}
+
+/* An extent for a record of `size` bytes, after making room for its
+ * indirect record at wpos.  Not counted. */
+static TbqStatus
+writer_take_extent (TbqWriter * w, uint32_t size, TbqBlock ** e)
+{
+  TbqStatus st = tbq_writer_make_room (w, TBQ_INDIRECT_SPAN);
+
   if (st != TBQ_OK)
-    return writer_fail (w, st);
-  return TBQ_OK;
+    return st;
+  return tbq_writer_wait_for_extent (w, size, e);
 }
 
-/* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
- * 32-bit size_t (it can never fit a block). */
-static inline size_t
-writer_span (uint32_t size)
-{
-  size_t span = TBQ_RECORD_SPAN (size);
-
-#if SIZE_MAX <= UINT32_MAX
-  if (span < size)
-    span = SIZE_MAX;
-#endif
-  return span;
-}
-
+/* Queue the record of `span` block bytes and `size` payload bytes at wpos,
+ * and publish per policy. */
 static inline void
-writer_header (unsigned char *p, uint16_t type, uint32_t size)
+writer_commit_span (TbqWriter * w, size_t span, uint32_t size)
 {
-  TbqRecordHeader h;
-
-  h.size = size;
-  h.type = type;
-  h.reserved = 0;
-  memcpy (p, &h, sizeof h);
-}
-
-/* Write the header of a `size`-byte record at wpos (making room first). */
-static inline TbqStatus
-writer_reserve (TbqWriter * w, uint16_t type, uint32_t size)
-{
-  size_t span = writer_span (size);
-
-  if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos))) {
-    TbqStatus st = writer_make_room (w, span);
-
-    if (st != TBQ_OK)
-      return st;
+  w->wpos += span;
+  tbq_count (&w->records_in, 1);
+  tbq_count (&w->bytes_in, size);
+  /* The policies are bits (EVERY_RECORD 0, EVERY_N 1, AT_HANDOFF 2): one
+   * test each, AT_HANDOFF's first. */
+  if (w->publish & TBQ_PUBLISH_AT_HANDOFF)
+    return;
+  if (w->publish & TBQ_PUBLISH_EVERY_N) {
+    if (++w->unpublished < w->publish_every)
+      return;
+    w->unpublished = 0;
   }
-  writer_header (w->wpos, type, size);
-  return TBQ_OK;
+  /* wpos just moved: no check for nothing new. */
+  writer_publish_more (w);
+  tbq_writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
 }
 
-/* Queue the record at wpos, `size` payload bytes, and publish per policy. */
+/* Queue the inline record at wpos, `size` payload bytes. */
 static inline void
 writer_commit (TbqWriter * w, uint32_t size)
 {
-  w->wpos += TBQ_RECORD_SPAN (size);
-  tbq_count (&w->records_in, 1);
-  tbq_count (&w->bytes_in, size);
-  switch (w->publish) {
-    case TBQ_PUBLISH_EVERY_RECORD:
-      break;
-    case TBQ_PUBLISH_EVERY_N:
-      if (++w->unpublished < w->publish_every)
-        return;
-      break;
-    default:
-      return;
-  }
-  writer_publish (w);
-  writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
+  writer_commit_span (w, TBQ_RECORD_SPAN (size), size);
 }
 
 /* Write a whole record that fits at wpos. */
@@ -310,37 +384,109 @@ writer_put (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
 {
   unsigned char *p = w->wpos;
 
-  writer_header (p, type, size);
+  tbq_writer_put_header (p, type, size);
   memcpy (p + TBQ_RECORD_HEADER_SIZE, data, size);
   writer_commit (w, size);
 }
 
-/* tbq_writer_write() when the current block has no room: a call of its
- * own, so that the fast path needs no stack frame. */
+/* Queue the indirect record of a large record whose payload is in `e`
+ * (room made by writer_take_extent()). */
+static void
+writer_put_indirect (TbqWriter * w, uint16_t type, uint32_t size, TbqBlock * e)
+{
+  tbq_record_put_indirect (w->wpos, type, size, e);
+  writer_commit_span (w, TBQ_INDIRECT_SPAN, size);
+}
+
+/* tbq_writer_write() when the record is large or the current block has
+ * no room: a call of its own, so that the fast path needs no stack
+ * frame. */
 static __attribute__((noinline)) TbqStatus
 writer_write_slow (TbqWriter * w, uint16_t type, const void *data,
     uint32_t size)
 {
-  TbqStatus st = writer_make_room (w, writer_span (size));
+  size_t span = tbq_writer_span (size);
+  TbqBlock *e;
+  TbqStatus st;
 
+  /* A write gives up a large reservation (wend held at wpos for it). */
+  tbq_writer_drop_large (w);
+  if (tbq_writer_is_inline (w, span, size)) {
+    st = tbq_writer_make_room (w, span);
+    if (st != TBQ_OK)
+      return writer_fail (w, st);
+    writer_put (w, type, data, size);
+    return TBQ_OK;
+  }
+  st = writer_take_extent (w, size, &e);
   if (st != TBQ_OK)
-    return st;
-  writer_put (w, type, data, size);
+    return writer_fail (w, st);
+  /* The one copy of a large record. */
+  memcpy (e->data, data, size);
+  writer_put_indirect (w, type, size, e);
+  return TBQ_OK;
+}
+
+/* tbq_writer_reserve() when the record is large or the current block has
+ * no room.  A large record's reservation is its extent; wend is held at
+ * wpos until the commit, so that any other write or reserve comes here
+ * first and gives it up. */
+static __attribute__((noinline)) TbqStatus
+writer_reserve_slow (TbqWriter * w, uint16_t type, uint32_t size, void **data)
+{
+  size_t span = tbq_writer_span (size);
+  TbqBlock *e;
+  TbqStatus st;
+
+  tbq_writer_drop_large (w);
+  w->reserved = NULL;
+  if (tbq_writer_is_inline (w, span, size)) {
+    st = tbq_writer_make_room (w, span);
+    if (st != TBQ_OK)
+      return writer_fail (w, st);
+    tbq_writer_put_header (w->wpos, type, size);
+    w->reserved = w->wpos;
+    *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
+    return TBQ_OK;
+  }
+  st = writer_take_extent (w, size, &e);
+  if (st != TBQ_OK)
+    return writer_fail (w, st);
+  w->large = e;
+  w->large_size = size;
+  w->large_type = type;
+  w->wend = w->wpos;
+  *data = e->data;
   return TBQ_OK;
 }
 
 TbqStatus
 tbq_writer_reserve (TbqWriter * w, uint16_t type, uint32_t size, void **data)
 {
-  TbqStatus st;
+  size_t span;
 
   if (TBQ_UNLIKELY (w == NULL || data == NULL))
     return TBQ_INVALID_ARGUMENT;
-  st = writer_reserve (w, type, size);
-  if (TBQ_UNLIKELY (st != TBQ_OK))
-    return st;
+  span = tbq_writer_span (size);
+  if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos)
+          || span > w->inline_max))
+    return writer_reserve_slow (w, type, size, data);
+  tbq_writer_put_header (w->wpos, type, size);
   w->reserved = w->wpos;
   *data = w->wpos + TBQ_RECORD_HEADER_SIZE;
+  return TBQ_OK;
+}
+
+/* Commit a reserved large record: its indirect record goes where the
+ * reservation made room. */
+static TbqStatus
+writer_commit_large (TbqWriter * w)
+{
+  TbqBlock *e = w->large;
+
+  w->large = NULL;
+  writer_restore_end (w);
+  writer_put_indirect (w, w->large_type, w->large_size, e);
   return TBQ_OK;
 }
 
@@ -348,9 +494,12 @@ TbqStatus
 tbq_writer_commit (TbqWriter * w)
 {
   /* Nothing reserved, or written over since (a write between reserve and
-   * commit): nothing to commit. */
-  if (TBQ_UNLIKELY (w == NULL || w->reserved == NULL || w->reserved != w->wpos))
+   * commit): nothing to commit.  A large record has no `reserved`. */
+  if (TBQ_UNLIKELY (w == NULL || w->reserved == NULL || w->reserved != w->wpos)) {
+    if (w != NULL && w->large != NULL)
+      return writer_commit_large (w);
     return TBQ_INVALID_ARGUMENT;
+  }
   w->reserved = NULL;
   writer_commit (w, tbq_record_at (w->wpos)->size);
   return TBQ_OK;
@@ -359,8 +508,10 @@ tbq_writer_commit (TbqWriter * w)
 void
 tbq_writer_cancel (TbqWriter * w)
 {
-  if (w != NULL)
-    w->reserved = NULL;
+  if (w == NULL)
+    return;
+  w->reserved = NULL;
+  tbq_writer_drop_large (w);
 }
 
 /* The source of an empty record written without a buffer: memcpy from
@@ -372,6 +523,8 @@ static const unsigned char writer_nothing;
 TbqStatus
 tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
 {
+  size_t span;
+
   if (TBQ_UNLIKELY (w == NULL))
     return TBQ_INVALID_ARGUMENT;
   if (TBQ_UNLIKELY (data == NULL)) {
@@ -380,7 +533,9 @@ tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
       return TBQ_INVALID_ARGUMENT;
     data = &writer_nothing;
   }
-  if (TBQ_UNLIKELY (writer_span (size) > (size_t) (w->wend - w->wpos)))
+  span = tbq_writer_span (size);
+  if (TBQ_UNLIKELY (span > (size_t) (w->wend - w->wpos)
+          || span > w->inline_max))
     return writer_write_slow (w, type, data, size);
   writer_put (w, type, data, size);
   return TBQ_OK;
@@ -392,7 +547,7 @@ tbq_writer_flush (TbqWriter * w)
   if (w == NULL)
     return;
   writer_publish (w);
-  writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
+  tbq_writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
 }
 
 typedef struct
@@ -451,76 +606,12 @@ tbq_writer_close (TbqWriter * w)
   if (w == NULL)
     return;
   wake = w->wake;
+  tbq_writer_drop_large (w);
   tbq_writer_flush (w);
   /* Release: the copier that sees `closed` also sees the last publish.
    * From here on the copier may free `w`. */
   atomic_store_explicit (&w->closed, 1, memory_order_release);
   tbq_wake_copier (wake);
-}
-
-/* ---- write sessions ---- */
-
-void
-tbq_session_begin_impl (TbqWriter * w, TbqSession * s)
-{
-  if (s == NULL)
-    return;
-  memset (s, 0, sizeof *s);
-  /* No writer: pos == end, so every reservation fails and
-   * tbq_session_next_block() says TBQ_INVALID_ARGUMENT. */
-  if (w == NULL)
-    return;
-  w->reserved = NULL;           /* a session ends an open reservation */
-  s->pos = w->wpos;
-  s->end = w->wend;
-  s->writer = w;
-}
-
-static void
-session_account (TbqSession * s)
-{
-  TbqWriter *w = s->writer;
-
-  /* The session tallied records and payload bytes as it went: no walk
-   * over the block's headers here. */
-  w->wpos = s->pos;
-  tbq_count (&w->records_in, s->records);
-  tbq_count (&w->bytes_in, s->bytes);
-  s->records = 0;
-  s->bytes = 0;
-}
-
-void
-tbq_session_end_impl (TbqSession * s)
-{
-  TbqWriter *w = s != NULL ? s->writer : NULL;
-
-  if (w == NULL)
-    return;
-  session_account (s);
-  writer_publish (w);
-  writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
-}
-
-TbqStatus
-tbq_session_next_block_impl (TbqSession * s)
-{
-  TbqWriter *w = s != NULL ? s->writer : NULL;
-  size_t wanted;
-  TbqStatus st;
-
-  if (w == NULL)
-    return TBQ_INVALID_ARGUMENT;
-  wanted = s->wanted;
-  session_account (s);
-  s->wanted = 0;
-  /* The record refused last would not fit a fresh block either. */
-  if (TBQ_UNLIKELY (wanted > w->cur->capacity))
-    return writer_large_record (w, wanted);
-  st = writer_handoff (w);
-  s->pos = w->wpos;
-  s->end = w->wend;
-  return st;
 }
 
 /* ---- discard ---- */
@@ -532,6 +623,7 @@ tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
   TbqBlock *b = w->copy_blk;
   uint32_t off = w->copy_off;
 
+  tbq_writer_drop_large (w);
   /* Relaxed loads and stores: nothing else runs, and the caller's own
    * synchronisation with the other parties orders their stores before
    * ours. */

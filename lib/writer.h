@@ -5,13 +5,16 @@
  *
  * A writer appends records to the current block of its own source pool and
  * publishes them (block.h, "Chains"); the wake module tells the copier.
+ * A record above the inline limit goes into an extent (extent.h), and an
+ * indirect record pointing to it into the current block.  Write sessions
+ * (session.c) use the writer through the functions at the end.
  * The copier, which sits above the writer, reads the writer's chain and
  * owns the copy position kept at the end of the struct.
  */
 #ifndef TBQ_WRITER_H
 #define TBQ_WRITER_H
 
-#include "pool.h"
+#include "extent.h"
 #include "registry.h"
 #include "wake.h"
 
@@ -19,11 +22,14 @@ struct TbqWriter
 {
   /* Writer-owned, hot. */
   unsigned char *wpos;          /* next record header in `cur` */
-  unsigned char *wend;          /* end of `cur`'s data area */
+  unsigned char *wend;          /* end of `cur`'s data area; wpos while a
+                                 * large record is reserved (so that every
+                                 * other write takes the slow path) */
   TbqBlock *cur;
   unsigned char *reserved;      /* header of the reserved, uncommitted record */
   uint32_t pub_off;             /* last offset stored to cur->published */
   uint32_t unpublished;         /* records committed since the last publish */
+  size_t inline_max;            /* block bytes of the largest inline record */
   TbqPublishPolicy publish;
   uint32_t publish_every;
   TbqWakePolicy wake_policy;    /* the queue's, kept here: read per record */
@@ -34,11 +40,23 @@ struct TbqWriter
   const _Atomic int *interrupted;
   uint32_t slot;                /* in the registry */
 
+  /* Writer-owned: records above the inline limit. */
+  TbqExtents *extents;
+  TbqBlock *large;              /* extent of the reserved, uncommitted large
+                                 * record, or NULL */
+  uint32_t large_size;
+  uint16_t large_type;
+  TbqStatus large_refusal;      /* why a session's last large reservation
+                                 * was refused: TBQ_NO_SPACE, TBQ_NO_MEMORY */
+  TbqBlock *session_extent;     /* taken by tbq_session_next_block() for the
+                                 * refused record's retry, or NULL */
+
   /* Writer-owned counters, read by stats (relaxed). */
   _Atomic uint64_t records_in;
   _Atomic uint64_t bytes_in;
   _Atomic uint64_t records_dropped;
   _Atomic uint64_t pressure_waits;
+  _Atomic uint64_t extent_waits;        /* waits for room in the sink budget */
   _Atomic uint64_t wakeups;     /* system calls made to wake someone */
   _Atomic uint64_t published_bytes;     /* block bytes published, all blocks */
 
@@ -61,9 +79,13 @@ struct TbqWriter
 };
 
 /* A writer with its own (pre-allocated) source pool, not yet registered:
- * TBQ_OK or TBQ_NO_MEMORY. */
+ * TBQ_OK or TBQ_NO_MEMORY.  Large records go into `extents`. */
 TbqStatus tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
-    const _Atomic int *interrupted, TbqWriter ** out);
+    TbqExtents * extents, const _Atomic int *interrupted, TbqWriter ** out);
+/* Block bytes of the largest record that travels inline in source blocks
+ * of `block_size`: a quarter of the data area, at least a record of
+ * TBQ_INLINE_MIN bytes, at most the data area. */
+uint32_t tbq_writer_inline_max (size_t block_size);
 /* Free a writer that is out of the registry, or never was in it; its
  * final totals go to `final` (may be NULL). */
 void tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final);
@@ -80,5 +102,66 @@ void tbq_writer_wake (TbqWriter * w);
  * else runs. */
 void tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release,
     void *user_data, uint64_t * count);
+
+/* ---- for the write sessions (session.c), on the writer's thread ---- */
+
+/* Make everything written visible to the copier. */
+void tbq_writer_publish (TbqWriter * w);
+/* Seal the current block and continue in a fresh one (backpressure
+ * applies). */
+TbqStatus tbq_writer_handoff (TbqWriter * w);
+/* Room for `span` bytes at wpos: there already, or in a fresh block
+ * (TBQ_TOO_LARGE when no block holds them). */
+TbqStatus tbq_writer_make_room (TbqWriter * w, size_t span);
+/* An extent for a record of `size` bytes; waits or drops per backpressure
+ * when the sink budget has no room. */
+TbqStatus tbq_writer_wait_for_extent (TbqWriter * w, uint32_t size,
+    TbqBlock ** e);
+/* Give up a reserved, uncommitted large record and an extent taken for a
+ * session's retry. */
+void tbq_writer_drop_large (TbqWriter * w);
+
+/* Count the wake-ups (system calls) the writer's thread made. */
+static inline void
+tbq_writer_woke (TbqWriter * w, int wakeups)
+{
+  if (wakeups != 0)
+    tbq_count (&w->wakeups, (uint64_t) wakeups);
+}
+
+/* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
+ * 32-bit size_t (it can never fit a block). */
+static inline size_t
+tbq_writer_span (uint32_t size)
+{
+  size_t span = TBQ_RECORD_SPAN (size);
+
+#if SIZE_MAX <= UINT32_MAX
+  if (span < size)
+    span = SIZE_MAX;
+#endif
+  return span;
+}
+
+/* Whether a record of `span` bytes travels inline: up to the inline limit,
+ * or when no extent could ever hold its `size` bytes (a sink pool too
+ * small) and a source block can. */
+static inline bool
+tbq_writer_is_inline (TbqWriter * w, size_t span, uint32_t size)
+{
+  return span <= w->inline_max
+      || (span <= w->cur->capacity && !tbq_extents_can_hold (w->extents, size));
+}
+
+static inline void
+tbq_writer_put_header (unsigned char *p, uint16_t type, uint32_t size)
+{
+  TbqRecordHeader h;
+
+  h.size = size;
+  h.type = type;
+  h.reserved = 0;
+  memcpy (p, &h, sizeof h);
+}
 
 #endif /* TBQ_WRITER_H */

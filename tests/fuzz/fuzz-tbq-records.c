@@ -5,15 +5,15 @@
  *
  * libtbq interprets bytes in three places: the copier walks record
  * headers in source blocks to fit whole records into sink blocks, the
- * reader walks them in sink blocks, and discard walks whatever is left
- * (tbq_records_release).  Those headers are written by libtbq's writer
+ * reader walks them in sink blocks (following indirect records to their
+ * extents), and discard walks whatever is left (tbq_records_release).  Those headers are written by libtbq's writer
  * only, so what a caller controls is the sequence of calls and their
  * sizes and types.  The input is such a program, on a small geometry
  * (blocks of 128 B to 1 KiB, so every record size meets a block end), run
  * in one thread with the copier stepped by hand: every record written must
  * come out once, in order, with its type, size and bytes; one larger than
- * a block must be refused with TBQ_TOO_LARGE; a discard must release
- * exactly the records not yet read.
+ * a block and than any extent must be refused with TBQ_TOO_LARGE; a
+ * discard must release exactly the records not yet read.
  *
  * Input: geometry (4 bytes), then operations of 1 to 4 bytes each.
  */
@@ -32,6 +32,7 @@ typedef struct
   TbqWriter *w;
   TbqReader *r;
   uint32_t max_record;
+  uint32_t max_extent;          /* out of line, up to this */
   uint64_t next_id, read_id;    /* records [read_id, next_id) are queued */
   uint32_t size[MAX_PENDING];   /* by id % MAX_PENDING */
   uint16_t type[MAX_PENDING];
@@ -131,9 +132,10 @@ op_write (Run * run, FuzzInput * in, int reserve)
     tbq_writer_flush (run->w);
     step (run, in);
   }
-  if (size > run->max_record) {
-    FUZZ_CHECK (st == TBQ_TOO_LARGE, "a %u-byte record (largest %u) gave %s",
-        size, run->max_record, tbq_status_to_string (st));
+  if (size > run->max_record && size > run->max_extent) {
+    FUZZ_CHECK (st == TBQ_TOO_LARGE, "a %u-byte record (largest %u, %u out "
+        "of line) gave %s", size, run->max_record, run->max_extent,
+        tbq_status_to_string (st));
     return;
   }
   FUZZ_CHECK (st == TBQ_OK, "writing %u bytes: %s", size,
@@ -211,7 +213,19 @@ run_setup (Run * run, FuzzInput * in)
   cfg.source.min_blocks = cfg.source.max_blocks = 2 + g1 % 3;
   cfg.sink.block_size = cfg.source.block_size << (g2 % 3);
   cfg.sink.min_blocks = 0;
-  cfg.sink.max_blocks = 2 * cfg.source.max_blocks + MAX_HELD + 4;
+  /* One thread steps the copier and reads: a step must never wait for the
+   * reader.  Room for what a step moves (a source pool's worth), for the
+   * held blocks, and for the extents of every indirect record a source
+   * pool holds (plus held ones and the reader's), each up to a source
+   * block and a header. */
+  {
+    size_t ind = cfg.source.max_blocks * (cfg.source.block_size - 64) / 24
+        + 1 + MAX_HELD;
+    size_t ext = ind * (cfg.source.block_size + 192);
+
+    cfg.sink.max_blocks = 2 * cfg.source.max_blocks + MAX_HELD + 4
+        + (ext + cfg.sink.block_size - 1) / cfg.sink.block_size;
+  }
   cfg.sink.max_idle_blocks = g2 % 2;
   cfg.backpressure = TBQ_BACKPRESSURE_DROP;
   cfg.publish = (TbqPublishPolicy) (g3 % 3);
@@ -221,6 +235,7 @@ run_setup (Run * run, FuzzInput * in)
   FUZZ_CHECK (tbq_writer_new (run->q, &run->w) == TBQ_OK, "writer");
   FUZZ_CHECK (tbq_reader_new (run->q, &run->r) == TBQ_OK, "reader");
   run->max_record = tbq_queue_max_record_size (run->q);
+  run->max_extent = tbq_queue_max_extent_size (run->q);
   return 1;
 }
 

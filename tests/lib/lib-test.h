@@ -14,6 +14,7 @@
 #include "tap.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +187,47 @@ sleeps_of (TbqQueue * q)
   return st.writer_sleeps + st.copier_sleeps + st.reader_sleeps;
 }
 
+/* A library call run on a thread of its own, for tests in which it must
+ * block: `fn (arg)`'s status lands in `st` once it returns. */
+typedef struct
+{
+  TbqStatus (*fn) (void *arg);
+  void *arg;
+  TbqStatus st;
+  pthread_t th;
+} BlockingCall;
+
+static inline void *
+blocking_call_main (void *arg)
+{
+  BlockingCall *c = arg;
+
+  c->st = c->fn (c->arg);
+  return NULL;
+}
+
+/* Start the call and return once it sleeps in a wait on `q`. */
+static inline void
+blocking_call_start (BlockingCall * c, TbqQueue * q, TbqStatus (*fn) (void *),
+    void *arg)
+{
+  uint64_t sleeps = sleeps_of (q);
+
+  c->fn = fn;
+  c->arg = arg;
+  c->st = TBQ_EMPTY;
+  CHECK (pthread_create (&c->th, NULL, blocking_call_main, c) == 0);
+  WAIT_UNTIL (sleeps_of (q) > sleeps);
+}
+
+/* Wait for the call to return; its status. */
+static inline TbqStatus
+blocking_call_join (BlockingCall * c)
+{
+  pthread_join (c->th, NULL);
+  return c->st;
+}
+
 /* ---- payloads derived from a sequence number ---- */
 
 static inline uint64_t
@@ -245,6 +287,44 @@ payload_mismatch (const void *data, uint32_t size, uint64_t seq)
     i += n;
   }
   return -1;
+}
+
+/* Reserve, fill and commit `n` records of `size` bytes carrying payloads
+ * first .. first + n - 1; returns the first one's payload. */
+static inline void *
+write_records (TbqWriter * w, uint16_t type, uint32_t size, uint64_t first,
+    uint64_t n)
+{
+  void *p, *p0 = NULL;
+  uint64_t k;
+
+  for (k = 0; k < n; k++) {
+    CHECK_OK (tbq_writer_reserve (w, type, size, &p));
+    fill_payload (p, size, first + k);
+    CHECK_OK (tbq_writer_commit (w));
+    if (k == 0)
+      p0 = p;
+  }
+  return p0;
+}
+
+/* Read `n` records of `size` bytes and check their payloads (first ..
+ * first + n - 1), within EVENTUALLY_NS each; the first one to `out`. */
+static inline void
+read_records (TbqReader * r, uint32_t size, uint64_t first, uint64_t n,
+    TbqRecord * out)
+{
+  uint64_t k;
+
+  for (k = 0; k < n; k++) {
+    TbqRecord rec;
+
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK_EQ (rec.size, size);
+    CHECK (payload_mismatch (rec.data, rec.size, first + k) < 0);
+    if (out && k == 0)
+      *out = rec;
+  }
 }
 
 /* A record carrying a 64-bit sequence number (payload size 8). */

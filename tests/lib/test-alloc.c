@@ -17,7 +17,8 @@
  *
  * Each test first checks that the counter does see libtbq's allocations
  * (opening a writer, growing a pool), so a zero in the hot loop means "no
- * allocation", not "not intercepted".
+ * allocation", not "not intercepted".  Large records (extents) allocate
+ * only until the extents' idle cache holds what a stream of them needs.
  */
 #include "lib-test.h"
 
@@ -261,6 +262,7 @@ check_interposition (void)
   TbqQueue *q;
   TbqWriter *w;
   static unsigned char buf[4096];
+  int i;
 
   tbq_config_init (&cfg);
   cfg.source.min_blocks = 1;    /* page-sized blocks: the pool mmaps them */
@@ -268,9 +270,9 @@ check_interposition (void)
   counts_reset ();
   counting = 1;
   CHECK_OK (tbq_writer_new (q, &w));
-  /* Two blocks' worth: the pool grows by a block. */
-  CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_record_size (q)));
-  CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_record_size (q)));
+  /* Five blocks' worth: the pool grows by a block. */
+  for (i = 0; i < 5; i++)
+    CHECK_OK (tbq_writer_write (w, 0, buf, tbq_queue_max_inline_size (q)));
   counting = 0;
   counts_print ("opening a writer and growing its pool");
   CHECK (counts[K_ALIGNED] + counts[K_MALLOC] + counts[K_CALLOC]
@@ -315,7 +317,8 @@ hot_loop_allocates_nothing (const TbqConfig * cfg, uint64_t n)
   CHECK_OK (tbq_queue_start (q));
   CHECK_OK (tbq_consumer_start (r, consume_cb, &c));
   memset (buf, 0xab, sizeof buf);
-  max = tbq_queue_max_record_size (q);
+  /* Small records: the ones that travel inline. */
+  max = tbq_queue_max_inline_size (q);
   if (max >= sizeof buf)
     max = sizeof buf - 1;
 
@@ -447,8 +450,71 @@ writer_allocates_nothing_while_waiting_for_space (void)
   hot_loop_allocates_nothing (&cfg, scaled (100000));
 }
 
+/* Large records of one size (heap-sized and page-sized extents), by
+ * write, reserve/commit and sessions, read as they come (one thread steps
+ * the copier): after the first two, every extent comes from the idle
+ * cache. */
+static void
+same_size_large_records_allocate_nothing_once_warm (void)
+{
+  static const uint32_t sizes[] = { 3000, 600 * 1000 };
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  unsigned char *buf;
+  size_t k;
+  uint64_t i, n = scaled (2000);
+
+  check_interposition ();
+  tbq_config_init (&cfg);
+  q = open_queue (&cfg, &w, &r);
+  buf = calloc (1, sizes[1]);
+  CHECK (buf != NULL);
+  for (k = 0; k < 2; k++) {
+    uint64_t allocated = stats_of (q).extents.allocations;
+
+    counts_reset ();
+    counting = 1;
+    for (i = 0; i < n + 4; i++) {
+      TbqSession s;
+      void *p;
+
+      if (i == 4) {             /* warm: count from here */
+        counting = 0;
+        counts_print ("warming up");
+        CHECK (counts_total () > 0);
+        counts_reset ();
+        counting = 1;
+      }
+      if (i % 3 == 0) {
+        CHECK_OK (tbq_writer_write (w, 1, buf, sizes[k]));
+      } else if (i % 3 == 1) {
+        CHECK_OK (tbq_writer_reserve (w, 1, sizes[k], &p));
+        CHECK_OK (tbq_writer_commit (w));
+      } else {
+        tbq_session_begin (w, &s);
+        while (tbq_session_reserve (&s, 1, sizes[k]) == NULL)
+          CHECK_OK (tbq_session_next_block (&s));
+        tbq_session_end (&s);
+      }
+      copier_step_or_fail (q);
+      CHECK_OK (tbq_reader_next (r, &rec));
+      CHECK_EQ (rec.size, sizes[k]);
+    }
+    counting = 0;
+    counts_print ("same-size large records");
+    CHECK_EQ (counts_total (), 0);
+    CHECK_EQ (stats_of (q).extents.allocations - allocated, 2);
+  }
+  free (buf);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 TAP_MAIN (TAP_TEST (writer_steady_state_allocates_nothing),
     TAP_TEST (writer_allocates_nothing_once_its_pool_has_grown),
     TAP_TEST (writer_allocates_nothing_with_coalescing_and_batched_publish),
     TAP_TEST (writer_allocates_nothing_when_dropping),
-    TAP_TEST (writer_allocates_nothing_while_waiting_for_space))
+    TAP_TEST (writer_allocates_nothing_while_waiting_for_space),
+    TAP_TEST (same_size_large_records_allocate_nothing_once_warm))

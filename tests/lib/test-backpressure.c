@@ -11,8 +11,10 @@
 #define BLOCK 256
 /* Twelve 8-byte records per 256-byte block. */
 #define PER_BLOCK ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / TBQ_RECORD_SPAN (8))
-/* One record that fills a whole block. */
-#define FULL ((uint32_t) (BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE))
+/* The largest inline record: four fill a whole block. */
+#define FULL_PER_BLOCK 4
+#define FULL ((uint32_t) ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / FULL_PER_BLOCK \
+        - TBQ_RECORD_HEADER_SIZE))
 
 static void
 fixture_open (Fixture * f, TbqBackpressure mode, int64_t timeout_ns)
@@ -229,9 +231,9 @@ full_sink_pool_stalls_the_copier_and_then_the_writer (void)
       break;
     CHECK (timeouts < 100);
   }
-  /* Three records in the sink, the fourth held by the stalled copier, the
-   * fifth in the writer's other source block. */
-  CHECK_EQ (seq, 5);
+  /* Three blocks' worth in the sink, the fourth held by the stalled
+   * copier, the fifth in the writer's other source block. */
+  CHECK_EQ (seq, 5 * FULL_PER_BLOCK);
   st = stats_of (q);
   CHECK_EQ (st.sink_pressure_waits, 1);
   CHECK_EQ (st.sink.blocks_total, 3);

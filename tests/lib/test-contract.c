@@ -61,6 +61,8 @@ config_and_queue_entry_points_refuse_null (void)
   tbq_queue_free (NULL, NULL, NULL);
   CHECK (tbq_queue_get_config (NULL) == NULL);
   CHECK_EQ (tbq_queue_max_record_size (NULL), 0);
+  CHECK_EQ (tbq_queue_max_inline_size (NULL), 0);
+  CHECK_EQ (tbq_queue_max_extent_size (NULL), 0);
   CHECK_STATUS (tbq_queue_start (NULL), TBQ_INVALID_ARGUMENT);
   tbq_queue_stop (NULL);
   tbq_queue_interrupt (NULL);
@@ -190,10 +192,14 @@ session_on_a_null_writer_refuses_every_record (void)
   CHECK (tbq_session_reserve (&s, 0, 8) == NULL);
   CHECK_STATUS (tbq_session_write (&s, 0, "12345678", 8), TBQ_NO_SPACE);
   CHECK_STATUS (tbq_session_next_block (&s), TBQ_INVALID_ARGUMENT);
+  /* A large record too (it would take an extent). */
+  CHECK (tbq_session_reserve (&s, 0, 1 << 20) == NULL);
+  CHECK_STATUS (tbq_session_next_block (&s), TBQ_INVALID_ARGUMENT);
   tbq_session_end (&s);
   /* The out-of-line halves check their session too. */
   tbq_session_begin_impl (NULL, NULL);
   CHECK_STATUS (tbq_session_next_block_impl (NULL), TBQ_INVALID_ARGUMENT);
+  CHECK (tbq_session_reserve_large_impl (NULL, 0, 1 << 20) == NULL);
   tbq_session_end_impl (NULL);
 }
 

@@ -10,8 +10,9 @@
  * makes every mapping of exactly `fail_size` bytes fail with ENOMEM while
  * it is set; everything else goes to the next definition (libc's, or a
  * sanitizer's interceptor).
- * The blocks of the pools under test are page multiples, which libtbq
- * mmaps, and of a size nothing else in the process maps.
+ * The blocks of the pools under test, and the extents of large records,
+ * are page multiples, which libtbq mmaps, and of a size nothing else in
+ * the process maps.
  */
 #include "lib-test.h"
 
@@ -316,7 +317,108 @@ queue_and_writer_creation_say_why_preallocation_failed (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+/* A large record whose extent is five pages (a size nothing else maps). */
+#define LARGE (5 * 4096 - TBQ_BLOCK_HEADER_SIZE)
+#define LARGE_EXTENT (5 * 4096)
+
+static TbqStatus
+write_large (TbqWriter * w, uint64_t seq)
+{
+  static unsigned char buf[LARGE];
+
+  fill_payload (buf, LARGE, seq);
+  return tbq_writer_write (w, 1, buf, LARGE);
+}
+
+/* The extent of a large record cannot be mapped: TBQ_NO_MEMORY once,
+ * with the reason; then the budget holds still (backpressure, no retry)
+ * until memory comes back. */
+static TbqQueue *
+queue_failing_an_extent (TbqBackpressure mode, TbqWriter ** w,
+    TbqReader ** r)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqStats st;
+
+  config_for (&cfg);
+  cfg.backpressure = mode;
+  q = open_queue (&cfg, w, r);
+  fail_mappings_of (LARGE_EXTENT);
+  CHECK_STATUS (write_large (*w, 0), TBQ_NO_MEMORY);
+  CHECK_EQ (failed_mappings (), 1);
+  st = stats_of (q);
+  CHECK_EQ (st.records_dropped, 1);
+  CHECK_EQ (st.extents.alloc_failures, 1);
+  CHECK_EQ (st.extents.in_use, 0);
+  /* Held where it was, with room for one sink block. */
+  CHECK_EQ (st.extents.budget_limit, 2 * SINK_BLOCK);
+  expect_error_naming (q, "extent", LARGE_EXTENT);
+  return q;
+}
+
+static void
+failed_extent_is_reported_once_and_then_dropped (void)
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  uint64_t next = 0;
+  TbqRecord rec;
+
+  q = queue_failing_an_extent (TBQ_BACKPRESSURE_DROP, &w, &r);
+  /* No retry: the budget is full for extents. */
+  CHECK_STATUS (write_large (w, 0), TBQ_DROPPED);
+  CHECK_EQ (failed_mappings (), 1);
+  /* Small records still travel. */
+  CHECK_OK (write_rec (w, 0));
+  copier_step_or_fail (q);
+  read_all (r, &next);
+  CHECK_EQ (next, 1);
+  /* Memory is back; the idle copier lifts the limit. */
+  fail_mappings_of (0);
+  copier_step_or_fail (q);
+  CHECK_EQ (stats_of (q).extents.budget_limit, 64 * SINK_BLOCK);
+  CHECK_OK (write_large (w, 7));
+  copier_step_or_fail (q);
+  CHECK_OK (tbq_reader_next (r, &rec));
+  CHECK_EQ (rec.size, LARGE);
+  CHECK (payload_mismatch (rec.data, rec.size, 7) < 0);
+  CHECK_EQ (stats_of (q).records_dropped, 2);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static TbqStatus
+write_large_3 (void *w)
+{
+  return write_large (w, 3);
+}
+
+static void
+writer_waiting_after_a_failed_extent_goes_on_when_memory_is_back (void)
+{
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  BlockingCall c;
+  TbqRecord rec;
+
+  q = queue_failing_an_extent (TBQ_BACKPRESSURE_BLOCK, &w, &r);
+  fail_mappings_of (0);
+  blocking_call_start (&c, q, write_large_3, w);
+  CHECK_EQ (failed_mappings (), 1);
+  /* An idle copier pass lifts the limit, which wakes the writer. */
+  copier_step_or_fail (q);
+  CHECK_OK (blocking_call_join (&c));
+  copier_step_or_fail (q);
+  CHECK_OK (tbq_reader_next (r, &rec));
+  CHECK (payload_mismatch (rec.data, rec.size, 3) < 0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 TAP_MAIN (TAP_TEST (copier_reports_a_failed_sink_allocation_once_and_then_waits),
     TAP_TEST (sink_pool_grows_again_once_it_has_shrunk),
     TAP_TEST (writer_reports_a_failed_source_allocation_then_sees_backpressure),
-    TAP_TEST (queue_and_writer_creation_say_why_preallocation_failed))
+    TAP_TEST (queue_and_writer_creation_say_why_preallocation_failed),
+    TAP_TEST (failed_extent_is_reported_once_and_then_dropped),
+    TAP_TEST (writer_waiting_after_a_failed_extent_goes_on_when_memory_is_back))

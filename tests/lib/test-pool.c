@@ -6,9 +6,12 @@
  */
 #include "lib-test.h"
 
-/* The payload that fills a block of `block` bytes with one record. */
-#define FULL_RECORD(block) ((uint32_t) ((block) - TBQ_BLOCK_HEADER_SIZE \
-      - TBQ_RECORD_HEADER_SIZE))
+/* PER_BLOCK of the largest inline records fill a block of `block` bytes
+ * (larger records travel out of line): a "full record" below is that
+ * many records, seq * PER_BLOCK and on. */
+#define PER_BLOCK 4
+#define FULL_RECORD(block) ((uint32_t) (((block) - TBQ_BLOCK_HEADER_SIZE) \
+      / PER_BLOCK - TBQ_RECORD_HEADER_SIZE))
 
 /* The source block a reserved record lives in: a record written first in a
  * block starts right after the block header. */
@@ -18,28 +21,21 @@ block_of_first_record (const void *data)
   return (uintptr_t) data - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE;
 }
 
+/* Write a full record; `where`: the first record's payload. */
 static void
 write_full_record (TbqWriter * w, uint32_t size, uint64_t seq, void **where)
 {
-  void *p;
+  void *p = write_records (w, 1, size, seq * PER_BLOCK, PER_BLOCK);
 
-  CHECK_OK (tbq_writer_reserve (w, 1, size, &p));
-  fill_payload (p, size, seq);
-  tbq_writer_commit (w);
   if (where)
     *where = p;
 }
 
+/* Read a full record; `out`: its first record. */
 static void
 read_full_record (TbqReader * r, uint32_t size, uint64_t seq, TbqRecord * out)
 {
-  TbqRecord rec;
-
-  CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
-  CHECK_EQ (rec.size, size);
-  CHECK (payload_mismatch (rec.data, rec.size, seq) < 0);
-  if (out)
-    *out = rec;
+  read_records (r, size, seq * PER_BLOCK, PER_BLOCK, out);
 }
 
 static void
@@ -168,9 +164,11 @@ sink_pool_grows_on_demand_up_to_max_blocks (void)
   CHECK_OK (tbq_writer_new (q, &w));
   CHECK_OK (tbq_reader_new (q, &r));
 
-  /* One record fills one sink block: the pool grows by one per record. */
+  /* One full record fills one sink block: the pool grows by one per full
+   * record (`written` counts single records). */
   for (i = 0; i < 5; i++) {
-    write_full_record (w, size, written++, NULL);
+    write_full_record (w, size, i, NULL);
+    written += PER_BLOCK;
     copier_step_or_fail (q);
     st = stats_of (q);
     CHECK_EQ (st.sink.blocks_total, i + 1);
@@ -196,8 +194,12 @@ sink_pool_grows_on_demand_up_to_max_blocks (void)
   CHECK_EQ (st.sink.blocks_peak, 5);
   CHECK_EQ (st.sink.allocations, 5);
 
-  for (i = 0; i < written; i++)
-    read_full_record (r, size, i, NULL);
+  for (i = 0; i < written; i++) {
+    TbqRecord rec;
+
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK (payload_mismatch (rec.data, rec.size, i) < 0);
+  }
   CHECK (stats_of (q).sink.blocks_peak <= 5);
   tbq_queue_free (q, NULL, NULL);
 }
@@ -312,7 +314,7 @@ idle_source_blocks_above_max_idle_are_released_by_the_copier (void)
     fill_payload (p, size, n++);
     tbq_writer_commit (w);
   }
-  CHECK_EQ (n, 8);
+  CHECK_EQ (n, 8 * PER_BLOCK);
   st = stats_of (q);
   CHECK_EQ (st.source.blocks_total, 8);
   /* The producer grew the pool but never gives memory back. */
@@ -325,7 +327,7 @@ idle_source_blocks_above_max_idle_are_released_by_the_copier (void)
   CHECK_EQ (st.source.blocks_total, 2);
   CHECK_EQ (st.source.blocks_in_use, 1);
   CHECK_EQ (st.source.blocks_idle, 1);
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n / PER_BLOCK; i++)
     read_full_record (r, size, i, NULL);
   tbq_queue_free (q, NULL, NULL);
 }
@@ -370,8 +372,8 @@ idle_sink_blocks_are_released_by_the_copier_not_the_reader (void)
 }
 
 /* A running queue with 4 KiB sink blocks (2 up front, 2 idle kept, up to
- * 128) holding a backlog of `n` published records of `size` bytes, one per
- * sink block. */
+ * 128) holding a backlog of `n` published full records of `size` bytes,
+ * one per sink block. */
 static TbqQueue *
 backlog_queue_new (uint64_t n, uint32_t size, TbqWriter ** w, TbqReader ** r)
 {
@@ -437,7 +439,7 @@ sink_pool_shrinks_back_when_zero_copy_holders_let_go (void)
     tbq_block_ref (held[i].block);
   }
   WAIT_UNTIL (stats_of (q).copier_passes > 0 && stats_of (q).bytes_copied
-      == n * TBQ_RECORD_SPAN (size));
+      == n * PER_BLOCK * TBQ_RECORD_SPAN (size));
   CHECK_EQ (stats_of (q).sink.blocks_total, n);
   /* The reader is done; the holders let go long after.  The idle copier
    * must still hear of the surplus and release it. */

@@ -8,9 +8,12 @@
 
 #include <stdatomic.h>
 
-/* One record fills one 256-byte block. */
+/* Four inline records fill one 256-byte block: records seq * PER_BLOCK
+ * .. seq * PER_BLOCK + 3 make "block seq". */
 #define BLOCK 256
-#define FULL ((uint32_t) (BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE))
+#define PER_BLOCK 4
+#define FULL ((uint32_t) ((BLOCK - TBQ_BLOCK_HEADER_SIZE) / PER_BLOCK \
+        - TBQ_RECORD_HEADER_SIZE))
 
 static void
 fixture_open (Fixture * f, const TbqConfig * cfg)
@@ -37,26 +40,18 @@ fixture_close (Fixture * f)
   tbq_queue_free (f->q, NULL, NULL);
 }
 
+/* Write block `seq`'s records. */
 static void
 write_full (TbqWriter * w, uint64_t seq)
 {
-  void *p;
-
-  CHECK_OK (tbq_writer_reserve (w, 0, FULL, &p));
-  fill_payload (p, FULL, seq);
-  tbq_writer_commit (w);
+  write_records (w, 0, FULL, seq * PER_BLOCK, PER_BLOCK);
 }
 
+/* Read block `seq`'s records; the first goes to `out`. */
 static void
 read_full (TbqReader * r, uint64_t seq, TbqRecord * out)
 {
-  TbqRecord rec;
-
-  CHECK_OK (tbq_reader_next (r, &rec));
-  CHECK_EQ (rec.size, FULL);
-  CHECK (payload_mismatch (rec.data, rec.size, seq) < 0);
-  if (out)
-    *out = rec;
+  read_records (r, FULL, seq * PER_BLOCK, PER_BLOCK, out);
 }
 
 static void
@@ -273,6 +268,7 @@ block_ref_keeps_record_bytes_after_iteration_moves_on (void)
   uint64_t i;
 
   fixture_open_small (&f);
+  CHECK (FULL <= tbq_queue_max_inline_size (f.q));
   write_full (f.w, 0);
   copier_step_or_fail (f.q);
   read_full (f.r, 0, &held);
@@ -308,11 +304,11 @@ block_ref_keeps_record_bytes_after_the_queue_is_freed (void)
   write_full (f.w, 3);
   fixture_close (&f);
   for (i = 0; i < 3; i++)
-    CHECK (payload_mismatch (held[i].data, held[i].size, i) < 0);
+    CHECK (payload_mismatch (held[i].data, held[i].size, i * PER_BLOCK) < 0);
   /* The last holder frees the blocks and the pool (ASan checks both). */
   tbq_block_unref (held[1].block);
   tbq_block_unref (held[0].block);
-  CHECK (payload_mismatch (held[2].data, held[2].size, 2) < 0);
+  CHECK (payload_mismatch (held[2].data, held[2].size, 2 * PER_BLOCK) < 0);
   tbq_block_unref (held[2].block);
 }
 
@@ -379,15 +375,19 @@ block_unref_works_from_any_thread (void)
   for (i = 0; i < n; i++) {
     TbqRecord rec;
 
+    uint64_t k;
+
     write_full (f.w, i);
     CHECK_OK (read_record (f.r, &rec, EVENTUALLY_NS));
-    CHECK (payload_mismatch (rec.data, rec.size, i) < 0);
+    CHECK (payload_mismatch (rec.data, rec.size, i * PER_BLOCK) < 0);
     tbq_block_ref (rec.block);
     held[i].block = rec.block;
     held[i].data = rec.data;
     held[i].size = rec.size;
-    held[i].seq = i;
+    held[i].seq = i * PER_BLOCK;
     CHECK (pthread_create (&th[i], NULL, unref_main, &held[i]) == 0);
+    for (k = 1; k < PER_BLOCK; k++)
+      CHECK_OK (read_record (f.r, &rec, EVENTUALLY_NS));
   }
   for (i = 0; i < n; i++)
     pthread_join (th[i], NULL);
@@ -405,17 +405,17 @@ reader_peek_shows_the_next_record_without_taking_it (void)
 
   fixture_open_small (&f);
   CHECK_STATUS (tbq_reader_peek (f.r, &rec), TBQ_EMPTY);
-  /* One record per block: each peek after the first crosses a block
-   * boundary. */
+  /* One block's worth at a time: each peek after the first crosses a
+   * block boundary. */
   for (i = 0; i < 3; i++) {
     write_full (f.w, i);
     copier_step_or_fail (f.q);
     CHECK_OK (tbq_reader_peek (f.r, &peeked));
-    CHECK (payload_mismatch (peeked.data, peeked.size, i) < 0);
+    CHECK (payload_mismatch (peeked.data, peeked.size, i * PER_BLOCK) < 0);
     /* Peeking again shows the same record; nothing was taken. */
     CHECK_OK (tbq_reader_peek (f.r, &rec));
     CHECK (rec.data == peeked.data);
-    CHECK_EQ (stats_of (f.q).records_out, i);
+    CHECK_EQ (stats_of (f.q).records_out, i * PER_BLOCK);
     read_full (f.r, i, &rec);
     CHECK (rec.data == peeked.data);
     CHECK (rec.block == peeked.block);

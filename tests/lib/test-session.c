@@ -179,31 +179,34 @@ session_next_block_continues_in_a_fresh_block (void)
 }
 
 static void
-session_next_block_refuses_a_record_larger_than_a_block (void)
+session_next_block_refuses_a_record_larger_than_any_extent (void)
 {
   Fixture f;
   TbqSession s;
   TbqRecord rec;
-  uint32_t max;
+  uint32_t max, too_large;
   void *p;
 
   fixture_open_small (&f, false);
   max = tbq_queue_max_record_size (f.q);
+  too_large = tbq_queue_max_extent_size (f.q) + 1;
+  CHECK (too_large > max);
   tbq_session_begin (f.w, &s);
   CHECK_OK (session_write_seq (&s, 0));
-  CHECK (tbq_session_reserve (&s, 1, max + 1) == NULL);
-  /* A fresh block would not hold it either: no hand-off, no loop. */
+  CHECK (tbq_session_reserve (&s, 1, too_large) == NULL);
+  /* Neither a fresh block nor any extent would hold it: no hand-off, no
+   * loop. */
   CHECK_STATUS (tbq_session_next_block (&s), TBQ_TOO_LARGE);
   CHECK_EQ (stats_of (f.q).handoffs, 0);
   /* The session goes on in the same block. */
   CHECK_OK (session_write_seq (&s, 1));
-  /* The largest record needs a fresh block, and gets one. */
-  CHECK (tbq_session_reserve (&s, 2, max) == NULL);
-  CHECK_OK (tbq_session_next_block (&s));
+  /* The largest record a block holds is above the inline limit: it goes
+   * into an extent at once, its small record into this block. */
   p = tbq_session_reserve (&s, 2, max);
   CHECK (p != NULL);
   fill_payload (p, max, 2);
   tbq_session_end (&s);
+  CHECK_EQ (stats_of (f.q).handoffs, 0);
   copier_step_or_fail (f.q);
   expect_rec (f.r, 0);
   expect_rec (f.r, 1);
@@ -387,7 +390,7 @@ TAP_MAIN (TAP_TEST (session_writes_many_records_in_one_block),
     TAP_TEST (session_reserve_builds_records_in_place),
     TAP_TEST (session_reports_no_space_at_block_end),
     TAP_TEST (session_next_block_continues_in_a_fresh_block),
-    TAP_TEST (session_next_block_refuses_a_record_larger_than_a_block),
+    TAP_TEST (session_next_block_refuses_a_record_larger_than_any_extent),
     TAP_TEST (session_records_are_published_only_at_session_end),
     TAP_TEST (session_next_block_publishes_the_full_block),
     TAP_TEST (session_end_counts_records_and_bytes_once),

@@ -79,11 +79,16 @@ stats_count_every_refused_record_as_dropped (void)
 {
   Fixture f;
   TbqStats st;
-  static unsigned char big[BLOCK];
+  unsigned char *big;
+  uint32_t too_large;
   uint64_t i;
 
   fixture_open (&f);
-  CHECK_STATUS (tbq_writer_write (f.w, 0, big, BLOCK), TBQ_TOO_LARGE);
+  too_large = tbq_queue_max_extent_size (f.q) + 1;
+  big = calloc (1, too_large);
+  CHECK (big != NULL);
+  CHECK_STATUS (tbq_writer_write (f.w, 0, big, too_large), TBQ_TOO_LARGE);
+  free (big);
   for (i = 0; i < 4 * PER_BLOCK; i++)
     CHECK_OK (write_seq (f.w, 0, i));
   tbq_writer_set_backpressure (f.w, TBQ_BACKPRESSURE_DROP, -1);
@@ -224,17 +229,20 @@ stats_report_blocks_in_use_and_peak_per_layer (void)
   Fixture f;
   TbqStats st;
   TbqRecord rec;
-  const uint32_t full = BLOCK - TBQ_BLOCK_HEADER_SIZE - TBQ_RECORD_HEADER_SIZE;
   static unsigned char buf[BLOCK];
+  /* Four inline records fill a block exactly. */
+  const uint32_t inl = (BLOCK - TBQ_BLOCK_HEADER_SIZE) / 4
+      - TBQ_RECORD_HEADER_SIZE;
   uint64_t i;
 
   fixture_open (&f);
+  CHECK (inl <= tbq_queue_max_inline_size (f.q));
   st = stats_of (f.q);
   CHECK_EQ (st.source.blocks_in_use, 1);
   CHECK_EQ (st.source.blocks_peak, 1);
   CHECK_EQ (st.sink.blocks_in_use, 1);
-  for (i = 0; i < 3; i++)
-    CHECK_OK (tbq_writer_write (f.w, 0, buf, full));
+  for (i = 0; i < 3 * 4; i++)
+    CHECK_OK (tbq_writer_write (f.w, 0, buf, inl));
   st = stats_of (f.q);
   CHECK_EQ (st.source.blocks_in_use, 3);
   CHECK_EQ (st.source.blocks_idle, 1);

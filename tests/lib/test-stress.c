@@ -1,6 +1,9 @@
 /* Stress: a producer, the copier thread and a consumer run flat out with
  * random record sizes, random stalls and pools small enough to hit every
- * edge; every byte and the order of every record is checked.
+ * edge; every byte and the order of every record is checked.  Some
+ * records are large: above the inline limit they travel in extents from
+ * the sink pool's budget (or inline, where the sink pool is too small for
+ * any extent).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -44,6 +47,8 @@ typedef struct
   size_t src_block, src_blocks;
   size_t sink_block, sink_min, sink_max;
   double share;                 /* of CI_RECORDS / LONG_RECORDS */
+  uint32_t large_every;         /* one record in this many is large */
+  uint32_t large_cap;           /* large records: up to this (CI run) */
   int64_t coalesce_ns;          /* TbqConfig.max_coalesce_ns */
 } Mode;
 
@@ -59,13 +64,16 @@ rng_next (uint64_t * s)
 }
 
 /* Sizes 0..max, mostly small: 3/4 up to 32 bytes, 3/16 up to 256, the rest
- * anything up to the largest record. */
+ * anything up to the largest record a block holds; one in `large_every`
+ * anything up to `large` (beyond the blocks, in extents). */
 static inline uint32_t
-size_for (uint64_t seq, uint32_t max)
+size_for (uint64_t seq, uint32_t max, uint32_t large_every, uint32_t large)
 {
   uint64_t r = mix64 (seq ^ 0x5eed5eed5eedull);
   uint32_t bucket = (uint32_t) (r & 15), lim;
 
+  if ((r >> 40) % large_every == 0)
+    return (uint32_t) ((r >> 8) % ((uint64_t) large + 1));
   r >>= 8;
   if (bucket < 12)
     lim = 32;
@@ -86,6 +94,7 @@ typedef struct
   TbqQueue *q;
   TbqReader *r;
   uint32_t max;
+  uint32_t large;               /* largest of the large records */
   uint64_t attempts;
 
   /* Producer -> consumer: set once the producer is done. */
@@ -141,7 +150,8 @@ consume (Run * run, const TbqRecord * rec, bool may_hold)
     run_fail (run, "record out of order: expected, type", next, rec->type);
     return false;
   }
-  if (rec->size != size_for (seq, run->max)) {
+  if (rec->size != size_for (seq, run->max, run->m->large_every,
+          run->large)) {
     run_fail (run, "wrong size: seq, size", seq, rec->size);
     return false;
   }
@@ -228,6 +238,7 @@ typedef struct
   bool in_session;
   uint64_t accepted, dropped, drop_run;
   uint64_t rng;
+  unsigned char *buf;           /* room for the largest record */
 } Producer;
 
 static void
@@ -275,7 +286,8 @@ after_attempt (Producer * p, TbqStatus st)
 static void
 produce_one (Producer * p, uint64_t seq)
 {
-  uint32_t size = size_for (seq, p->run->max);
+  uint32_t size = size_for (seq, p->run->max, p->run->m->large_every,
+      p->run->large);
   uint16_t type = (uint16_t) seq;
   uint64_t r = rng_next (&p->rng);
   TbqStatus st = TBQ_OK;
@@ -303,10 +315,8 @@ produce_one (Producer * p, uint64_t seq)
       p->in_session = false;
     }
   } else if (r & 1) {
-    unsigned char buf[4096];
-
-    fill_payload (buf, size, seq);
-    st = tbq_writer_write (p->w, type, buf, size);
+    fill_payload (p->buf, size, seq);
+    st = tbq_writer_write (p->w, type, p->buf, size);
   } else {
     st = tbq_writer_reserve (p->w, type, size, &data);
     if (st == TBQ_OK) {
@@ -329,16 +339,12 @@ produce_one (Producer * p, uint64_t seq)
     tbq_writer_flush (p->w);
 }
 
-static void
-run_mode (const Mode * m)
+/* The queue of mode `m`, its run state, and its record sizes. */
+static Run *
+run_new (const Mode * m)
 {
   TbqConfig cfg;
   Run *run;
-  Producer p;
-  pthread_t th;
-  TbqStats st;
-  uint64_t seq;
-  int64_t t0 = now_ns ();
 
   tbq_config_init (&cfg);
   cfg.source.block_size = m->src_block;
@@ -360,6 +366,41 @@ run_mode (const Mode * m)
   run->m = m;
   run->q = queue_new_or_fail (&cfg);
   run->max = tbq_queue_max_record_size (run->q);
+  /* Large records: beyond a block where the budget allows extents, else
+   * (a sink pool too small) up to a block, inline. */
+  run->large = tbq_queue_max_extent_size (run->q);
+  if (run->large > m->large_cap * (long_run ? 4 : 1))
+    run->large = m->large_cap * (long_run ? 4 : 1);
+  if (run->large < run->max)
+    run->large = run->max;
+  return run;
+}
+
+static void
+run_report (const Run * run, const Producer * p, const TbqStats * st,
+    int64_t t0)
+{
+  printf ("# %s: %" PRIu64 " records: %" PRIu64 " delivered, %" PRIu64
+      " dropped, %" PRIu64 " hand-offs, %" PRIu64 " copier wake-ups, %"
+      PRIu64 " pressure waits, %" PRIu64 " sink pressure waits; %" PRIu64
+      " extents allocated, %" PRIu64 " reused, %" PRIu64 " budget waits; "
+      "%.1f s\n", run->m->name, run->attempts, run->delivered, p->dropped,
+      st->handoffs, st->copier_wakeups, st->pressure_waits,
+      st->sink_pressure_waits, st->extents.allocations,
+      st->extents.cache_hits, st->extents.pressure_waits,
+      (double) (now_ns () - t0) / 1e9);
+}
+
+static void
+run_mode (const Mode * m)
+{
+  Run *run = run_new (m);
+  Producer p;
+  pthread_t th;
+  TbqStats st;
+  uint64_t seq;
+  int64_t t0 = now_ns ();
+
   run->attempts = (uint64_t) ((double) (long_run ? LONG_RECORDS : CI_RECORDS)
       * m->share * (long_run ? 1.0 : test_scale ()));
   run->rng = 0x1234567 + (uint64_t) (uintptr_t) m;
@@ -369,6 +410,8 @@ run_mode (const Mode * m)
   memset (&p, 0, sizeof p);
   p.run = run;
   p.rng = 0x89abcdef;
+  p.buf = malloc (run->large > run->max ? run->large : run->max);
+  CHECK (p.buf != NULL);
   CHECK_OK (tbq_writer_new (run->q, &p.w));
   CHECK_OK (tbq_reader_new (run->q, &run->r));
   CHECK_OK (tbq_queue_start (run->q));
@@ -400,12 +443,7 @@ run_mode (const Mode * m)
     CHECK (0);
   }
   st = stats_of (run->q);
-  printf ("# %s: %" PRIu64 " records: %" PRIu64 " delivered, %" PRIu64
-      " dropped, %" PRIu64 " hand-offs, %" PRIu64 " copier wake-ups, %"
-      PRIu64 " pressure waits, %" PRIu64 " sink pressure waits, %.1f s\n",
-      m->name, run->attempts, run->delivered, p.dropped, st.handoffs,
-      st.copier_wakeups, st.pressure_waits, st.sink_pressure_waits,
-      (double) (now_ns () - t0) / 1e9);
+  run_report (run, &p, &st, t0);
   CHECK_EQ (p.accepted + p.dropped, run->attempts);
   CHECK_EQ (run->delivered, p.accepted);
   if (m->backpressure == TBQ_BACKPRESSURE_BLOCK)
@@ -417,7 +455,10 @@ run_mode (const Mode * m)
   CHECK_EQ (st.records_dropped, m->session ? 0 : p.dropped);
   CHECK (st.source.blocks_peak <= m->src_blocks);
   CHECK (st.sink.blocks_peak <= m->sink_max);
+  /* Sink blocks and extents in use never exceed the budget. */
+  CHECK (st.extents.bytes_peak + m->sink_block <= st.extents.budget_limit);
   tbq_queue_free (run->q, NULL, NULL);
+  free (p.buf);
   free (run);
 }
 
@@ -426,51 +467,63 @@ run_mode (const Mode * m)
 static const Mode block_default = {
   "block, defaults", TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0,
   TBQ_WAKE_IMMEDIATE, false, false, true,
-  4096, 4, 65536, 4, 4096, 1.0, 0
+  4096, 4, 65536, 4, 4096, 1.0, 256, 65536, 0
 };
 
 static const Mode drop_tiny_pools = {
   "drop, 2 x 128 B source, 2 x 128 B sink", TBQ_BACKPRESSURE_DROP,
   TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE, false, false, true,
-  128, 2, 128, 2, 2, 0.5, 0
+  128, 2, 128, 2, 2, 0.5, 64, 65536, 0
 };
 
 static const Mode block_tiny_pools_sessions = {
   "block, sessions, 2 x 128 B source, 2..4 x 192 B sink",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE,
-  true, false, true, 128, 2, 192, 2, 4, 0.15, 0
+  true, false, true, 128, 2, 192, 2, 4, 0.15, 64, 65536, 0
 };
 
 static const Mode drop_coalescing_every_n = {
   "drop, coalescing within 100 us, publish every 7, 3 x 512 B source, "
       "3 x 1 KiB sink",
   TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_N, 7, TBQ_WAKE_ON_DEMAND, false,
-  false, true, 512, 3, 1024, 3, 3, 0.5, 100000
+  false, true, 512, 3, 1024, 3, 3, 0.5, 128, 65536, 100000
 };
 
 static const Mode block_coalescing_handoff_consumer = {
   "block, coalescing within 1 ms, publish at hand-off, callback consumer",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_AT_HANDOFF, 0, TBQ_WAKE_ON_DEMAND,
-  false, true, false, 1024, 2, 4096, 2, 8, 0.75, 1000000
+  false, true, false, 1024, 2, 4096, 2, 8, 0.75, 128, 65536, 1000000
 };
 
 static const Mode block_coalescing_sessions = {
   "block, sessions, coalescing within 20 us, 4 x 1 KiB source, 2..6 x 4 KiB "
       "sink",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  true, false, true, 1024, 4, 4096, 2, 6, 0.5, 20000
+  true, false, true, 1024, 4, 4096, 2, 6, 0.5, 128, 65536, 20000
 };
 
 static const Mode drop_sessions_on_demand = {
   "drop, sessions, on-demand wake, 4 x 1 KiB source, 2 x 4 KiB sink",
   TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  true, false, true, 1024, 4, 4096, 2, 2, 0.5, 0
+  true, false, true, 1024, 4, 4096, 2, 2, 0.5, 128, 65536, 0
+};
+
+static const Mode block_sessions_large_records = {
+  "block, sessions, large records up to 1 MiB, 2 MiB sink budget",
+  TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE,
+  true, false, true, 4096, 4, 65536, 4, 32, 0.005, 8, 1 << 20, 0
+};
+
+static const Mode drop_large_records_on_demand = {
+  "drop, on-demand wake, large records up to 256 KiB, 1 MiB sink budget",
+  TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
+  false, false, true, 4096, 4, 65536, 2, 16, 0.1, 16, 256 << 10, 0
 };
 
 static const Mode block_on_demand_tiny_pools = {
   "block, on-demand wake, 2 x 256 B source, 3 x 256 B sink",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  false, false, true, 256, 2, 256, 3, 3, 0.2, 0
+  false, false, true, 256, 2, 256, 3, 3, 0.2, 64, 65536, 0
 };
 
 static void
@@ -521,6 +574,18 @@ stress_block_on_demand_wake_tiny_pools (void)
   run_mode (&block_on_demand_tiny_pools);
 }
 
+static void
+stress_block_sessions_large_records (void)
+{
+  run_mode (&block_sessions_large_records);
+}
+
+static void
+stress_drop_large_records_on_demand_wake (void)
+{
+  run_mode (&drop_large_records_on_demand);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -533,6 +598,8 @@ main (int argc, char **argv)
     TAP_TEST (stress_block_coalescing_sessions),
     TAP_TEST (stress_drop_sessions_on_demand_wake),
     TAP_TEST (stress_block_on_demand_wake_tiny_pools),
+    TAP_TEST (stress_block_sessions_large_records),
+    TAP_TEST (stress_drop_large_records_on_demand_wake),
   };
   const char *env = getenv ("TBQ_STRESS_LONG");
   char *args[2] = { argv[0], NULL };

@@ -178,7 +178,7 @@ records_never_straddle_blocks (void)
   TbqRecord rec;
   unsigned char buf[256];
   uint64_t i, n = 2000;
-  uint32_t max;
+  uint32_t max, inl;
 
   /* Small blocks and odd sizes: most records do not fit what is left of a
    * block, in the source layer and again in the sink layer. */
@@ -188,6 +188,7 @@ records_never_straddle_blocks (void)
   cfg.sink.max_blocks = 4096;
   fixture_open (&f, &cfg);
   max = tbq_queue_max_record_size (f.q);
+  inl = tbq_queue_max_inline_size (f.q);
   for (i = 0; i < n; i++) {
     uint32_t size = (uint32_t) (mix64 (i) % (max + 1));
 
@@ -203,6 +204,12 @@ records_never_straddle_blocks (void)
     CHECK_OK (tbq_reader_next (f.r, &rec));
     CHECK_EQ (rec.size, mix64 (i) % (max + 1));
     CHECK (payload_mismatch (rec.data, rec.size, i) < 0);
+    if (rec.size > inl) {
+      /* Out of line: the payload follows its extent's header. */
+      CHECK ((uintptr_t) rec.data == (uintptr_t) rec.block
+          + TBQ_BLOCK_HEADER_SIZE);
+      continue;
+    }
     /* The whole record, header included, lies in its block's data area. */
     start = (uintptr_t) rec.block + TBQ_BLOCK_HEADER_SIZE;
     end = (uintptr_t) rec.block + cfg.sink.block_size;
@@ -214,17 +221,22 @@ records_never_straddle_blocks (void)
 }
 
 static void
-record_larger_than_max_record_size_is_refused (void)
+record_larger_than_any_extent_is_refused (void)
 {
+  TbqConfig cfg;
   Fixture f;
   TbqRecord rec;
   TbqStats st;
-  static unsigned char big[8192];
+  static unsigned char big[256 * 1024];
   uint32_t max;
   void *p = big;
 
-  fixture_open_default (&f);
-  max = tbq_queue_max_record_size (f.q);
+  /* A budget of four 64 KiB sink blocks: extents up to two blocks. */
+  tbq_config_init (&cfg);
+  cfg.sink.max_blocks = 4;
+  fixture_open (&f, &cfg);
+  max = tbq_queue_max_extent_size (f.q);
+  CHECK_EQ (max, 2 * 65536 - TBQ_BLOCK_HEADER_SIZE);
   CHECK (max + 1 <= sizeof big);
   CHECK_STATUS (tbq_writer_write (f.w, 1, big, max + 1), TBQ_TOO_LARGE);
   CHECK_STATUS (tbq_writer_reserve (f.w, 1, max + 1, &p), TBQ_TOO_LARGE);
@@ -245,30 +257,34 @@ record_larger_than_max_record_size_is_refused (void)
 }
 
 static void
-largest_record_fits (void)
+largest_inline_record_is_a_quarter_of_a_block (void)
 {
   Fixture f;
   TbqRecord rec;
   static unsigned char buf[4096];
-  uint32_t max;
+  uint32_t inl;
+  int i;
 
   fixture_open_default (&f);
-  max = tbq_queue_max_record_size (f.q);
-  fill_payload (buf, max, 77);
+  inl = tbq_queue_max_inline_size (f.q);
+  /* A quarter of the 4032 data bytes of a 4 KiB block, less a header. */
+  CHECK_EQ (inl, 1000);
+  fill_payload (buf, inl, 77);
   CHECK_OK (write_seq (f.w, 1, 1));
-  /* Does not fit behind the first record: takes a block of its own. */
-  CHECK_OK (tbq_writer_write (f.w, 2, buf, max));
-  CHECK_OK (tbq_writer_write (f.w, 2, buf, max));
+  /* Four fill a block exactly; behind the first record the fourth does
+   * not fit, and takes a fresh block. */
+  for (i = 0; i < 4; i++)
+    CHECK_OK (tbq_writer_write (f.w, 2, buf, inl));
   copier_step_or_fail (f.q);
   CHECK_OK (tbq_reader_next (f.r, &rec));
   CHECK_EQ (record_seq (&rec), 1);
-  CHECK_OK (tbq_reader_next (f.r, &rec));
-  CHECK_EQ (rec.size, max);
-  CHECK (payload_mismatch (rec.data, rec.size, 77) < 0);
-  CHECK_OK (tbq_reader_next (f.r, &rec));
-  CHECK_EQ (rec.size, max);
-  CHECK (payload_mismatch (rec.data, rec.size, 77) < 0);
-  CHECK_EQ (stats_of (f.q).handoffs, 2);
+  for (i = 0; i < 4; i++) {
+    CHECK_OK (tbq_reader_next (f.r, &rec));
+    CHECK_EQ (rec.size, inl);
+    CHECK (payload_mismatch (rec.data, rec.size, 77) < 0);
+  }
+  CHECK_EQ (stats_of (f.q).handoffs, 1);
+  CHECK_EQ (stats_of (f.q).extents.allocations, 0);
   fixture_close (&f);
 }
 
@@ -282,9 +298,12 @@ largest_record_fits_a_sink_block_of_the_same_size (void)
   uint32_t max;
   uint64_t i;
 
+  /* Two sink blocks leave no room for an extent: records up to a block
+   * travel inline, as before extents. */
   small_config (&cfg, 512);
-  cfg.sink.max_blocks = 8;
+  cfg.sink.max_blocks = 2;
   fixture_open (&f, &cfg);
+  CHECK_EQ (tbq_queue_max_extent_size (f.q), 0);
   max = tbq_queue_max_record_size (f.q);
   for (i = 0; i < 5; i++) {
     fill_payload (buf, max, i);
@@ -350,8 +369,8 @@ TAP_MAIN (TAP_TEST (write_copies_the_record),
     TAP_TEST (records_are_8_byte_aligned),
     TAP_TEST (records_carry_size_and_type),
     TAP_TEST (records_never_straddle_blocks),
-    TAP_TEST (record_larger_than_max_record_size_is_refused),
-    TAP_TEST (largest_record_fits),
+    TAP_TEST (record_larger_than_any_extent_is_refused),
+    TAP_TEST (largest_inline_record_is_a_quarter_of_a_block),
     TAP_TEST (largest_record_fits_a_sink_block_of_the_same_size),
     TAP_TEST (zero_size_records_work),
     TAP_TEST (writer_rejects_missing_arguments))
