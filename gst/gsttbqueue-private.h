@@ -169,7 +169,7 @@ struct _GstTbQueue
   guint64 sink_max_bytes;
   guint idle_blocks;
   guint publish_batch;
-  guint64 pickup_interval;
+  guint64 max_coalesce_latency;
 
   /* The two-layer queue, from READY->PAUSED to PAUSED->READY; set and
    * cleared under qlock. */

@@ -32,7 +32,11 @@
  * to the system when the backlog drains.  The src pad task reads the sink
  * pool and pushes downstream.  The pushing thread takes no lock for a
  * buffer, and makes a system call only when downstream is idle waiting for
- * data: then it wakes the src pad task, which moves the new records itself.
+ * data and buffers come sparsely: then it wakes the src pad task, which
+ * moves the new records itself.  While buffers come densely the src pad task
+ * naps instead, for at most #GstTbQueue:max-coalesce-latency, and the
+ * pushing thread makes no system call at all; events, queries and flushes
+ * end a nap at once.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
  * ("copy"), the buffer's fields and bytes are written into the source pool
@@ -116,7 +120,7 @@ enum
   PROP_SINK_MAX_BYTES,
   PROP_IDLE_BLOCKS,
   PROP_PUBLISH_BATCH,
-  PROP_PICKUP_INTERVAL,
+  PROP_MAX_COALESCE_LATENCY,
   PROP_STATS,
   PROP_COPY_TASK_CPUS,
   PROP_COPY_TASK_POLICY,
@@ -140,7 +144,7 @@ enum
 #define DEFAULT_SINK_MAX_BYTES    (G_GUINT64_CONSTANT (256) * 1024 * 1024)
 #define DEFAULT_IDLE_BLOCKS       16
 #define DEFAULT_PUBLISH_BATCH     1
-#define DEFAULT_PICKUP_INTERVAL   0
+#define DEFAULT_MAX_COALESCE_LATENCY (GST_MSECOND)
 
 /* The pool geometry properties, in PROP_* order: where each is kept (a
  * guint, or a guint64 for the 64-bit properties) and its default.  They
@@ -163,11 +167,11 @@ static const Geometry geometry[] = {
   GEOMETRY (sink_max_bytes, DEFAULT_SINK_MAX_BYTES),
   GEOMETRY (idle_blocks, DEFAULT_IDLE_BLOCKS),
   GEOMETRY (publish_batch, DEFAULT_PUBLISH_BATCH),
-  GEOMETRY (pickup_interval, DEFAULT_PICKUP_INTERVAL),
+  GEOMETRY (max_coalesce_latency, DEFAULT_MAX_COALESCE_LATENCY),
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (geometry) ==
-    PROP_PICKUP_INTERVAL - PROP_SOURCE_BLOCK_SIZE + 1);
+    PROP_MAX_COALESCE_LATENCY - PROP_SOURCE_BLOCK_SIZE + 1);
 
 #define gst_tbqueue_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
@@ -472,12 +476,15 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "and queries always publish; N > 1 holds up to N-1 buffers until "
           "more data or an event arrives", 0, G_MAXUINT,
           DEFAULT_PUBLISH_BATCH, RW_READY));
-  g_object_class_install_property (gobject_class, PROP_PICKUP_INTERVAL,
-      g_param_spec_uint64 ("pickup-interval", "Pickup interval (ns)",
-          "0 = when downstream waits for data, wake the src task, which moves "
-          "new buffers itself; otherwise the pushing thread never makes a system call for a "
-          "buffer and the copy task picks buffers up within this interval "
-          "(ns)", 0, G_MAXINT64, DEFAULT_PICKUP_INTERVAL, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_COALESCE_LATENCY,
+      g_param_spec_uint64 ("max-coalesce-latency",
+          "Max. coalescing latency (ns)",
+          "While buffers arrive densely (at least two within this time), the "
+          "src task waits up to this long to take them together, so that the "
+          "pushing thread makes no system call per buffer; sparse buffers, "
+          "events and queries are passed on at once (ns, 0 = wake the src "
+          "task per buffer; otherwise at least 1000)", 0,
+          TBQ_COALESCE_MAX_NS, DEFAULT_MAX_COALESCE_LATENCY, RW_READY));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",
@@ -578,7 +585,7 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
     cfg->publish_every = tbq->publish_batch;
   }
   cfg->wake = TBQ_WAKE_ON_DEMAND;
-  cfg->max_coalesce_ns = (int64_t) tbq->pickup_interval;
+  cfg->max_coalesce_ns = (int64_t) tbq->max_coalesce_latency;
   GST_OBJECT_UNLOCK (tbq);
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;
@@ -595,6 +602,12 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
     g_snprintf (msg, msg_size, "sink-max-bytes (%" G_GUINT64_FORMAT
         ") must hold at least two sink blocks of %" G_GUINT64_FORMAT
         " bytes", max_bytes, sink_block);
+    return FALSE;
+  }
+  if (cfg->max_coalesce_ns > 0 && cfg->max_coalesce_ns < TBQ_COALESCE_MIN_NS) {
+    g_snprintf (msg, msg_size, "max-coalesce-latency (%" G_GINT64_FORMAT
+        " ns) must be 0 or at least %" G_GINT64_FORMAT " ns",
+        (gint64) cfg->max_coalesce_ns, (gint64) TBQ_COALESCE_MIN_NS);
     return FALSE;
   }
   return TRUE;
@@ -757,6 +770,11 @@ gst_tbqueue_stats (GstTbQueue * tbq)
       "handoffs", G_TYPE_UINT64, st.handoffs,
       "copier-passes", G_TYPE_UINT64, st.copier_passes,
       "copier-wakeups", G_TYPE_UINT64, st.copier_wakeups,
+      "copier-sleeps", G_TYPE_UINT64, st.copier_sleeps,
+      "upstream-wakeups", G_TYPE_UINT64, st.writer_wakeups,
+      "src-sleeps", G_TYPE_UINT64, st.reader_sleeps,
+      "src-naps", G_TYPE_UINT64, st.reader_naps,
+      "src-naps-woken", G_TYPE_UINT64, st.reader_naps_woken,
       "bytes-copied", G_TYPE_UINT64, st.bytes_copied,
       "records-discarded", G_TYPE_UINT64, st.records_discarded,
       "source-block-size", G_TYPE_UINT64, st.source.block_size,
@@ -777,7 +795,7 @@ gst_tbqueue_stats (GstTbQueue * tbq)
 static const Geometry *
 geometry_of (guint prop_id)
 {
-  if (prop_id < PROP_SOURCE_BLOCK_SIZE || prop_id > PROP_PICKUP_INTERVAL)
+  if (prop_id < PROP_SOURCE_BLOCK_SIZE || prop_id > PROP_MAX_COALESCE_LATENCY)
     return NULL;
   return &geometry[prop_id - PROP_SOURCE_BLOCK_SIZE];
 }

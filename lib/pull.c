@@ -167,6 +167,13 @@ reader_wait_until (TbqReader * r, TbqReadyFunc ready, void *arg,
   return reader_wait_on_demand (r, ready, arg, deadline);
 }
 
+void
+tbq_reader_restart_waits (TbqReader * r)
+{
+  tbq_coalesce_init (&r->coalesce, r->coalesce.bound_ns);
+  r->pull_seen = tbq_wake_pull_key (r->wake);
+}
+
 static bool
 record_ready (void *arg)
 {

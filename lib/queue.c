@@ -331,6 +331,7 @@ tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_copier_publish_sink (&q->copier);
   /* Oldest first: the sink layer holds older records than any source block. */
   tbq_reader_discard (&q->reader, release, user_data, &n);
+  tbq_reader_restart_waits (&q->reader);
   tbq_registry_lock (&q->registry);
   for (i = 0; i < q->registry.size; i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);

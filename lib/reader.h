@@ -61,6 +61,11 @@ bool tbq_reader_ready (TbqReader * r);
 /* The sink sequence moved past `key`, or a kick is pending. */
 bool tbq_reader_seq_moved (TbqReader * r, uint32_t key);
 
+/* pull.c: forget what the waits learnt about the arrivals (a discard
+ * restarts the stream: the next wait is woken per record).  Nothing else
+ * uses the reader. */
+void tbq_reader_restart_waits (TbqReader * r);
+
 /* Take every record of the sink layer, calling `release` for each; the
  * copier is stopped and published what it copied. */
 void tbq_reader_discard (TbqReader * r, TbqReleaseFunc release,

@@ -26,7 +26,7 @@
  * a whole CPU whatever the queue; the consumer only verifies.
  *
  * OPTIONS  --rates 100,1000,10000,100000,1000000  --duration-ms 2000
- *          --contenders queue,tbqueue
+ *          --contenders queue,tbqueue,tbqueue-nocoalesce
  */
 #include "gst-bench.h"
 
@@ -114,7 +114,7 @@ int
 gb_scenario_main (GbCommon * c, int argc, char **argv)
 {
   const gchar *rates_s = "100,1000,10000,100000,1000000";
-  const gchar *names = "queue,tbqueue";
+  const gchar *names = "queue,tbqueue,tbqueue-nocoalesce";
   const gchar *child = NULL;
   guint duration_ms = 0;
   const GbContender *cont[16];

@@ -533,11 +533,9 @@ const GbContender gb_contenders[] = {
       "tbqueue, transfer=copy (copies every buffer that fits a source block)"},
   {"tbqueue-ref", "tbqueue", "transfer=reference",
       "tbqueue, transfer=reference (queues the GstBuffers themselves)"},
-  {"tbqueue-pickup100us", "tbqueue", "pickup-interval=100000",
-      "tbqueue, pickup-interval=100000 (no wake-up system call on push; the "
-        "copy task polls every 100 us)"},
-  {"tbqueue-pickup1ms", "tbqueue", "pickup-interval=1000000",
-      "tbqueue, pickup-interval=1000000 (copy task polls every 1 ms)"},
+  {"tbqueue-nocoalesce", "tbqueue", "max-coalesce-latency=0",
+      "tbqueue, max-coalesce-latency=0 (the src task is woken per buffer "
+        "whenever it waits, as before coalescing)"},
   {NULL, NULL, NULL, NULL},
 };
 
