@@ -589,8 +589,13 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
   GST_OBJECT_UNLOCK (tbq);
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;
-  /* Three threads share few cores: spinning long steals from the others. */
-  cfg->spin_iterations = 50;
+  /* No spinning before a sleep.  With coalescing, a src task that waits
+   * while buffers come densely naps, and one that waits while they come
+   * sparsely would spin in vain; the copy task is woken per half source
+   * pool.  Spinning only cost the CPU it ran on, the pushing thread's (the
+   * woken task runs there): 2,300 instructions per buffer at 1 kHz, and a
+   * worse latency tail (docs/benchmarks.md, "Latency"). */
+  cfg->spin_iterations = 0;
 
   if (min_bytes > max_bytes) {
     g_snprintf (msg, msg_size, "sink-min-bytes (%" G_GUINT64_FORMAT

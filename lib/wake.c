@@ -146,7 +146,11 @@ tbq_wake_kick (TbqWake * wake)
 bool
 tbq_wake_take_kick (TbqWake * wake)
 {
-  /* Relaxed: a kick carries no data. */
+  /* Relaxed: a kick carries no data.  Looked at before it is taken: every
+   * check of a waiting reader comes here, and an exchange would write the
+   * line each time. */
+  if (atomic_load_explicit (&wake->reader_kick, memory_order_relaxed) == 0)
+    return false;
   return atomic_exchange_explicit (&wake->reader_kick, 0,
       memory_order_relaxed) != 0;
 }

@@ -679,7 +679,8 @@ gb_tbqueue_stats_brief (GstElement * e)
   static const gchar *fields[] = { "source-pool-full", "pressure-waits",
     "sink-pressure-waits", "handoffs", "copier-passes", "copier-wakeups",
     "underruns", "level-waits", "sink-allocations", "sink-releases",
-    "sink-blocks-peak", NULL
+    "sink-blocks-peak", "upstream-wakeups", "src-sleeps", "src-naps",
+    "src-naps-woken", NULL
   };
   GstStructure *s = NULL;
   GString *out = g_string_new ("");
