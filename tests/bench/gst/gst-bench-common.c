@@ -799,6 +799,9 @@ pin_sync_handler (GstBus * bus, GstMessage * msg, gpointer user_data)
       pthread_setaffinity_np (pthread_self (), sizeof set, &set);
     }
   }
+  /* A sync handler that drops a message frees it (else every message,
+   * and the element it names, would stay referenced). */
+  gst_message_unref (msg);
   return GST_BUS_DROP;
 }
 
