@@ -144,7 +144,7 @@ enum
 #define DEFAULT_SINK_MAX_BYTES    (G_GUINT64_CONSTANT (256) * 1024 * 1024)
 #define DEFAULT_IDLE_BLOCKS       16
 #define DEFAULT_PUBLISH_BATCH     1
-#define DEFAULT_MAX_COALESCE_LATENCY (GST_MSECOND)
+#define DEFAULT_MAX_COALESCE_LATENCY (500 * GST_USECOND)
 
 /* The pool geometry properties, in PROP_* order: where each is kept (a
  * guint, or a guint64 for the 64-bit properties) and its default.  They
