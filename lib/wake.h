@@ -27,8 +27,8 @@ typedef enum
   TBQ_READER_BUSY = 0,          /* not waiting: nobody wakes it */
   TBQ_READER_HUNGRY = 1,        /* waiting: every publish wakes it to pull */
   TBQ_READER_NAPPING = 2,       /* napping until a deadline: only urgent
-                                 * deliveries (flush, a writer short of
-                                 * blocks) wake it */
+                                 * deliveries (a flush, records the copier
+                                 * published) wake it */
 } TbqReaderState;
 
 typedef struct

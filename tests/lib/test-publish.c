@@ -404,8 +404,10 @@ publishing_makes_no_wake_up_while_the_reader_naps (void)
   nap_fixture_close (&n);
 }
 
+/* Half the source pool sealed wakes the copier thread, napping reader or
+ * not; the records it publishes end the nap. */
 static void
-a_writer_short_of_blocks_wakes_a_napping_reader (void)
+a_writer_short_of_blocks_ends_a_nap_through_the_copier (void)
 {
   NapFixture n;
   const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
@@ -413,19 +415,20 @@ a_writer_short_of_blocks_wakes_a_napping_reader (void)
   uint64_t wakeups, i, target;
 
   nap_fixture_open (&n, 256);
+  CHECK_OK (tbq_queue_start (n.f.q));
+  WAIT_UNTIL (stats_of (n.f.q).copier_sleeps >= 1);
   wakeups = stats_of (n.f.q).writer_wakeups;
   /* Seal one block: half the pool is not sealed yet, no wake-up. */
   target = n.written + per_block - (n.written % per_block) + 1;
   while (n.written < target)
     CHECK_OK (write_seq (n.f.w, 0, n.written++));
   CHECK_EQ (stats_of (n.f.q).writer_wakeups, wakeups);
-  /* The second sealed block (half of four) asks the napping reader to
-   * pull, as a flush would: everything sealed arrives, no copier thread. */
+  /* The second sealed block (half of four) wakes the copier, which moves
+   * the sealed blocks: they arrive long before the nap's deadline. */
   for (i = 0; i < per_block; i++)
     CHECK_OK (write_seq (n.f.w, 0, n.written++));
-  WAIT_UNTIL (stats_of (n.f.q).reader_naps_woken == 1);
-  /* Everything, perhaps but the record that began the third block. */
-  WAIT_UNTIL (atomic_load (&n.loop.got) >= n.written - 1);
+  WAIT_UNTIL (atomic_load (&n.loop.got) >= 2 * per_block);
+  CHECK (stats_of (n.f.q).reader_naps_woken >= 1);
   tbq_writer_flush (n.f.w);
   WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
   nap_fixture_close (&n);
@@ -510,7 +513,7 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (coalescing_delivers_a_quiet_record_to_a_waiting_reader),
     TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting),
     TAP_TEST (publishing_makes_no_wake_up_while_the_reader_naps),
-    TAP_TEST (a_writer_short_of_blocks_wakes_a_napping_reader),
+    TAP_TEST (a_writer_short_of_blocks_ends_a_nap_through_the_copier),
     TAP_TEST (interrupt_ends_a_nap),
     TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
     TAP_TEST (immediate_copier_moves_the_current_block_at_once))
