@@ -127,7 +127,8 @@ gst_tbq_record_write_copy (void *record, GstBuffer * buffer, gsize payload,
 }
 
 /* A new buffer with the fields, flags and bytes of a copy record; its
- * memory holds a reference to the record's sink block. */
+ * memory holds a reference to the record's sink block.  NULL when the
+ * record is shorter than its header says. */
 static GstBuffer *
 read_copy (const TbqRecord * rec, guint32 * list, gsize * payload)
 {
@@ -137,7 +138,11 @@ read_copy (const TbqRecord * rec, guint32 * list, gsize * payload)
   guint64 *f[N_FIELDS];
   guint k;
 
+  if (G_UNLIKELY (rec->size < sizeof h))
+    return NULL;
   memcpy (&h, rec->data, sizeof h);
+  if (G_UNLIKELY (rec->size < gst_tbq_record_copy_size (h.info, 0)))
+    return NULL;
   *payload = rec->size - gst_tbq_record_copy_size (h.info, 0);
   buffer = gst_buffer_new ();
   /* A new buffer's fields are all unset: set those the record carries. */
@@ -168,43 +173,54 @@ gst_tbq_record_read (const TbqRecord * rec, GstTbqItem * item)
   item->list = 0;
   item->size = 0;
   item->seq = 0;
+  item->object = NULL;
   switch (rec->type) {
     case GST_TBQ_RECORD_BUFFER_COPY:
       item->object = GST_MINI_OBJECT_CAST (read_copy (rec, &item->list,
               &item->size));
-      return TRUE;
+      return item->object != NULL;
     case GST_TBQ_RECORD_BUFFER_REF:
+      if (G_UNLIKELY (rec->size < sizeof buffer))
+        return FALSE;
       memcpy (&buffer, rec->data, sizeof buffer);
       item->object = GST_MINI_OBJECT_CAST (buffer.buffer);
-      item->list = buffer.list;
-      item->size = buffer.size;
+      item->list = buffer.list & GST_TBQ_LIST_MASK;
+      item->size = G_LIKELY (buffer.size != GST_TBQ_SIZE_LARGE) ? buffer.size
+          : gst_buffer_get_size (buffer.buffer);
       return TRUE;
     case GST_TBQ_RECORD_EVENT:
+      if (G_UNLIKELY (rec->size < sizeof event))
+        return FALSE;
       memcpy (&event, rec->data, sizeof event);
       item->object = GST_MINI_OBJECT_CAST (event.event);
       return TRUE;
     case GST_TBQ_RECORD_QUERY:
+      if (G_UNLIKELY (rec->size < sizeof query))
+        return FALSE;
       memcpy (&query, rec->data, sizeof query);
       item->object = GST_MINI_OBJECT_CAST (query.query);
       item->seq = query.seq;
       return TRUE;
     default:
-      item->object = NULL;
       return FALSE;
   }
 }
 
 GstMiniObject *
-gst_tbq_record_owned (guint16 type, const void *data)
+gst_tbq_record_owned (guint16 type, const void *data, guint32 size)
 {
   GstTbqBufferRef buffer;
   GstTbqEventRef event;
 
   switch (type) {
     case GST_TBQ_RECORD_BUFFER_REF:
+      if (G_UNLIKELY (size < sizeof buffer))
+        return NULL;
       memcpy (&buffer, data, sizeof buffer);
       return GST_MINI_OBJECT_CAST (buffer.buffer);
     case GST_TBQ_RECORD_EVENT:
+      if (G_UNLIKELY (size < sizeof event))
+        return NULL;
       memcpy (&event, data, sizeof event);
       return GST_MINI_OBJECT_CAST (event.event);
     default:

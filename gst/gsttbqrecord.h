@@ -26,10 +26,18 @@ enum
   GST_TBQ_RECORD_QUERY = 4,     /* GstTbqQueryRef */
 };
 
-/* Position of a buffer record in a buffer list (0: a buffer on its own). */
+/* Position of a buffer record in a buffer list: 0 for a buffer pushed on
+ * its own; every member of a list has GST_TBQ_LIST_MEMBER, its first one
+ * GST_TBQ_LIST_FIRST too and its last one GST_TBQ_LIST_LAST, so that a
+ * member can never be taken for a buffer of its own (or the other way). */
 #define GST_TBQ_LIST_FIRST 1u
 #define GST_TBQ_LIST_LAST 2u
-#define GST_TBQ_LIST_MASK 3u
+#define GST_TBQ_LIST_MEMBER 4u
+#define GST_TBQ_LIST_MASK 7u
+
+/* A member of a list that is not its first one. */
+#define GST_TBQ_LIST_IS_REST(list) \
+  (((list) & (GST_TBQ_LIST_MEMBER | GST_TBQ_LIST_FIRST)) == GST_TBQ_LIST_MEMBER)
 
 /* A copy record: this header, then the buffer's pts, dts, duration,
  * offset and offset-end as 64-bit words, in that order, each only when it
@@ -58,8 +66,14 @@ typedef struct
 {
   GstBuffer *buffer;
   guint32 list;                 /* GST_TBQ_LIST_* */
-  guint32 size;                 /* payload bytes at enqueue */
+  guint32 size;                 /* payload bytes at enqueue, or
+                                 * GST_TBQ_SIZE_LARGE */
 } GstTbqBufferRef;
+
+/* A referenced buffer of 4 GiB or more: its size is read from the buffer,
+ * which cannot change while the record holds it (resizing needs the only
+ * reference). */
+#define GST_TBQ_SIZE_LARGE G_MAXUINT32
 
 /* A serialized event: the record owns one reference to it. */
 typedef struct
@@ -123,7 +137,9 @@ static inline void
 gst_tbq_record_write_buffer_ref (void *record, GstBuffer * buffer,
     guint32 list, gsize payload)
 {
-  GstTbqBufferRef ref = { buffer, list, (guint32) MIN (payload, G_MAXUINT32) };
+  GstTbqBufferRef ref = { buffer, list,
+    (guint32) MIN (payload, GST_TBQ_SIZE_LARGE)
+  };
 
   memcpy (record, &ref, sizeof ref);
 }
@@ -159,24 +175,27 @@ gst_tbq_record_list_position (const TbqRecord * rec)
   GstTbqCopyHeader h;
   GstTbqBufferRef ref;
 
-  if (rec->type == GST_TBQ_RECORD_BUFFER_COPY) {
+  if (rec->type == GST_TBQ_RECORD_BUFFER_COPY && rec->size >= sizeof h) {
     memcpy (&h, rec->data, sizeof h);
     return h.info & GST_TBQ_LIST_MASK;
   }
-  if (rec->type == GST_TBQ_RECORD_BUFFER_REF) {
+  if (rec->type == GST_TBQ_RECORD_BUFFER_REF && rec->size >= sizeof ref) {
     memcpy (&ref, rec->data, sizeof ref);
-    return ref.list;
+    return ref.list & GST_TBQ_LIST_MASK;
   }
   return 0;
 }
 
 /* The item a record holds: a copy record becomes a new buffer whose
- * memory lives in the record's sink block.  FALSE for an unknown type. */
+ * memory lives in the record's sink block.  FALSE for an unknown type or a
+ * record too short for its layout (nothing is read beyond rec->size). */
 gboolean gst_tbq_record_read (const TbqRecord * rec, GstTbqItem * item);
 
-/* What a discarded record owns (a referenced buffer, an event), for the
- * caller to release; NULL for copies and queries. */
-GstMiniObject *gst_tbq_record_owned (guint16 type, const void *data);
+/* What a discarded record of `size` bytes owns (a referenced buffer, an
+ * event), for the caller to release; NULL for copies, queries and records
+ * too short for their layout. */
+GstMiniObject *gst_tbq_record_owned (guint16 type, const void *data,
+    guint32 size);
 
 G_END_DECLS
 #endif /* __GST_TBQ_RECORD_H__ */

@@ -1,5 +1,5 @@
-/* tbqueue copy task: the GstTask that runs the libtbq copier, and the flow
- * that starts and pauses it.
+/* tbqueue copy task: the GstTask that runs the libtbq copier, the flow
+ * that starts and pauses it, and how libtbq's errors reach the bus.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -44,9 +44,61 @@ static void
 copy_task_func (gpointer data)
 {
   GstTbQueue *tbq = data;
-
   /* TBQ_INTERRUPTED: the task is paused or stopped already (see above). */
-  tbq_copier_step (tbq->q, -1);
+  TbqStatus st = tbq_copier_step (tbq->q, -1);
+
+  if (G_UNLIKELY (st == TBQ_NO_MEMORY)) {
+    /* The sink pool could not grow: say so, once per failure.  It now
+     * holds what it has (the next step waits for the reader to give a
+     * block back, no retry loop); whoever waits for the copier looks at
+     * the sink pool again and leaks or waits as the leaky mode says. */
+    gst_tbqueue_post_no_memory (tbq, FALSE);
+    tbq_reader_wake (tbq->reader);
+  } else if (G_UNLIKELY (st == TBQ_BUSY)) {
+    /* A waiting reader is moving records itself: one copier pass, which
+     * never waits.  Let it finish rather than call again at once. */
+    g_thread_yield ();
+  }
+}
+
+/* Post libtbq's report of an allocation failure, if it has one it has not
+ * given yet: a warning, or with `fatal` an error (streaming cannot go on).
+ * TRUE when one was posted.  No qlock held (the bus may call back). */
+gboolean
+gst_tbqueue_post_no_memory (GstTbQueue * tbq, gboolean fatal)
+{
+  char msg[256];
+
+  if (tbq_queue_take_error (tbq->q, msg, sizeof msg) != TBQ_NO_MEMORY)
+    return FALSE;
+  if (fatal)
+    GST_ELEMENT_ERROR (tbq, RESOURCE, NO_SPACE_LEFT,
+        ("Cannot grow the queue's memory (%s)", msg), (NULL));
+  else
+    GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
+        ("Cannot grow the queue's memory (%s); the queue goes on with what "
+            "it has", msg), (NULL));
+  return TRUE;
+}
+
+/* Upstream thread: the flow for a write libtbq refused (`st`, not
+ * TBQ_DROPPED).  Not a flow change (flushing or downstream's flow):
+ * an error, posted with libtbq's reason. */
+GstFlowReturn
+gst_tbqueue_write_failed (GstTbQueue * tbq, TbqStatus st)
+{
+  GstFlowReturn ret = GST_TBQUEUE_FLOW (tbq);
+
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "write failed: %s",
+      tbq_status_to_string (st));
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (st == TBQ_INTERRUPTED)
+    return GST_FLOW_FLUSHING;   /* a flow change on its way */
+  if (st != TBQ_NO_MEMORY || !gst_tbqueue_post_no_memory (tbq, TRUE))
+    GST_ELEMENT_ERROR (tbq, STREAM, FAILED,
+        ("Cannot queue data: %s", tbq_status_to_string (st)), (NULL));
+  return GST_FLOW_ERROR;
 }
 
 static void
@@ -137,7 +189,7 @@ gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn flow)
     /* Unblock the writer, the copier and the reader wherever they wait. */
     tbq_queue_interrupt (tbq->q);
     GST_TBQUEUE_BROADCAST (tbq, item_del);
-    GST_TBQUEUE_BROADCAST (tbq, reader_back);
+    GST_TBQUEUE_BROADCAST (tbq, sink_moved);
   } else if (gst_pad_is_active (tbq->srcpad)) {
     tbq_queue_resume (tbq->q);
     gst_task_start (tbq->copy_task);

@@ -1,187 +1,85 @@
 /* tbqueue dequeue: records back into buffers, buffer lists, events and
- * queries; dropping them; flushing.
+ * queries; counting them out; dropping them; flushing.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The src task dequeues items to push them; a leak or a flush dequeues them
- * to drop them, with the reader lent (threads and locks, and the lent
- * reader: gsttbqueue-private.h).  Every item taken out is counted out of
- * the levels here.
+ * Whoever holds qlock takes records: the src task to push them, a leak or
+ * a flush to drop them.  An item leaves the levels when it is taken, a
+ * buffer list when it is whole (threads, locks, and lists:
+ * gsttbqueue-private.h).
  */
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-levels.h"
+#include "gsttbqmemory.h"
 #include "gsttbqrecord.h"
-
-/* ---- the reader, lent ---- */
-
-/* qlock: take the reader from the src task (and from any other borrower,
- * who gives it back soon: its waits are bounded, and interrupted by a
- * flow change). */
-void
-gst_tbqueue_locked_borrow_reader (GstTbQueue * tbq)
-{
-  while (tbq->reader_lent)
-    GST_TBQUEUE_WAIT (tbq, reader_back);
-  tbq->reader_lent = TRUE;
-}
-
-void
-gst_tbqueue_locked_return_reader (GstTbQueue * tbq)
-{
-  tbq->reader_lent = FALSE;
-  GST_TBQUEUE_BROADCAST (tbq, reader_back);
-}
-
-/* Src task, qlock: wait until nobody else has the reader.  FALSE: the
- * flow is no longer OK. */
-gboolean
-gst_tbqueue_locked_wait_reader (GstTbQueue * tbq)
-{
-  while (G_UNLIKELY (tbq->reader_lent)) {
-    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
-      return FALSE;
-    GST_TBQUEUE_WAIT (tbq, reader_back);
-  }
-  return TRUE;
-}
-
-/* With the reader lent: wait, qlock released, until the copy task has moved
- * what the writer published.  The upstream thread publishes first (it is
- * the writer); any other thread waits for what is published.  FALSE on
- * timeout or interrupt. */
-gboolean
-gst_tbqueue_locked_wait_copied (GstTbQueue * tbq, DequeueWait wait)
-{
-  TbqWriter *writer = tbq->writer;
-  TbqStatus st;
-
-  if (wait != DEQUEUE_WAIT_WRITER && wait != DEQUEUE_WAIT_COPIER)
-    return FALSE;
-  g_assert (tbq->reader_lent);
-  STATUS (tbq, tbq->srcpad, "wait for the copy task");
-  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  if (wait == DEQUEUE_WAIT_WRITER)
-    st = tbq_writer_sync (writer, SYNC_TIMEOUT_NS);
-  else
-    st = tbq_writer_wait_copied (writer, SYNC_TIMEOUT_NS);
-  GST_TBQUEUE_MUTEX_LOCK (tbq);
-  return st == TBQ_OK;
-}
 
 /* ---- records to items ---- */
 
-/* Take the next visible record as an item and count it out of the levels.
- * NULL when nothing is visible; NULL with *skipped for a query whose
- * sender gave up. */
-static GstMiniObject *
-locked_take (GstTbQueue * tbq, guint32 * list, gboolean * skipped)
+/* qlock: the item leaves the queue. */
+static void
+locked_count_out (GstTbQueue * tbq, const GstTbqItem * item)
+{
+  TBQ_ADD (tbq->out_items, 1);
+  if (item->type != GST_TBQ_RECORD_QUERY)
+    gst_tbqueue_locked_level_out (tbq, item->object, item->size);
+}
+
+/* qlock: take the next visible record as an item, not counted out yet.
+ * FALSE when nothing is visible.  A record that cannot be read (it cannot
+ * happen: the element writes every record) and a query whose sender gave
+ * up are counted out and come back with no object. */
+static gboolean
+locked_take_record (GstTbQueue * tbq, GstTbqItem * item)
 {
   TbqRecord rec;
-  GstTbqItem item;
 
-  *list = 0;
   if (tbq_reader_next (tbq->reader, &rec) != TBQ_OK)
-    return NULL;
-  TBQ_ADD (tbq->out_items, 1);
-  if (G_UNLIKELY (!gst_tbq_record_read (&rec, &item)))
-    goto unknown_record;
-  if (item.type == GST_TBQ_RECORD_QUERY) {
-    if (item.seq <= tbq->abandoned_query_seq)
-      goto abandoned_query;
-  } else {
-    gst_tbqueue_locked_level_out (tbq, item.object, item.size);
-  }
-  *list = item.list;
-  return item.object;
+    return FALSE;
+  if (G_UNLIKELY (!gst_tbq_record_read (&rec, item)))
+    goto malformed;
+  if (item->type == GST_TBQ_RECORD_QUERY
+      && item->seq <= tbq->abandoned_query_seq)
+    goto abandoned_query;
+  return TRUE;
 
-unknown_record:
-  g_critical ("%s: unknown record type %u", GST_OBJECT_NAME (tbq), rec.type);
-  *skipped = TRUE;
-  return NULL;
+malformed:
+  g_critical ("%s: dropping a malformed record (type %u, %u bytes)",
+      GST_OBJECT_NAME (tbq), rec.type, rec.size);
+  TBQ_ADD (tbq->out_items, 1);
+  item->object = NULL;
+  return TRUE;
 abandoned_query:
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "skipping abandoned query");
-  *skipped = TRUE;
-  return NULL;
+  TBQ_ADD (tbq->out_items, 1);
+  item->object = NULL;
+  return TRUE;
 }
 
-/* Wait for more records while gathering a buffer list.  FALSE: give up. */
+/* qlock: the list position of the next visible record (0 for anything
+ * but a list member).  FALSE when nothing is visible. */
 static gboolean
-locked_wait_more (GstTbQueue * tbq, DequeueWait wait)
+locked_peek_position (GstTbQueue * tbq, guint32 * position)
 {
   TbqRecord rec;
-  guint32 key;
 
-  switch (wait) {
-    case DEQUEUE_NOWAIT:
-      return FALSE;
-    case DEQUEUE_WAIT_SRC:
-      key = tbq_reader_prepare_wait (tbq->reader);
-      if (tbq_reader_peek (tbq->reader, &rec) == TBQ_OK)
-        return TRUE;
-      GST_TBQUEUE_WAIT_ADD_CHECK (tbq, key, out_flushing);
-      return gst_tbqueue_locked_wait_reader (tbq);
-    default:
-      return gst_tbqueue_locked_wait_copied (tbq, wait)
-          && tbq_reader_peek (tbq->reader, &rec) == TBQ_OK;
-  }
-
-out_flushing:
-  return FALSE;
+  if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
+    return FALSE;
+  *position = gst_tbq_record_list_position (&rec);
+  return TRUE;
 }
 
-/* The rest of a buffer list whose first buffer was taken: it was written
- * in one session, so its records follow.  NULL when the flow stopped while
- * waiting for them (the partial list is dropped). */
-static GstMiniObject *
-locked_take_list (GstTbQueue * tbq, GstBuffer * first, DequeueWait wait,
-    gboolean * skipped)
+/* qlock: take and count out the next visible item, records of lists one
+ * by one (for dropping).  FALSE when nothing is visible; TRUE with
+ * item->object NULL for a record that was skipped. */
+gboolean
+gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item)
 {
-  GstBufferList *bl = gst_buffer_list_new ();
-  TbqRecord rec;
-  guint32 list;
-
-  gst_buffer_list_add (bl, first);
-  for (;;) {
-    if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK) {
-      if (locked_wait_more (tbq, wait))
-        continue;
-      if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
-        goto out_flushing;
-      break;
-    }
-    if (!gst_tbq_record_is_buffer (&rec)
-        || (gst_tbq_record_list_position (&rec) & GST_TBQ_LIST_FIRST))
-      break;
-    gst_buffer_list_add (bl, GST_BUFFER_CAST (locked_take (tbq, &list,
-                skipped)));
-    if (list & GST_TBQ_LIST_LAST)
-      break;
-  }
-  return GST_MINI_OBJECT_CAST (bl);
-
-out_flushing:
-  gst_buffer_list_unref (bl);
-  return NULL;
-}
-
-/* Dequeue one item: a buffer, a whole buffer list, an event or a query.
- * NULL when nothing is visible, or when a gathered list was cut short and
- * the flow is no longer OK (the partial list is dropped). */
-GstMiniObject *
-gst_tbqueue_locked_dequeue (GstTbQueue * tbq, DequeueWait wait,
-    gboolean * skipped)
-{
-  GstMiniObject *obj;
-  guint32 list;
-
-  *skipped = FALSE;
-  if (wait == DEQUEUE_WAIT_SRC && !gst_tbqueue_locked_wait_reader (tbq))
-    return NULL;
-  obj = locked_take (tbq, &list, skipped);
-  if (obj == NULL || !(list & GST_TBQ_LIST_FIRST) || (list & GST_TBQ_LIST_LAST))
-    return obj;
-  return locked_take_list (tbq, GST_BUFFER_CAST (obj), wait, skipped);
+  if (!locked_take_record (tbq, item))
+    return FALSE;
+  if (item->object != NULL)
+    locked_count_out (tbq, item);
+  return TRUE;
 }
 
 /* ---- dropping items ---- */
@@ -216,6 +114,24 @@ gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
   }
 }
 
+/* Drop a dequeued item as a leak: counted, and the next buffer pushed is
+ * marked DISCONT.  qlock. */
+void
+gst_tbqueue_locked_leak_item (GstTbQueue * tbq, GstMiniObject * item)
+{
+  guint buffers = 0;
+
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq,
+      "queue is full, leaking item %p on downstream end", item);
+  if (GST_IS_BUFFER (item))
+    buffers = 1;
+  else if (GST_IS_BUFFER_LIST (item))
+    buffers = gst_buffer_list_length (GST_BUFFER_LIST_CAST (item));
+  TBQ_ADD (tbq->counters.dropped_downstream, buffers);
+  gst_tbqueue_locked_drop_item (tbq, item, FALSE);
+  tbq->head_needs_discont = TRUE;
+}
+
 /* TbqReleaseFunc for tbq_queue_discard() and tbq_queue_free(): release
  * what a discarded record owns.  With the element as `user_data` (a flush)
  * events go as drop_event() drops them; with NULL (the pads are inactive)
@@ -225,7 +141,7 @@ gst_tbqueue_release_record (uint16_t type, const void *data, uint32_t size,
     void *user_data)
 {
   GstTbQueue *tbq = user_data;
-  GstMiniObject *obj = gst_tbq_record_owned (type, data);
+  GstMiniObject *obj = gst_tbq_record_owned (type, data, size);
 
   if (obj == NULL)
     return;
@@ -235,30 +151,251 @@ gst_tbqueue_release_record (uint16_t type, const void *data, uint32_t size,
     gst_mini_object_unref (obj);
 }
 
-/* ---- flushing ---- */
+/* ---- buffer lists ---- */
 
-/* Drop every visible item; the reader is the caller's. */
-static void
-locked_drop_visible (GstTbQueue * tbq)
+static gboolean
+count_out_member (GstBuffer ** buffer, guint i, gpointer user_data)
 {
-  GstMiniObject *item;
-  gboolean skipped;
+  gst_tbqueue_locked_level_out (user_data, GST_MINI_OBJECT_CAST (*buffer),
+      gst_buffer_get_size (*buffer));
+  return TRUE;
+}
 
-  while ((item = gst_tbqueue_locked_dequeue (tbq, DEQUEUE_NOWAIT, &skipped))
-      || skipped) {
-    if (item != NULL)
-      gst_tbqueue_locked_drop_item (tbq, item, TRUE);
+/* qlock: the list being gathered leaves the queue; it is returned. */
+static GstBufferList *
+locked_take_partial (GstTbQueue * tbq)
+{
+  GstBufferList *bl = tbq->partial;
+
+  tbq->partial = NULL;
+  TBQ_ADD (tbq->out_items, gst_buffer_list_length (bl));
+  gst_buffer_list_foreach (bl, count_out_member, tbq);
+  return bl;
+}
+
+/* qlock: the list the src task is gathering, if any, goes: leaked (the
+ * oldest item) or flushed.  The rest of it is dropped as it shows up. */
+void
+gst_tbqueue_locked_drop_partial (GstTbQueue * tbq, gboolean leak)
+{
+  GstMiniObject *bl;
+
+  if (tbq->partial == NULL)
+    return;
+  bl = GST_MINI_OBJECT_CAST (locked_take_partial (tbq));
+  if (leak)
+    gst_tbqueue_locked_leak_item (tbq, bl);
+  else
+    gst_mini_object_unref (bl);
+  tbq->leaking_list = TRUE;
+}
+
+/* qlock: a record of the rest of a list whose beginning went (leaked,
+ * flushed, or never written: a list cut by leaky=upstream) reached the
+ * head: it goes too. */
+static void
+locked_drop_rest (GstTbQueue * tbq, GstTbqItem * item)
+{
+  gst_tbqueue_locked_leak_item (tbq, item->object);
+  if (item->list & GST_TBQ_LIST_LAST)
+    tbq->leaking_list = FALSE;
+}
+
+/* qlock: the members gathered so far stop holding sink blocks: the copies
+ * among them get memory of their own.  The rest of the list may need a
+ * sink block, and those members might be what keeps the sink pool full
+ * (the copy task then waits for the reader, which waits for the rest). */
+static void
+locked_unpin_partial (GstTbQueue * tbq)
+{
+  guint i, n = gst_buffer_list_length (tbq->partial);
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *b = gst_buffer_list_get (tbq->partial, i);
+
+    if (gst_buffer_n_memory (b) > 0
+        && gst_tbq_memory_is_tbq (gst_buffer_peek_memory (b, 0))) {
+      GstBuffer *copy = gst_buffer_copy_deep (b);
+
+      gst_buffer_list_remove (tbq->partial, i, 1);
+      gst_buffer_list_insert (tbq->partial, i, copy);
+    }
   }
 }
 
-/* Drop every visible item (the src side's flush, while the writer may
- * still run: the rest goes with the sink side's flush). */
+/* qlock: nothing is queued but the list being gathered: its rest was
+ * not written (the upstream thread stopped part-way and uncounted it). */
+static gboolean
+locked_partial_is_all (GstTbQueue * tbq)
+{
+  return TBQ_LOAD (tbq->in_items) - TBQ_LOAD (tbq->out_items)
+      == gst_buffer_list_length (tbq->partial);
+}
+
+/* Src task, qlock: gather the rest of the list begun in `partial`; its
+ * records follow (one writer session), some maybe still on their way.
+ * A list cut short when it was written ends at the next record that is
+ * not its rest, or when nothing else is queued.  DEQUEUE_AGAIN when a leak
+ * took the list meanwhile. */
+static DequeueResult
+locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
+{
+  for (;;) {
+    guint32 key = tbq_reader_prepare_wait (tbq->reader);
+    guint32 position;
+    GstTbqItem item;
+
+    if (!locked_peek_position (tbq, &position)) {
+      if (locked_partial_is_all (tbq))
+        break;
+      if (!tbq_queue_sink_can_take (tbq->q))
+        locked_unpin_partial (tbq);
+      gst_tbqueue_locked_wait_sink (tbq, key);
+      if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {
+        /* Whatever is left of the list goes with the flush. */
+        gst_tbqueue_locked_drop_partial (tbq, FALSE);
+        return DEQUEUE_FLUSHING;
+      }
+      if (tbq->partial == NULL)
+        return DEQUEUE_AGAIN;
+      continue;
+    }
+    if (!GST_TBQ_LIST_IS_REST (position))
+      break;
+    locked_take_record (tbq, &item);
+    if (G_UNLIKELY (item.object == NULL))
+      continue;
+    gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item.object));
+    if (item.list & GST_TBQ_LIST_LAST)
+      break;
+  }
+  *out = GST_MINI_OBJECT_CAST (locked_take_partial (tbq));
+  return DEQUEUE_ITEM;
+}
+
+/* ---- the src task's dequeue ---- */
+
+/* Src task, qlock: dequeue one item to push: a buffer, a whole buffer
+ * list, an event or a query.  DEQUEUE_EMPTY when nothing is visible
+ * (records on their way: wait for the copier), DEQUEUE_AGAIN when a record
+ * was dropped or skipped. */
+DequeueResult
+gst_tbqueue_locked_dequeue (GstTbQueue * tbq, GstMiniObject ** out)
+{
+  GstTbqItem item;
+
+  if (!locked_take_record (tbq, &item))
+    return DEQUEUE_EMPTY;
+  if (item.object == NULL)
+    return DEQUEUE_AGAIN;
+  if (G_UNLIKELY (tbq->flush_until != 0)) {
+    /* Counted in before a flush-on-eos: flushed. */
+    if (TBQ_LOAD (tbq->out_items) < tbq->flush_until) {
+      locked_count_out (tbq, &item);
+      gst_tbqueue_locked_drop_item (tbq, item.object, TRUE);
+      return DEQUEUE_AGAIN;
+    }
+    tbq->flush_until = 0;
+  }
+  if (G_UNLIKELY (GST_TBQ_LIST_IS_REST (item.list))) {
+    locked_count_out (tbq, &item);
+    locked_drop_rest (tbq, &item);
+    return DEQUEUE_AGAIN;
+  }
+  tbq->leaking_list = FALSE;
+  if (G_LIKELY (!(item.list & GST_TBQ_LIST_FIRST)
+          || (item.list & GST_TBQ_LIST_LAST))) {
+    locked_count_out (tbq, &item);
+    *out = item.object;
+    return DEQUEUE_ITEM;
+  }
+  tbq->partial = gst_buffer_list_new ();
+  gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item.object));
+  return locked_gather (tbq, out);
+}
+
+/* ---- leaking ---- */
+
+/* qlock: leak the oldest item, or the next record of a leaked list.
+ * FALSE when nothing is visible. */
+static gboolean
+locked_leak_one (GstTbQueue * tbq)
+{
+  GstTbqItem item;
+
+  if (tbq->partial != NULL) {
+    gst_tbqueue_locked_drop_partial (tbq, TRUE);
+    return TRUE;
+  }
+  if (!gst_tbqueue_locked_take_item (tbq, &item))
+    return FALSE;
+  if (item.object == NULL)
+    return TRUE;
+  if (GST_TBQ_LIST_IS_REST (item.list)) {
+    locked_drop_rest (tbq, &item);
+    return TRUE;
+  }
+  /* A list is one item: its rest goes as it shows up. */
+  tbq->leaking_list = (item.list & GST_TBQ_LIST_FIRST)
+      && !(item.list & GST_TBQ_LIST_LAST);
+  gst_tbqueue_locked_leak_item (tbq, item.object);
+  return TRUE;
+}
+
+/* qlock: whether the next visible record is the rest of a leaked list. */
+static gboolean
+locked_rest_is_next (GstTbQueue * tbq)
+{
+  guint32 position;
+
+  return tbq->leaking_list && locked_peek_position (tbq, &position)
+      && GST_TBQ_LIST_IS_REST (position);
+}
+
+/* qlock: as queue's gst_queue_leak_downstream, with what is visible: leak
+ * the oldest items while the queue is filled (and the rest of a leaked
+ * list).  TRUE when it is no longer filled; FALSE when the items to leak
+ * are not visible yet. */
+gboolean
+gst_tbqueue_locked_leak_visible (GstTbQueue * tbq)
+{
+  for (;;) {
+    if (!gst_tbqueue_is_filled (tbq)) {
+      while (locked_rest_is_next (tbq))
+        locked_leak_one (tbq);
+      return TRUE;
+    }
+    if (!locked_leak_one (tbq))
+      return FALSE;
+  }
+}
+
+/* qlock: leak the oldest items until the sink pool can take a block (a
+ * sink block goes back to the pool once the reader has moved past it and
+ * nothing downstream holds memory in it).  FALSE when nothing visible is
+ * left and it still cannot. */
+gboolean
+gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq)
+{
+  while (!tbq_queue_sink_can_take (tbq->q))
+    if (!locked_leak_one (tbq))
+      return FALSE;
+  return TRUE;
+}
+
+/* ---- flushing ---- */
+
+/* Drop every visible item (flushing): the src side's flush, while the
+ * writer may still run; the rest goes with the sink side's flush. */
 void
 gst_tbqueue_locked_drain_visible (GstTbQueue * tbq)
 {
-  gst_tbqueue_locked_borrow_reader (tbq);
-  locked_drop_visible (tbq);
-  gst_tbqueue_locked_return_reader (tbq);
+  GstTbqItem item;
+
+  gst_tbqueue_locked_drop_partial (tbq, FALSE);
+  while (gst_tbqueue_locked_take_item (tbq, &item))
+    if (item.object != NULL)
+      gst_tbqueue_locked_drop_item (tbq, item.object, TRUE);
 }
 
 /* Everything queued goes.  The writer, the copy task and the src task are
@@ -267,12 +404,16 @@ gst_tbqueue_locked_drain_visible (GstTbQueue * tbq)
 void
 gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
 {
-  /* A leak from a property change may still wait for the copy task (the
-   * flow change interrupted it): discard once it gave the reader back. */
-  gst_tbqueue_locked_borrow_reader (tbq);
+  /* A thread waiting for the copier (a property change) is on its way
+   * out: the flow change ended its wait. */
+  gst_tbqueue_locked_wait_reader_idle (tbq);
+  if (tbq->partial != NULL)
+    gst_buffer_list_unref (tbq->partial);
+  tbq->partial = NULL;
+  tbq->leaking_list = FALSE;
+  TBQ_STORE (tbq->leak_pending, FALSE);
   if (tbq->q != NULL)
     tbq_queue_discard (tbq->q, gst_tbqueue_release_record, full ? NULL : tbq);
-  gst_tbqueue_locked_return_reader (tbq);
   tbq->last_query = FALSE;
   tbq->abandoned_query_seq = tbq->query_seq;
   GST_TBQUEUE_BROADCAST (tbq, query_handled);
@@ -282,20 +423,31 @@ gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
 }
 
 /* flush-on-eos: drop everything queued so far, from the upstream thread.
- * What is still in the source layer is waited for with qlock released and
- * the reader lent, so the src task cannot push it meanwhile. */
+ * What is still in the source layer is published and waited for (qlock
+ * released); only when the copy task cannot move it (the sink pool full
+ * and held downstream) is it left to the src task, which drops it when
+ * it shows up (flush_until): EOS never waits for downstream. */
 void
 gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
 {
-  gst_tbqueue_locked_borrow_reader (tbq);
   for (;;) {
-    locked_drop_visible (tbq);
+    guint32 key = tbq_reader_prepare_wait (tbq->reader);
+
+    gst_tbqueue_locked_drain_visible (tbq);
+    tbq->leaking_list = FALSE;
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       break;
-    if (!gst_tbqueue_locked_wait_copied (tbq, DEQUEUE_WAIT_WRITER))
+    tbq_writer_flush (tbq->writer);
+    if (!tbq_queue_sink_can_take (tbq->q)) {
+      tbq->flush_until = TBQ_LOAD (tbq->in_items);
+      break;
+    }
+    STATUS (tbq, tbq->sinkpad, "wait for the copy task");
+    gst_tbqueue_locked_wait_sink (tbq, key);
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
       break;
   }
-  gst_tbqueue_locked_return_reader (tbq);
   gst_tbqueue_locked_restore_thresholds (tbq);
   tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
+  GST_TBQUEUE_BROADCAST (tbq, item_del);
 }

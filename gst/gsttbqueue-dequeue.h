@@ -1,5 +1,5 @@
 /* tbqueue dequeue: records back into buffers, buffer lists, events and
- * queries; dropping them; flushing.
+ * queries; counting them out; dropping them; flushing.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -8,29 +8,28 @@
 #define __GST_TBQUEUE_DEQUEUE_H__
 
 #include "gsttbqueue-private.h"
+#include "gsttbqrecord.h"
 
 G_BEGIN_DECLS
 
-/* How a dequeue may wait for the rest of a buffer list. */
 typedef enum
 {
-  DEQUEUE_NOWAIT,               /* take what is visible */
-  DEQUEUE_WAIT_SRC,             /* src task: may sleep for the copier */
-  DEQUEUE_WAIT_WRITER,          /* upstream thread with the reader lent: may
-                                 * publish and wait for the copy task */
-  DEQUEUE_WAIT_COPIER,          /* another thread with the reader lent: may
-                                 * wait for the copy task */
-} DequeueWait;
+  DEQUEUE_ITEM,                 /* an item to push */
+  DEQUEUE_AGAIN,                /* a record was dropped or skipped: look again */
+  DEQUEUE_EMPTY,                /* nothing visible: wait for the copier */
+  DEQUEUE_FLUSHING,             /* the flow stopped while gathering a list */
+} DequeueResult;
 
-void gst_tbqueue_locked_borrow_reader (GstTbQueue * tbq);
-void gst_tbqueue_locked_return_reader (GstTbQueue * tbq);
-gboolean gst_tbqueue_locked_wait_reader (GstTbQueue * tbq);
-gboolean gst_tbqueue_locked_wait_copied (GstTbQueue * tbq, DequeueWait wait);
+DequeueResult gst_tbqueue_locked_dequeue (GstTbQueue * tbq,
+    GstMiniObject ** out);
+gboolean gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item);
 
-GstMiniObject *gst_tbqueue_locked_dequeue (GstTbQueue * tbq, DequeueWait wait,
-    gboolean * skipped);
 void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
     gboolean flushing);
+void gst_tbqueue_locked_leak_item (GstTbQueue * tbq, GstMiniObject * item);
+void gst_tbqueue_locked_drop_partial (GstTbQueue * tbq, gboolean leak);
+gboolean gst_tbqueue_locked_leak_visible (GstTbQueue * tbq);
+gboolean gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq);
 
 void gst_tbqueue_locked_drain_visible (GstTbQueue * tbq);
 void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);

@@ -4,91 +4,29 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The queue is full when a max-size-* limit is reached (the levels:
- * gsttbqueue-levels.c) or when the writer finds no free source block, the
- * sink pool being at sink-max-bytes.  Then, as queue: the overrun signal,
- * and leaky=upstream drops the incoming buffer, leaky=downstream drops the
- * oldest queued ones, leaky=no makes the upstream thread wait for room.
- * Threads and locks: gsttbqueue-private.h.
+ * gsttbqueue-levels.c), and when the sink pool is at sink-max-bytes (or
+ * what an allocation failure left of it) while the source pool is full.
+ * Then, as queue: the overrun signal, and leaky=upstream drops the
+ * incoming buffer, leaky=downstream drops the oldest queued items,
+ * leaky=no makes the upstream thread wait for room.
+ *
+ * A full source pool while the sink pool can take a block is not full:
+ * the copy task is only behind.  The upstream thread waits for it (the
+ * sink pool has room, so that wait never waits for downstream), without
+ * a signal and without dropping anything.
+ *
+ * Records counted in but still in the source layer are part of the
+ * queue: leaky=downstream drops them when they are the oldest, once they
+ * are visible (the upstream thread publishes them and waits for the copy
+ * task).  When the oldest cannot be reached because the sink pool is full
+ * and held downstream, leaky=downstream drops the incoming buffer instead:
+ * no leaky mode ever waits for downstream.  Threads and locks:
+ * gsttbqueue-private.h.
  */
 #include "gsttbqueue-leaks.h"
+#include "gsttbqueue-copytask.h"
+#include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-levels.h"
-
-/* ---- leaking on the downstream end ---- */
-
-static guint
-item_buffers (GstMiniObject * item)
-{
-  if (GST_IS_BUFFER (item))
-    return 1;
-  if (GST_IS_BUFFER_LIST (item))
-    return gst_buffer_list_length (GST_BUFFER_LIST_CAST (item));
-  return 0;
-}
-
-/* Drop a dequeued item as a leak: counted, and the next buffer pushed is
- * marked DISCONT.  qlock, the reader lent. */
-static void
-locked_leak_item (GstTbQueue * tbq, GstMiniObject * item)
-{
-  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq,
-      "queue is full, leaking item %p on downstream end", item);
-  TBQ_ADD (tbq->counters.dropped_downstream, item_buffers (item));
-  gst_tbqueue_locked_drop_item (tbq, item, FALSE);
-  tbq->head_needs_discont = TRUE;
-}
-
-/* Leak the oldest items until the queue is no longer full.  What is still
- * in the source layer is waited for (`wait`: the upstream thread or
- * another one), with qlock released; what is not even published
- * (publish-batch) stays.  qlock held. */
-void
-gst_tbqueue_locked_leak_downstream (GstTbQueue * tbq, DequeueWait wait)
-{
-  TbqRecord rec;
-
-  if (tbq->reader == NULL)
-    return;
-  gst_tbqueue_locked_borrow_reader (tbq);
-  while (gst_tbqueue_is_filled (tbq)) {
-    gboolean skipped;
-    GstMiniObject *item = gst_tbqueue_locked_dequeue (tbq, wait, &skipped);
-
-    if (item != NULL) {
-      locked_leak_item (tbq, item);
-    } else if (!skipped && (!gst_tbqueue_locked_wait_copied (tbq, wait)
-            || tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)) {
-      break;
-    }
-  }
-  STATUS (tbq, tbq->sinkpad, "after leaking");
-  gst_tbqueue_locked_return_reader (tbq);
-}
-
-/* Leak the whole oldest sink block, so that the copy task can move on (the
- * sink pool is at its limit).  Upstream thread, qlock held. */
-static void
-locked_leak_oldest_block (GstTbQueue * tbq)
-{
-  TbqRecord rec;
-  TbqBlock *first;
-
-  gst_tbqueue_locked_borrow_reader (tbq);
-  if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
-    goto done;
-  first = rec.block;
-  do {
-    gboolean skipped;
-    GstMiniObject *item =
-        gst_tbqueue_locked_dequeue (tbq, DEQUEUE_NOWAIT, &skipped);
-
-    if (item != NULL)
-      locked_leak_item (tbq, item);
-  } while (tbq_reader_peek (tbq->reader, &rec) == TBQ_OK && rec.block == first);
-done:
-  gst_tbqueue_locked_return_reader (tbq);
-}
-
-/* ---- the upstream thread, full ---- */
 
 static void
 emit (GstTbQueue * tbq, guint signal)
@@ -97,7 +35,30 @@ emit (GstTbQueue * tbq, guint signal)
     g_signal_emit (tbq, gst_tbqueue_signals[signal], 0);
 }
 
-/* leaky=no: wait until the level dropped below every limit. */
+/* Upstream thread, qlock: before waiting for the copy task, make
+ * everything written visible to it (publish-batch), ask it to move the
+ * block being filled too, and end a nap of the src task (coalescing). */
+static void
+locked_publish (GstTbQueue * tbq)
+{
+  tbq_writer_flush (tbq->writer);
+}
+
+/* Upstream thread, full: before a signal (whose handler may take its
+ * time) or a wait, publish what publish-batch holds back, so that the src
+ * task can take it meanwhile. */
+static inline void
+publish_held (GstTbQueue * tbq)
+{
+  if (G_UNLIKELY (tbq->batching))
+    tbq_writer_flush (tbq->writer);
+}
+
+/* ---- at a max-size-* limit ---- */
+
+/* leaky=no: wait until the level dropped below every limit.  What was
+ * written is published first: the src task cannot take what it cannot
+ * see. */
 static GstFlowReturn
 wait_for_room (GstTbQueue * tbq)
 {
@@ -106,6 +67,7 @@ wait_for_room (GstTbQueue * tbq)
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is full, waiting for free space");
   TBQ_ADD (tbq->counters.level_waits, 1);
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
+  locked_publish (tbq);
   while (gst_tbqueue_is_filled (tbq))
     GST_TBQUEUE_WAIT_DEL_CHECK (tbq, out_flushing);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
@@ -121,6 +83,90 @@ out_flushing:
   return ret;
 }
 
+/* qlock, the flow OK: leak the oldest items until the queue is no longer
+ * filled, waiting for the copy task (qlock released) while they are on
+ * their way.  `publish`: the caller is the upstream thread, which
+ * publishes what it wrote.  GST_FLOW_OK when no longer filled;
+ * GST_FLOW_CUSTOM_SUCCESS when the oldest items cannot be reached (behind
+ * a full sink pool, or not published) or the flow stopped. */
+static GstFlowReturn
+locked_leak_until_not_filled (GstTbQueue * tbq, gboolean publish)
+{
+  for (;;) {
+    guint32 key = tbq_reader_prepare_wait (tbq->reader);
+
+    if (gst_tbqueue_locked_leak_visible (tbq))
+      return GST_FLOW_OK;
+    /* Filled, and the oldest items are not visible yet. */
+    if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
+      return GST_FLOW_CUSTOM_SUCCESS;   /* nothing queued to leak */
+    if (publish) {
+      locked_publish (tbq);
+    } else if (tbq_writer_wait_copied (tbq->writer, 0) == TBQ_OK) {
+      /* Everything published is visible now; the rest was not published:
+       * out of reach. */
+      return gst_tbqueue_locked_leak_visible (tbq) ? GST_FLOW_OK :
+          GST_FLOW_CUSTOM_SUCCESS;
+    }
+    if (!tbq_queue_sink_can_take (tbq->q))
+      return GST_FLOW_CUSTOM_SUCCESS;
+    TBQ_ADD (tbq->counters.copier_waits, 1);
+    /* As queue leaks in one go: whoever takes records meanwhile (the src
+     * task) leaks them too, while the queue is filled. */
+    TBQ_STORE (tbq->leak_pending, TRUE);
+    STATUS (tbq, tbq->sinkpad, "wait for the copy task");
+    gst_tbqueue_locked_wait_sink (tbq, key);
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+      return GST_FLOW_CUSTOM_SUCCESS;
+  }
+}
+
+/* Upstream thread, leaky=downstream, at a limit: leak.  GST_FLOW_OK, or
+ * GST_FLOW_CUSTOM_SUCCESS: the oldest are out of reach, the incoming data
+ * goes instead; or the flow that stopped it. */
+static GstFlowReturn
+leak_downstream (GstTbQueue * tbq)
+{
+  GstFlowReturn ret;
+
+  GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
+  ret = locked_leak_until_not_filled (tbq, TRUE);
+  TBQ_STORE (tbq->leak_pending, FALSE);
+  if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+    goto out_flushing;
+  STATUS (tbq, tbq->sinkpad, "after leaking");
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (ret == GST_FLOW_CUSTOM_SUCCESS) {
+    GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "oldest items out of reach, "
+        "leaking the incoming buffer instead");
+    tbq->tail_needs_discont = TRUE;
+  }
+  return ret;
+
+out_flushing:
+  ret = GST_TBQUEUE_FLOW (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  return ret;
+}
+
+/* Upstream thread: a limit lowered with leaky=downstream left items to
+ * leak that were not published yet (gst_tbqueue_locked_leak_after_change):
+ * queue would have dropped them already, with no signal. */
+static GstFlowReturn
+leak_pending (GstTbQueue * tbq)
+{
+  GstFlowReturn ret;
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK && TBQ_LOAD (tbq->leak_pending)
+      && TBQ_LOAD (tbq->leaky) == GST_TBQUEUE_LEAK_DOWNSTREAM)
+    locked_leak_until_not_filled (tbq, TRUE);
+  TBQ_STORE (tbq->leak_pending, FALSE);
+  ret = GST_TBQUEUE_FLOW (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  return ret;
+}
+
 /* Upstream thread, at a max-size-* limit: signal, then leak or wait as
  * queue does.  GST_FLOW_OK, GST_FLOW_CUSTOM_SUCCESS (drop the incoming
  * data), or the flow that stopped it. */
@@ -129,6 +175,10 @@ gst_tbqueue_make_room (GstTbQueue * tbq)
 {
   GstFlowReturn ret;
 
+  publish_held (tbq);
+  if (G_UNLIKELY (TBQ_LOAD (tbq->leak_pending))
+      && (ret = leak_pending (tbq)) != GST_FLOW_OK)
+    return ret;
   while (gst_tbqueue_is_filled (tbq)) {
     TBQ_ADD (tbq->counters.overruns, 1);
     if (!TBQ_LOAD (tbq->silent)) {
@@ -146,53 +196,150 @@ gst_tbqueue_make_room (GstTbQueue * tbq)
         tbq->tail_needs_discont = TRUE;
         return GST_FLOW_CUSTOM_SUCCESS;
       case GST_TBQUEUE_LEAK_DOWNSTREAM:
-        GST_TBQUEUE_MUTEX_LOCK (tbq);
-        gst_tbqueue_locked_leak_downstream (tbq, DEQUEUE_WAIT_WRITER);
-        ret = GST_TBQUEUE_FLOW (tbq);
-        GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-        /* Whatever could not be leaked stays; never spin on it. */
-        return ret;
+        if ((ret = leak_downstream (tbq)) != GST_FLOW_OK)
+          return ret;
+        break;
       default:
-        return wait_for_room (tbq);
+        if ((ret = wait_for_room (tbq)) != GST_FLOW_OK)
+          return ret;
+        break;
     }
   }
   return GST_FLOW_OK;
 }
 
-/* Upstream thread: the writer found no free source block (the copy task is
- * behind, or the sink pool is at sink-max-bytes): an overrun too for a
- * buffer.  Leak or wait as the leaky mode says; a non-buffer always waits.
- * TBQ_OK with the record reserved, TBQ_DROPPED, or why it failed. */
-TbqStatus
-gst_tbqueue_reserve_when_full (GstTbQueue * tbq, guint16 type, guint32 size,
-    void **data, gboolean is_buffer)
+/* Application thread, qlock: a max-size-* limit was lowered with
+ * leaky=downstream: leak down to it at once, as queue does, waiting for
+ * the copy task (qlock released) for what it has still to move.  What
+ * the upstream thread has not published yet is left to it or to the src
+ * task (leak_pending), as is everything while the flow is not OK. */
+void
+gst_tbqueue_locked_leak_after_change (GstTbQueue * tbq)
 {
-  gint leaky = is_buffer ? TBQ_LOAD (tbq->leaky) : GST_TBQUEUE_NO_LEAK;
+  gboolean pending = tbq->q != NULL;
+
+  if (pending && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK)
+    pending = locked_leak_until_not_filled (tbq, FALSE) != GST_FLOW_OK;
+  TBQ_STORE (tbq->leak_pending, pending);
+}
+
+/* Src task, qlock: what a lowered limit left to leak, now visible. */
+void
+gst_tbqueue_locked_leak_pending (GstTbQueue * tbq)
+{
+  if (TBQ_LOAD (tbq->leaky) != GST_TBQUEUE_LEAK_DOWNSTREAM
+      || gst_tbqueue_locked_leak_visible (tbq))
+    TBQ_STORE (tbq->leak_pending, FALSE);
+}
+
+/* ---- with a full source pool ---- */
+
+/* Upstream thread, qlock: leak or drop a buffer that found the sink pool
+ * full (an overrun).  GST_FLOW_OK when the sink pool can take a block
+ * again (leaky=downstream made room), GST_FLOW_CUSTOM_SUCCESS to drop the
+ * incoming data. */
+static GstFlowReturn
+locked_sink_overrun (GstTbQueue * tbq, gint leaky, gboolean * signalled)
+{
+  if (!*signalled) {
+    *signalled = TRUE;
+    TBQ_ADD (tbq->counters.overruns, 1);
+    GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    emit (tbq, SIGNAL_OVERRUN);
+    GST_TBQUEUE_MUTEX_LOCK (tbq);
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+      return GST_TBQUEUE_FLOW (tbq);
+  }
+  if (leaky == GST_TBQUEUE_LEAK_DOWNSTREAM
+      && gst_tbqueue_locked_leak_for_sink (tbq))
+    return GST_FLOW_OK;
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "sink pool full, leaking buffer on "
+      "upstream end");
+  tbq->tail_needs_discont = TRUE;
+  return GST_FLOW_CUSTOM_SUCCESS;
+}
+
+/* Upstream thread, leaky: `retry` (a write with DROP backpressure) found
+ * the source pool full.  Wait for the copy task while the sink pool can
+ * take a block; else it is an overrun.  GST_FLOW_OK once `retry` worked,
+ * GST_FLOW_CUSTOM_SUCCESS to drop the incoming data, or the flow. */
+static GstFlowReturn
+wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, GstTbqRetry retry,
+    gpointer data)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean signalled = FALSE;
+
+  GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
+  for (;;) {
+    guint32 key = tbq_reader_prepare_wait (tbq->reader);
+    TbqStatus st = retry (tbq, data);
+
+    if (st == TBQ_OK)
+      break;
+    if (st != TBQ_DROPPED) {
+      GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+      return gst_tbqueue_write_failed (tbq, st);
+    }
+    if (!tbq_queue_sink_can_take (tbq->q)) {
+      if ((ret = locked_sink_overrun (tbq, leaky, &signalled)) != GST_FLOW_OK)
+        break;
+      continue;
+    }
+    TBQ_ADD (tbq->counters.copier_waits, 1);
+    STATUS (tbq, tbq->sinkpad, "wait for the copy task");
+    gst_tbqueue_locked_wait_sink (tbq, key);
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+      goto out_flushing;
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  return ret;
+
+out_flushing:
+  ret = GST_TBQUEUE_FLOW (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  return ret;
+}
+
+/* Upstream thread, leaky=no (or not a buffer): wait in libtbq for a free
+ * source block, however long that takes (a flush or a state change
+ * interrupts it).  When the sink pool is full that is an overrun. */
+static GstFlowReturn
+wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, GstTbqRetry retry,
+    gpointer data)
+{
+  gboolean overrun = is_buffer && !tbq_queue_sink_can_take (tbq->q);
   TbqStatus st;
 
-  if (is_buffer) {
+  if (overrun) {
     TBQ_ADD (tbq->counters.overruns, 1);
     emit (tbq, SIGNAL_OVERRUN);
   }
-  switch (leaky) {
-    case GST_TBQUEUE_LEAK_UPSTREAM:
-      return TBQ_DROPPED;
-    case GST_TBQUEUE_LEAK_DOWNSTREAM:
-      GST_TBQUEUE_MUTEX_LOCK (tbq);
-      locked_leak_oldest_block (tbq);
-      GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
-          SYNC_TIMEOUT_NS);
-      st = tbq_writer_reserve (tbq->writer, type, size, data);
-      break;
-    default:
-      GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "source pool full, waiting");
-      tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK, -1);
-      st = tbq_writer_reserve (tbq->writer, type, size, data);
-      if (st == TBQ_OK && is_buffer)
-        emit (tbq, SIGNAL_RUNNING);
-      break;
-  }
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "source pool full, waiting");
+  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK, -1);
+  st = retry (tbq, data);
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
-  return st == TBQ_TIMEOUT ? TBQ_DROPPED : st;
+  if (st != TBQ_OK)
+    return gst_tbqueue_write_failed (tbq, st);
+  if (overrun)
+    emit (tbq, SIGNAL_RUNNING);
+  return GST_FLOW_OK;
+}
+
+/* Upstream thread: `retry` (a write, with DROP backpressure) found no free
+ * source block.  Wait for one, or leak as the leaky mode says when the
+ * sink pool is full.  GST_FLOW_OK once `retry` succeeded,
+ * GST_FLOW_CUSTOM_SUCCESS when the incoming data is to be dropped, or the
+ * flow that stopped it (GST_FLOW_ERROR when libtbq refused the write for
+ * another reason). */
+GstFlowReturn
+gst_tbqueue_wait_for_source_block (GstTbQueue * tbq, gboolean is_buffer,
+    GstTbqRetry retry, gpointer data)
+{
+  gint leaky = is_buffer ? TBQ_LOAD (tbq->leaky) : GST_TBQUEUE_NO_LEAK;
+
+  publish_held (tbq);
+  if (leaky == GST_TBQUEUE_NO_LEAK)
+    return wait_for_copier (tbq, is_buffer, retry, data);
+  return wait_for_copier_leaky (tbq, leaky, retry, data);
 }

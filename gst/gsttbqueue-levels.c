@@ -92,12 +92,13 @@ gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq, GstMiniObject * item)
   TBQ_STORE (tbq->tail_is_buffer, FALSE);
 }
 
-/* Upstream thread: the sink position moves past a buffer list. */
+/* Upstream thread: the sink position moves past the first `n` buffers of
+ * a buffer list. */
 void
-gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list)
+gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list, guint n)
 {
   GstClockTime position = tbq->sink_segment.position;
-  guint i, n = gst_buffer_list_length (list);
+  guint i;
 
   for (i = 0; i < n; i++) {
     GstBuffer *buffer = gst_buffer_list_get (list, i);
@@ -157,7 +158,7 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   gst_tbqueue_update_time (tbq, TRUE);
   gst_tbqueue_update_time (tbq, FALSE);
   tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
-  tbq->eos_drain_until = 0;
+  tbq->eos_drain_until = tbq->flush_until = 0;
   tbq->seen_out_buffers = tbq->seen_out_bytes = 0;
   tbq->seen_srctime = GST_CLOCK_STIME_NONE;
   tbq->refresh_countdown = 1;
@@ -165,20 +166,31 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
 
 /* ---- thresholds ---- */
 
-/* Src task, qlock: nothing to push yet, because nothing is visible or the
- * min-threshold-* are not reached.  With `key`, takes the reader's wait key
- * first (GST_TBQUEUE_WAIT_ADD_CHECK), so that records published after the
- * look end that wait. */
+/* Src task, qlock: nothing to push, as queue decides it: nothing is
+ * queued, or the newest item is a buffer and a min-threshold-* is not
+ * reached (nor a limit).  Items on their way through the copy task count
+ * as queued: waiting for them is not an underrun (gst_tbqueue_loop).
+ * With `key`, takes the reader's wait key first (GST_TBQUEUE_WAIT_ADD_CHECK),
+ * so that records published after the look end that wait. */
 gboolean
 gst_tbqueue_locked_is_empty (GstTbQueue * tbq, guint32 * key)
 {
-  TbqRecord rec;
   guint min_buffers, min_bytes;
   guint64 min_time;
 
-  if (key != NULL)
+  if (key != NULL) {
     *key = tbq_reader_prepare_wait (tbq->reader);
-  if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
+    if (G_UNLIKELY (tbq->batching)) {
+      TBQ_STORE (tbq->src_idle, TRUE);
+      /* Seq_cst fence: src_idle stored before in_items is loaded (Dekker
+       * with gst_tbqueue_sink_publish_if_idle): either the upstream thread
+       * sees src_idle and publishes what it holds back (which ends the
+       * wait), or this sees its item and does not wait. */
+      atomic_thread_fence (memory_order_seq_cst);
+    }
+  }
+  /* A list being gathered is still queued (counted out when whole). */
+  if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
     return TRUE;
   /* Only a queue whose newest item is a buffer waits for the thresholds,
    * else a serialized query could wait forever. */

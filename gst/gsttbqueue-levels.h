@@ -151,11 +151,25 @@ gst_tbqueue_level_in_buffers (GstTbQueue * tbq, guint n, gsize bytes)
     TBQ_STORE (tbq->tail_is_buffer, TRUE);
 }
 
+/* Upstream thread, publish-batch other than 1, after writing a buffer:
+ * the writer may hold it back; if the src task waits for data, publish.
+ * See gst_tbqueue_locked_is_empty. */
+static inline void
+gst_tbqueue_sink_publish_if_idle (GstTbQueue * tbq)
+{
+  /* Seq_cst fence: in_items (bumped before the write) stored before
+   * src_idle is loaded (Dekker with gst_tbqueue_locked_is_empty). */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (TBQ_LOAD (tbq->src_idle))
+    tbq_writer_flush (tbq->writer);
+}
+
 void gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
     gsize bytes);
 void gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq,
     GstMiniObject * item);
-void gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list);
+void gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list,
+    guint n);
 void gst_tbqueue_reset_levels (GstTbQueue * tbq);
 
 /* ---- thresholds ---- */

@@ -6,7 +6,8 @@
  *
  * THREADS
  *  - The upstream streaming thread (it holds the sink pad's stream lock)
- *    is the only user of the libtbq writer.  A plain buffer takes no lock:
+ *    uses the libtbq writer; whoever holds that lock may (the src task
+ *    does, below, PUBLISH-BATCH).  A plain buffer takes no lock:
  *    it checks the flow and the levels with relaxed loads, bumps the
  *    sink-side counters it owns and writes one record (gsttbqueue-sink.c).
  *  - The copy task, a GstTask, runs the libtbq copier and takes no lock of
@@ -46,16 +47,48 @@
  * CONDITIONS (all with qlock)
  *  - item_del: the level dropped; the upstream thread waits for room.
  *  - query_handled: downstream answered a serialized query (or gave up).
- *  - reader_back: the reader is no longer lent (see below).
+ *  - sink_moved: the thread sleeping on the reader woke up (below).
  *
- * THE READER, LENT
- *  Only the src task takes records, except when another thread must drop
- *  them: a leak (leaky=downstream, from the upstream thread or from a
- *  property change) or a flush.  Such a thread borrows the reader under
- *  qlock (reader_lent).  A borrower that must wait for the copy task
- *  (records still in the source layer) releases qlock meanwhile; the src
- *  task takes nothing until the reader is back, and a flush or close()
- *  waits for it too, so the writer and the queue outlive that wait.
+ * WAITING FOR THE COPIER (gst_tbqueue_locked_wait_sink)
+ *  Records counted in may still be in the source layer, not yet visible to
+ *  the reader.  Whoever needs them (the src task, a leak, the upstream
+ *  thread waiting for a free source block) takes the reader's wait key
+ *  under qlock before it looks, and then waits with qlock released.  The
+ *  wait is libtbq's split reader wait (tbq_reader_sleep), a reader call:
+ *  one thread at a time makes it (reader_sleeping); any other waits on
+ *  sink_moved, which the sleeper broadcasts when it wakes, for the same
+ *  event seen later.  The sleep ends when the copier (or the sleeper
+ *  itself, pulling records on demand) makes records visible, on a kick
+ *  (tbq_reader_wake: a property change, the copy task after an allocation
+ *  failure) and on every flow change.  Nobody waits for records the copier
+ *  cannot move: before waiting, a thread other than the src task checks
+ *  that the sink pool can take a block (else the wait could only end when
+ *  downstream gives blocks back), and the upstream thread publishes what
+ *  it wrote.  Flushing and closing wait until nobody sleeps on the reader
+ *  (the flow change ends the sleep at once).
+ *
+ * LEAKS AND LISTS
+ *  Only the thread holding qlock takes records.  A buffer list is one
+ *  item: the src task gathers its members (the rest of a list may still
+ *  be on its way: it waits as above) in `partial`, counted out only when
+ *  the list is whole, so a list never arrives with a hole.  A leak that
+ *  finds `partial` drops it whole (the oldest item), and the rest of a
+ *  leaked list is dropped by whoever meets it (leaking_list).  queue leaks
+ *  in one go under its lock; a leak here may have to wait for the copy
+ *  task, qlock released: meanwhile (leak_pending) the src task leaks what
+ *  it takes while the queue is filled, so the oldest items go, as with
+ *  queue, and never a newer one in their place.
+ *
+ * PUBLISH-BATCH
+ *  With publish-batch other than 1 the writer holds records back,
+ *  unpublished, while downstream is busy.  None is held from a src task
+ *  that waits for data: the upstream thread publishes at once when it
+ *  writes a buffer while the src task waits empty (src_idle, a Dekker
+ *  handshake: gst_tbqueue_locked_is_empty), and a src task that finds
+ *  items counted in but nothing to wait for collects them itself, taking
+ *  the sink pad's stream lock with a trylock (the upstream thread is then
+ *  out of the element: it publishes before anything it waits for).
+ *  Whatever waits at a limit publishes first.
  *
  * COUNTERS
  *  Each counter has one writer (a thread, or whoever holds qlock): it bumps
@@ -107,6 +140,8 @@ typedef struct
   _Atomic guint64 peak_time;
   /* qlock's. */
   _Atomic guint64 dropped_downstream;   /* buffers leaked on the downstream end */
+  _Atomic guint64 copier_waits; /* waits for the copy task (leaky modes,
+                                 * lowered limits) */
   /* The src task's. */
   _Atomic guint64 underruns;
 } GstTbQueueCounters;
@@ -175,18 +210,27 @@ struct _GstTbQueue
    * cleared under qlock. */
   TbqQueue *q;
   TbqWriter *writer;            /* the upstream thread's */
-  TbqReader *reader;            /* under qlock; see THE READER, LENT */
+  TbqReader *reader;            /* under qlock; see WAITING FOR THE COPIER */
   gsize max_copy;               /* largest payload a copy record carries */
+  gboolean batching;            /* publish-batch is not 1: the writer holds
+                                 * records back until it publishes */
+  _Atomic gboolean src_idle;    /* batching: the src task waits for data;
+                                 * written under qlock, read by the
+                                 * upstream thread: relaxed, ordered by the
+                                 * seq_cst fences of the handshake
+                                 * (gst_tbqueue_sink_publish_if_idle) */
+
+  gboolean geometry_in_use;     /* qlock: from open() to close() */
 
   pthread_mutex_t qlock;        /* POSIX, so ThreadSanitizer sees it */
   pthread_cond_t item_del;
   pthread_cond_t query_handled;
-  pthread_cond_t reader_back;
+  pthread_cond_t sink_moved;
   _Atomic gint srcresult;       /* GstFlowReturn; written under qlock */
   _Atomic gboolean eos;         /* EOS queued: refuse data */
   _Atomic gboolean unexpected;  /* downstream returned EOS */
   gboolean waiting_del;         /* the upstream thread waits on item_del */
-  gboolean reader_lent;         /* a leak or flush has the reader */
+  gboolean reader_sleeping;     /* a thread is in tbq_reader_sleep() */
 
   /* Serialized queries, under qlock. */
   gboolean last_query;
@@ -218,6 +262,16 @@ struct _GstTbQueue
   gboolean head_needs_discont;
   gboolean newseg_applied_to_src;
   guint64 eos_drain_until;      /* items up to this count are dropped (EOS) */
+  guint64 flush_until;          /* items up to this count are flushed
+                                 * (flush-on-eos, when they show up) */
+  GstBufferList *partial;       /* a list the src task is gathering */
+  gboolean leaking_list;        /* the rest of a leaked list is dropped */
+  _Atomic gboolean leak_pending;        /* a leak is not finished: whoever
+                                         * takes records leaks them while the
+                                         * queue is filled.  Written under
+                                         * qlock; the upstream thread's relaxed
+                                         * read is a hint it checks again
+                                         * under qlock */
   _Atomic guint64 out_buffers;
   _Atomic guint64 out_bytes;
   _Atomic guint64 out_items;
@@ -314,25 +368,44 @@ void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
   }                                                                     \
 } G_STMT_END
 
-/* Src task: sleep, qlock released, until the copier publishes records after
- * `key` (tbq_reader_prepare_wait(), taken under qlock before looking) or
- * the flow changes; leave through `label` (qlock held) unless it is OK. */
+/* qlock: wait, qlock released, until the copier made records visible
+ * after `key` (tbq_reader_prepare_wait(), taken under qlock before the
+ * caller looked), a kick or a flow change; see WAITING FOR THE COPIER.
+ * Spurious returns happen: the caller looks again. */
+static inline void
+gst_tbqueue_locked_wait_sink (GstTbQueue * tbq, guint32 key)
+{
+  if (tbq->reader_sleeping) {
+    GST_TBQUEUE_WAIT (tbq, sink_moved);
+    return;
+  }
+  tbq->reader_sleeping = TRUE;
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  tbq_reader_sleep (tbq->reader, key, -1);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->reader_sleeping = FALSE;
+  GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+}
+
+/* qlock, the flow not OK: wait until nobody sleeps on the reader. */
+static inline void
+gst_tbqueue_locked_wait_reader_idle (GstTbQueue * tbq)
+{
+  while (tbq->reader_sleeping)
+    GST_TBQUEUE_WAIT (tbq, sink_moved);
+}
+
+/* Src task: wait for the copier (above); leave through `label` (qlock
+ * held) unless the flow is OK. */
 #define GST_TBQUEUE_WAIT_ADD_CHECK(q, key, label) G_STMT_START {        \
   STATUS (q, (q)->srcpad, "wait for ADD");                              \
-  GST_TBQUEUE_MUTEX_UNLOCK (q);                                         \
-  tbq_reader_sleep ((q)->reader, key, -1);                              \
-  GST_TBQUEUE_MUTEX_LOCK (q);                                           \
+  gst_tbqueue_locked_wait_sink (q, key);                                \
   if (GST_TBQUEUE_FLOW (q) != GST_FLOW_OK) {                            \
     STATUS (q, (q)->srcpad, "received ADD wakeup");                     \
     goto label;                                                         \
   }                                                                     \
   STATUS (q, (q)->srcpad, "received ADD");                              \
 } G_STMT_END
-
-/* Longest wait, qlock released, for the copy task to move what the writer
- * wrote: a leak or a flush-on-eos that finds the records still in the
- * source layer (gsttbqueue-dequeue.c). */
-#define SYNC_TIMEOUT_NS (200 * GST_MSECOND)
 
 G_END_DECLS
 #endif /* __GST_TBQUEUE_PRIVATE_H__ */

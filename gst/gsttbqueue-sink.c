@@ -19,26 +19,44 @@
 
 /* ---- writing records ---- */
 
-/* Reserve a record; a full source pool is an overrun too. */
-static inline TbqStatus
+typedef struct
+{
+  guint16 type;
+  guint32 size;
+  void **data;
+} ReserveArgs;
+
+static TbqStatus
+retry_reserve (GstTbQueue * tbq, gpointer data)
+{
+  ReserveArgs *a = data;
+
+  return tbq_writer_reserve (tbq->writer, a->type, a->size, a->data);
+}
+
+static G_NO_INLINE GstFlowReturn
+sink_reserve_slow (GstTbQueue * tbq, TbqStatus st, guint16 type,
+    guint32 size, void **data, gboolean is_buffer)
+{
+  ReserveArgs a = { type, size, data };
+
+  if (st != TBQ_DROPPED)
+    return gst_tbqueue_write_failed (tbq, st);
+  return gst_tbqueue_wait_for_source_block (tbq, is_buffer, retry_reserve, &a);
+}
+
+/* Reserve a record: GST_FLOW_OK, GST_FLOW_CUSTOM_SUCCESS when a leaky mode
+ * drops it (the source pool full behind a full sink pool), or the flow
+ * that stopped it. */
+static inline GstFlowReturn
 sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
     gboolean is_buffer)
 {
   TbqStatus st = tbq_writer_reserve (tbq->writer, type, size, data);
 
-  if (G_LIKELY (st == TBQ_OK) || st != TBQ_DROPPED)
-    return st;
-  return gst_tbqueue_reserve_when_full (tbq, type, size, data, is_buffer);
-}
-
-static GstFlowReturn
-sink_write_failed (GstTbQueue * tbq, TbqStatus st)
-{
-  GstFlowReturn ret = GST_TBQUEUE_FLOW (tbq);
-
-  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "write failed: %s",
-      tbq_status_to_string (st));
-  return ret != GST_FLOW_OK ? ret : GST_FLOW_FLUSHING;
+  if (G_LIKELY (st == TBQ_OK))
+    return GST_FLOW_OK;
+  return sink_reserve_slow (tbq, st, type, size, data, is_buffer);
 }
 
 /* The record a buffer becomes. */
@@ -100,83 +118,104 @@ sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
 }
 
 /* Write one buffer (owned) as its record. */
-static inline TbqStatus
+static inline GstFlowReturn
 sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   BufferRecord r;
   void *rec;
-  TbqStatus st;
+  GstFlowReturn ret;
 
   sink_plan_record (tbq, buffer, size, 0, &r);
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
       G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, size,
       GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
       r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
-  st = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
-  if (G_UNLIKELY (st != TBQ_OK))
-    return st;
+  ret = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
+  if (G_UNLIKELY (ret != GST_FLOW_OK))
+    return ret;
   sink_fill_record (tbq, rec, &r, buffer);
   tbq_writer_commit (tbq->writer);
   /* A copied buffer goes back to upstream (its pool) while still hot. */
   if (r.type == GST_TBQ_RECORD_BUFFER_COPY)
     gst_buffer_unref (buffer);
-  return TBQ_OK;
+  return GST_FLOW_OK;
 }
 
-/* One writer session for a whole list: published once, at its end.  A
- * full pool waits here whatever the leaky mode: a list is never cut. */
-static GstFlowReturn
-sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n)
+static TbqStatus
+retry_next_block (GstTbQueue * tbq, gpointer data)
 {
-  TbqStatus st = TBQ_OK;
+  return tbq_session_next_block (data);
+}
+
+/* The current block of a list's session is full: continue in a new one.
+ * A full source pool is waited for, or (leaky, with the sink pool full
+ * too) ends the list here: GST_FLOW_CUSTOM_SUCCESS. */
+static GstFlowReturn
+sink_list_next_block (GstTbQueue * tbq, TbqSession * s)
+{
+  TbqStatus st = tbq_session_next_block (s);
+
+  if (st == TBQ_OK)
+    return GST_FLOW_OK;
+  if (st != TBQ_DROPPED)
+    return gst_tbqueue_write_failed (tbq, st);
+  return gst_tbqueue_wait_for_source_block (tbq, TRUE, retry_next_block, s);
+}
+
+/* One writer session for a whole list: published once, at its end.  The
+ * buffers written are returned in *written: fewer than `n` when the flow
+ * stopped, or when a leaky mode cut the list (ret then
+ * GST_FLOW_CUSTOM_SUCCESS: the src side delivers what was written). */
+static GstFlowReturn
+sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
+    guint * written)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
   TbqSession s;
   guint i;
 
-  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK, -1);
   tbq_session_begin (tbq->writer, &s);
-  for (i = 0; i < n && st == TBQ_OK; i++) {
+  for (i = 0; i < n; i++) {
     GstBuffer *buffer = gst_buffer_list_get (list, i);
-    guint32 position = (i == 0 ? GST_TBQ_LIST_FIRST : 0)
+    guint32 position = GST_TBQ_LIST_MEMBER | (i == 0 ? GST_TBQ_LIST_FIRST : 0)
         | (i == n - 1 ? GST_TBQ_LIST_LAST : 0);
     BufferRecord r;
     void *rec;
 
-    sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position,
-        &r);
+    sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position, &r);
     while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
-        && (st = tbq_session_next_block (&s)) == TBQ_OK);
-    if (rec != NULL)
-      sink_fill_record (tbq, rec, &r,
-          r.type == GST_TBQ_RECORD_BUFFER_REF ? gst_buffer_ref (buffer) :
-          buffer);
+        && (ret = sink_list_next_block (tbq, &s)) == GST_FLOW_OK);
+    if (rec == NULL)
+      break;
+    sink_fill_record (tbq, rec, &r,
+        r.type == GST_TBQ_RECORD_BUFFER_REF ? gst_buffer_ref (buffer) : buffer);
   }
   tbq_session_end (&s);
-  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
-  /* On failure the records written so far go with the flush that follows. */
-  return st == TBQ_OK ? GST_FLOW_OK : sink_write_failed (tbq, st);
+  *written = i;
+  return ret;
 }
 
 /* Write an event or a query record: never leaked, it waits for room, and
  * it is published at once whatever the batching (an event ends a burst). */
-static TbqStatus
+static GstFlowReturn
 sink_write_serialized (GstTbQueue * tbq, GstMiniObject * item, guint32 seq)
 {
   gboolean is_event = GST_IS_EVENT (item);
   void *rec;
-  TbqStatus st = sink_reserve (tbq,
+  GstFlowReturn ret = sink_reserve (tbq,
       is_event ? GST_TBQ_RECORD_EVENT : GST_TBQ_RECORD_QUERY,
       is_event ? sizeof (GstTbqEventRef) : sizeof (GstTbqQueryRef), &rec,
       FALSE);
 
-  if (st != TBQ_OK)
-    return st;
+  if (ret != GST_FLOW_OK)
+    return ret;
   if (is_event)
     gst_tbq_record_write_event (rec, GST_EVENT_CAST (item));
   else
     gst_tbq_record_write_query (rec, GST_QUERY_CAST (item), seq);
   tbq_writer_commit (tbq->writer);
   tbq_writer_flush (tbq->writer);
-  return TBQ_OK;
+  return GST_FLOW_OK;
 }
 
 /* ---- buffers and buffer lists ---- */
@@ -210,10 +249,10 @@ sink_not_queued (GstTbQueue * tbq, guint buffers, GstFlowReturn ret)
   return ret;
 }
 
-/* The buffer's record could not be written: undo its accounting. */
+/* The buffer's record could not be written (`ret`): undo its accounting. */
 static GstFlowReturn
 sink_buffer_not_written (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
-    TbqStatus st, GstClockTime old_position, gboolean old_tail)
+    GstFlowReturn ret, GstClockTime old_position, gboolean old_tail)
 {
   TBQ_ADD (tbq->in_buffers, -1);
   TBQ_ADD (tbq->in_bytes, -(guint64) size);
@@ -223,12 +262,7 @@ sink_buffer_not_written (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   tbq->sink_segment.position = old_position;
   gst_tbqueue_update_time (tbq, TRUE);
   gst_buffer_unref (buffer);
-  if (st == TBQ_DROPPED) {
-    /* leaky: the source pool stayed full. */
-    tbq->tail_needs_discont = TRUE;
-    return sink_not_queued (tbq, 1, GST_FLOW_CUSTOM_SUCCESS);
-  }
-  return sink_write_failed (tbq, st);
+  return sink_not_queued (tbq, 1, ret);
 }
 
 static inline GstFlowReturn
@@ -237,16 +271,19 @@ sink_enqueue_buffer (GstTbQueue * tbq, GstBuffer * buffer)
   GstClockTime old_position = tbq->sink_segment.position;
   gboolean old_tail = TBQ_LOAD (tbq->tail_is_buffer);
   gsize size = gst_buffer_get_size (buffer);
-  TbqStatus st;
+  GstFlowReturn ret;
 
   /* Counted in before it is published (gsttbqueue-private.h). */
   gst_tbqueue_level_in_buffers (tbq, 1, size);
   gst_tbqueue_advance (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
       GST_BUFFER_DURATION (buffer), TRUE);
-  st = sink_write_buffer (tbq, buffer, size);
-  if (G_LIKELY (st == TBQ_OK))
+  ret = sink_write_buffer (tbq, buffer, size);
+  if (G_LIKELY (ret == GST_FLOW_OK)) {
+    if (G_UNLIKELY (tbq->batching))
+      gst_tbqueue_sink_publish_if_idle (tbq);
     return GST_FLOW_OK;
-  return sink_buffer_not_written (tbq, buffer, size, st, old_position,
+  }
+  return sink_buffer_not_written (tbq, buffer, size, ret, old_position,
       old_tail);
 }
 
@@ -270,6 +307,59 @@ out_not_queued:
   return sink_not_queued (tbq, 1, ret);
 }
 
+/* Buffers [written, n) of a list were not written: undo their accounting
+ * (the sink position goes back to the end of the written ones).  A src
+ * task gathering the list learns under qlock that its rest will not come
+ * (gsttbqueue-dequeue.c, locked_gather). */
+static void
+sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
+    guint written, GstClockTime old_position, gboolean old_tail)
+{
+  guint64 bytes = 0;
+  guint i;
+
+  for (i = written; i < n; i++)
+    bytes += gst_buffer_get_size (gst_buffer_list_get (list, i));
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  TBQ_ADD (tbq->in_buffers, -(guint64) (n - written));
+  TBQ_ADD (tbq->in_bytes, -bytes);
+  TBQ_ADD (tbq->in_items, -(guint64) (n - written));
+  if (written == 0 && !old_tail)
+    TBQ_STORE (tbq->tail_is_buffer, FALSE);
+  tbq->sink_segment.position = old_position;
+  gst_tbqueue_apply_buffer_list (tbq, list, written);
+  if (written > 0 && tbq->reader != NULL) {
+    tbq_reader_wake (tbq->reader);
+    GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
+static GstFlowReturn
+sink_enqueue_list (GstTbQueue * tbq, GstBufferList * list, guint n)
+{
+  GstClockTime old_position = tbq->sink_segment.position;
+  gboolean old_tail = TBQ_LOAD (tbq->tail_is_buffer);
+  GstFlowReturn ret;
+  guint written;
+
+  /* Counted in before it is published (gsttbqueue-private.h). */
+  gst_tbqueue_level_in_buffers (tbq, n, gst_buffer_list_calculate_size (list));
+  gst_tbqueue_apply_buffer_list (tbq, list, n);
+  ret = sink_write_list (tbq, list, n, &written);
+  if (G_LIKELY (written == n))
+    return GST_FLOW_OK;
+  sink_list_not_written (tbq, list, n, written, old_position, old_tail);
+  if (written == 0 && ret == GST_FLOW_CUSTOM_SUCCESS)
+    return sink_not_queued (tbq, n, ret);
+  if (ret == GST_FLOW_CUSTOM_SUCCESS) {
+    GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "buffer list cut after %u of %u "
+        "buffers", written, n);
+    return sink_not_queued (tbq, n - written, ret);
+  }
+  return ret;
+}
+
 static GstFlowReturn
 gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
 {
@@ -289,9 +379,7 @@ gst_tbqueue_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
   }
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer list %p with %u buffers",
       list, n);
-  gst_tbqueue_level_in_buffers (tbq, n, gst_buffer_list_calculate_size (list));
-  gst_tbqueue_apply_buffer_list (tbq, list);
-  ret = sink_write_list (tbq, list, n);
+  ret = sink_enqueue_list (tbq, list, n);
   gst_buffer_list_unref (list);
   return ret;
 
@@ -305,18 +393,22 @@ out_not_queued:
 
 /* ---- events ---- */
 
-/* qlock: count in a serialized event about to be written. */
-static void
+/* qlock: count in a serialized event about to be written.  FALSE when
+ * the flow stopped meanwhile (flush-on-eos waits for the copy task). */
+static gboolean
 locked_queue_event (GstTbQueue * tbq, GstEvent * event)
 {
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_EOS:
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "got EOS from upstream");
-      if (TBQ_LOAD (tbq->flush_on_eos))
+      if (TBQ_LOAD (tbq->flush_on_eos)) {
         gst_tbqueue_locked_flush_from_upstream (tbq);
-      else
+        if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+          return FALSE;
+      } else {
         /* Let the src side drain everything. */
         gst_tbqueue_locked_clear_thresholds (tbq);
+      }
       TBQ_STORE (tbq->eos, TRUE);
       break;
     case GST_EVENT_SEGMENT:
@@ -326,6 +418,7 @@ locked_queue_event (GstTbQueue * tbq, GstEvent * event)
       break;
   }
   gst_tbqueue_locked_level_in_serialized (tbq, GST_MINI_OBJECT_CAST (event));
+  return TRUE;
 }
 
 static GstFlowReturn
@@ -333,7 +426,6 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
 {
   GstEventType type = GST_EVENT_TYPE (event);
   GstFlowReturn flow;
-  TbqStatus st;
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   /* STREAM_START and SEGMENT reset the EOS status of a pad. */
@@ -353,16 +445,18 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
     else
       gst_tbqueue_locked_forget_eos (tbq);
   }
-  locked_queue_event (tbq, event);
+  if (!locked_queue_event (tbq, event)) {
+    flow = GST_TBQUEUE_FLOW (tbq);
+    goto out_flow_error;
+  }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
-  st = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (event), 0);
-  if (G_UNLIKELY (st != TBQ_OK)) {
+  flow = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (event), 0);
+  if (G_UNLIKELY (flow != GST_FLOW_OK)) {
     TBQ_ADD (tbq->in_items, -1);
     gst_event_unref (event);
-    return sink_write_failed (tbq, st);
   }
-  return GST_FLOW_OK;
+  return flow;
 
 out_flow_error:
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
@@ -432,7 +526,7 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
   GstTbQueue *tbq = (GstTbQueue *) parent;
   gboolean res;
   guint32 seq;
-  TbqStatus st;
+  GstFlowReturn st;
 
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
@@ -447,7 +541,7 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       GST_QUERY_TYPE_NAME (query));
   st = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (query), seq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
-  if (st != TBQ_OK) {
+  if (st != GST_FLOW_OK) {
     TBQ_ADD (tbq->in_items, -1);
     goto out_flushing;
   }

@@ -12,6 +12,7 @@
 #include "gsttbqueue-src.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
+#include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
 
 static void gst_tbqueue_loop (GstPad * pad);
@@ -112,18 +113,16 @@ locked_after_eos (GstTbQueue * tbq, GstMiniObject * data)
 static GstMiniObject *
 locked_drop_after_eos (GstTbQueue * tbq)
 {
-  GstMiniObject *data;
-  gboolean skipped;
+  GstTbqItem item;
 
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "got EOS from downstream");
   /* Everything counted in so far is older than this EOS. */
   tbq->eos_drain_until = TBQ_LOAD (tbq->in_items);
-  if (gst_tbqueue_locked_wait_reader (tbq)) {
-    while ((data = gst_tbqueue_locked_dequeue (tbq, DEQUEUE_NOWAIT, &skipped))
-        || skipped) {
-      if (data != NULL && (data = locked_after_eos (tbq, data)) != NULL)
-        return data;
-    }
+  while (gst_tbqueue_locked_take_item (tbq, &item)) {
+    GstMiniObject *data = item.object;
+
+    if (data != NULL && (data = locked_after_eos (tbq, data)) != NULL)
+      return data;
   }
   TBQ_STORE (tbq->unexpected, TRUE);
   return NULL;
@@ -216,17 +215,13 @@ locked_push_query (GstTbQueue * tbq, GstQuery * query)
   return GST_FLOW_OK;
 }
 
-/* Dequeue one item and push it; qlock held, released around the push. */
+/* Push `data` (and what follows it after EOS from downstream); qlock
+ * held, released around the push. */
 static GstFlowReturn
-locked_push_one (GstTbQueue * tbq)
+locked_push_item (GstTbQueue * tbq, GstMiniObject * data)
 {
   GstFlowReturn result = GST_FLOW_OK;
-  GstMiniObject *data;
-  gboolean skipped;
 
-  data = gst_tbqueue_locked_dequeue (tbq, DEQUEUE_WAIT_SRC, &skipped);
-  if (data == NULL)
-    return GST_TBQUEUE_FLOW (tbq);
   if (G_UNLIKELY (tbq->eos_drain_until != 0)) {
     if (TBQ_LOAD (tbq->out_items) > tbq->eos_drain_until)
       tbq->eos_drain_until = 0;
@@ -247,15 +242,14 @@ locked_push_one (GstTbQueue * tbq)
   return result;
 }
 
-static void
-gst_tbqueue_loop (GstPad * pad)
+/* Src task, qlock: wait until there is something to push, as queue:
+ * underrun when empty, running and pushing when it is not any more.
+ * FALSE: the flow is no longer OK. */
+static gboolean
+locked_wait_for_data (GstTbQueue * tbq)
 {
-  GstTbQueue *tbq = (GstTbQueue *) GST_PAD_PARENT (pad);
-  GstFlowReturn ret;
-  gboolean eos;
   guint32 key;
 
-  GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
   while (gst_tbqueue_locked_is_empty (tbq, NULL)) {
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is empty");
     TBQ_ADD (tbq->counters.underruns, 1);
@@ -275,6 +269,75 @@ gst_tbqueue_loop (GstPad * pad)
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
   }
+  return TRUE;
+
+out_flushing:
+  return FALSE;
+}
+
+/* Src task, qlock: items are queued but none is visible: they are on
+ * their way through the copy task, or (publish-batch other than 1) the
+ * writer holds them unpublished.  Wait for the copy task; but when it has
+ * moved everything published, collect what the writer holds: the writer
+ * may be used by whoever holds the sink pad's stream lock, and when the
+ * upstream thread is away it is free.  When it is not (the upstream
+ * thread is in a sink pad function, which publishes before it waits for
+ * anything), look again after letting it run.  No signal: the queue is
+ * not empty. */
+static void
+locked_wait_for_records (GstTbQueue * tbq, guint32 key)
+{
+  STATUS (tbq, tbq->srcpad, "wait for the copy task");
+  if (G_LIKELY (!tbq->batching)
+      || tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK) {
+    gst_tbqueue_locked_wait_sink (tbq, key);
+    return;
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (GST_PAD_STREAM_TRYLOCK (tbq->sinkpad)) {
+    tbq_writer_flush (tbq->writer);
+    GST_PAD_STREAM_UNLOCK (tbq->sinkpad);
+  } else {
+    g_thread_yield ();
+  }
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+}
+
+/* Src task, qlock: take the next item and push it, or wait for it. */
+static GstFlowReturn
+locked_push_one (GstTbQueue * tbq)
+{
+  GstMiniObject *data = NULL;
+  guint32 key;
+
+  if (G_UNLIKELY (TBQ_LOAD (tbq->leak_pending)))
+    gst_tbqueue_locked_leak_pending (tbq);
+  key = tbq_reader_prepare_wait (tbq->reader);
+  switch (gst_tbqueue_locked_dequeue (tbq, &data)) {
+    case DEQUEUE_ITEM:
+      if (G_UNLIKELY (TBQ_LOAD (tbq->src_idle)))
+        TBQ_STORE (tbq->src_idle, FALSE);
+      return locked_push_item (tbq, data);
+    case DEQUEUE_EMPTY:
+      locked_wait_for_records (tbq, key);
+      return GST_TBQUEUE_FLOW (tbq);
+    case DEQUEUE_AGAIN:
+      return GST_FLOW_OK;
+    default:
+      return GST_TBQUEUE_FLOW (tbq);
+  }
+}
+
+static void
+gst_tbqueue_loop (GstPad * pad)
+{
+  GstTbQueue *tbq = (GstTbQueue *) GST_PAD_PARENT (pad);
+  GstFlowReturn ret;
+  gboolean eos;
+
+  GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
+  if (!locked_wait_for_data (tbq))
+    goto out_flushing;
   ret = locked_push_one (tbq);
   if (ret != GST_FLOW_OK) {
     if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK)

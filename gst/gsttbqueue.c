@@ -533,7 +533,7 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_mutex_init (&tbq->qlock, NULL);
   pthread_cond_init (&tbq->item_del, NULL);
   pthread_cond_init (&tbq->query_handled, NULL);
-  pthread_cond_init (&tbq->reader_back, NULL);
+  pthread_cond_init (&tbq->sink_moved, NULL);
   g_rec_mutex_init (&tbq->copy_task_lock);
   gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
@@ -548,7 +548,7 @@ gst_tbqueue_finalize (GObject * object)
   pthread_mutex_destroy (&tbq->qlock);
   pthread_cond_destroy (&tbq->item_del);
   pthread_cond_destroy (&tbq->query_handled);
-  pthread_cond_destroy (&tbq->reader_back);
+  pthread_cond_destroy (&tbq->sink_moved);
   g_rec_mutex_clear (&tbq->copy_task_lock);
   gst_tbqueue_placement_clear (tbq);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -556,25 +556,62 @@ gst_tbqueue_finalize (GObject * object)
 
 /* ---- the two-layer queue's life ---- */
 
-/* libtbq's configuration from the properties.  FALSE, with the reason in
- * `msg`, for an impossible geometry. */
-static gboolean
-open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
+/* Blocks of `block` bytes to hold `bytes` (rounded up, or down), at most
+ * what a size_t can count: no overflow. */
+static gsize
+blocks_for (guint64 bytes, guint64 block, gboolean round_up)
 {
-  guint64 sink_block, min_bytes, max_bytes;
+  guint64 n = bytes / block + (round_up && bytes % block != 0);
 
+  return (gsize) MIN (n, (guint64) (G_MAXSIZE / block));
+}
+
+/* The geometry properties libtbq cannot check under their own names. */
+static gboolean
+check_geometry (GstTbQueue * tbq, gchar * msg, gsize msg_size)
+{
+  guint64 sink_block = tbq->sink_block_size;
+
+  if (tbq->sink_min_bytes > tbq->sink_max_bytes) {
+    g_snprintf (msg, msg_size, "sink-min-bytes (%" G_GUINT64_FORMAT
+        ") is larger than sink-max-bytes (%" G_GUINT64_FORMAT ")",
+        tbq->sink_min_bytes, tbq->sink_max_bytes);
+    return FALSE;
+  }
+  if (tbq->sink_max_bytes / sink_block < 2) {
+    g_snprintf (msg, msg_size, "sink-max-bytes (%" G_GUINT64_FORMAT
+        ") must hold at least two sink blocks of %" G_GUINT64_FORMAT
+        " bytes", tbq->sink_max_bytes, sink_block);
+    return FALSE;
+  }
+  if (tbq->max_coalesce_latency > 0
+      && tbq->max_coalesce_latency < (guint64) TBQ_COALESCE_MIN_NS) {
+    g_snprintf (msg, msg_size, "max-coalesce-latency (%" G_GUINT64_FORMAT
+        " ns) must be 0 or at least %" G_GINT64_FORMAT " ns",
+        tbq->max_coalesce_latency, (gint64) TBQ_COALESCE_MIN_NS);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* libtbq's configuration from the properties (object lock).  FALSE, with
+ * the reason in `msg`, for an impossible geometry. */
+static gboolean
+locked_open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg,
+    gsize msg_size)
+{
   tbq_config_init (cfg);
-  GST_OBJECT_LOCK (tbq);
+  if (!check_geometry (tbq, msg, msg_size))
+    return FALSE;
   cfg->source.block_size = tbq->source_block_size;
   cfg->source.min_blocks = tbq->source_blocks;
   cfg->source.max_blocks = tbq->source_blocks;
   cfg->source.max_idle_blocks = tbq->source_blocks;
-  sink_block = tbq->sink_block_size;
-  min_bytes = tbq->sink_min_bytes;
-  max_bytes = tbq->sink_max_bytes;
-  cfg->sink.block_size = sink_block;
-  cfg->sink.min_blocks = (min_bytes + sink_block - 1) / sink_block;
-  cfg->sink.max_blocks = max_bytes / sink_block;
+  cfg->sink.block_size = tbq->sink_block_size;
+  cfg->sink.min_blocks = blocks_for (tbq->sink_min_bytes,
+      tbq->sink_block_size, TRUE);
+  cfg->sink.max_blocks = blocks_for (tbq->sink_max_bytes,
+      tbq->sink_block_size, FALSE);
   cfg->sink.max_idle_blocks = tbq->idle_blocks;
   if (tbq->publish_batch == 1) {
     cfg->publish = TBQ_PUBLISH_EVERY_RECORD;
@@ -586,7 +623,6 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
   }
   cfg->wake = TBQ_WAKE_ON_DEMAND;
   cfg->max_coalesce_ns = (int64_t) tbq->max_coalesce_latency;
-  GST_OBJECT_UNLOCK (tbq);
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;
   /* No spinning before a sleep.  With coalescing, a src task that waits
@@ -596,26 +632,19 @@ open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg, gsize msg_size)
    * woken task runs there): 2,300 instructions per buffer at 1 kHz, and a
    * worse latency tail (docs/benchmarks.md, "Latency"). */
   cfg->spin_iterations = 0;
-
-  if (min_bytes > max_bytes) {
-    g_snprintf (msg, msg_size, "sink-min-bytes (%" G_GUINT64_FORMAT
-        ") is larger than sink-max-bytes (%" G_GUINT64_FORMAT ")", min_bytes,
-        max_bytes);
-    return FALSE;
-  }
-  if (max_bytes / sink_block < 2) {
-    g_snprintf (msg, msg_size, "sink-max-bytes (%" G_GUINT64_FORMAT
-        ") must hold at least two sink blocks of %" G_GUINT64_FORMAT
-        " bytes", max_bytes, sink_block);
-    return FALSE;
-  }
-  if (cfg->max_coalesce_ns > 0 && cfg->max_coalesce_ns < TBQ_COALESCE_MIN_NS) {
-    g_snprintf (msg, msg_size, "max-coalesce-latency (%" G_GINT64_FORMAT
-        " ns) must be 0 or at least %" G_GINT64_FORMAT " ns",
-        (gint64) cfg->max_coalesce_ns, (gint64) TBQ_COALESCE_MIN_NS);
-    return FALSE;
-  }
   return TRUE;
+}
+
+/* What libtbq refused, with the properties it comes from. */
+static void
+name_geometry (GstTbQueue * tbq, const gchar * reason, gchar * msg,
+    gsize msg_size)
+{
+  g_snprintf (msg, msg_size, "source-block-size=%u source-blocks=%u "
+      "sink-block-size=%u sink-min-bytes=%" G_GUINT64_FORMAT
+      " sink-max-bytes=%" G_GUINT64_FORMAT ": %s", tbq->source_block_size,
+      tbq->source_blocks, tbq->sink_block_size, tbq->sink_min_bytes,
+      tbq->sink_max_bytes, reason);
 }
 
 /* READY->PAUSED: the two-layer queue, its writer and reader, and the copy
@@ -628,19 +657,29 @@ gst_tbqueue_open (GstTbQueue * tbq)
   TbqWriter *writer = NULL;
   TbqReader *reader = NULL;
   GstTask *task;
-  TbqStatus st;
-  char msg[256];
+  TbqStatus st = TBQ_INVALID_CONFIG;
+  char reason[256], msg[512];
 
-  if (!open_config (tbq, &cfg, msg, sizeof msg))
+  /* From here on the geometry holds (set_geometry refuses changes). */
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->geometry_in_use = TRUE;
+  GST_OBJECT_LOCK (tbq);
+  if (locked_open_config (tbq, &cfg, msg, sizeof msg)) {
+    st = tbq_config_validate (&cfg, reason, sizeof reason);
+    if (st != TBQ_OK)
+      name_geometry (tbq, reason, msg, sizeof msg);
+  }
+  GST_OBJECT_UNLOCK (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (st != TBQ_OK)
     goto refused;
   st = tbq_queue_new (&cfg, &q, msg, sizeof msg);
-  if (st == TBQ_INVALID_CONFIG)
-    goto refused;
   if (st != TBQ_OK)
     goto no_memory;
   if (tbq_writer_new (q, &writer) != TBQ_OK
       || tbq_reader_new (q, &reader) != TBQ_OK) {
     tbq_queue_free (q, NULL, NULL);
+    g_strlcpy (msg, "cannot allocate the source pool", sizeof msg);
     goto no_memory;
   }
   task = gst_tbqueue_copy_task_new (tbq);
@@ -650,6 +689,7 @@ gst_tbqueue_open (GstTbQueue * tbq)
   tbq->reader = reader;
   tbq->copy_task = task;
   tbq->max_copy = gst_tbq_record_max_copy (tbq_queue_max_record_size (q));
+  tbq->batching = cfg.publish != TBQ_PUBLISH_EVERY_RECORD;
   gst_tbqueue_reset_levels (tbq);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT
@@ -661,10 +701,14 @@ gst_tbqueue_open (GstTbQueue * tbq)
 refused:
   GST_ELEMENT_ERROR (tbq, RESOURCE, SETTINGS,
       ("Impossible pool geometry: %s", msg), (NULL));
-  return FALSE;
+  goto failed;
 no_memory:
   GST_ELEMENT_ERROR (tbq, RESOURCE, NO_SPACE_LEFT,
-      ("Cannot allocate the queue's pools"), (NULL));
+      ("Cannot allocate the queue's pools: %s", msg), (NULL));
+failed:
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->geometry_in_use = FALSE;
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   return FALSE;
 }
 
@@ -678,15 +722,18 @@ gst_tbqueue_close (GstTbQueue * tbq)
   gst_tbqueue_copy_task_stop (tbq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   /* A leak from a property change may still wait for the copy task: the
-   * stop interrupted it, and it gives the reader back soon. */
-  gst_tbqueue_locked_borrow_reader (tbq);
+   * stop interrupted the queue, and it leaves its wait at once. */
+  gst_tbqueue_locked_wait_reader_idle (tbq);
   q = tbq->q;
   task = tbq->copy_task;
   tbq->q = NULL;
   tbq->writer = NULL;
   tbq->reader = NULL;
   tbq->copy_task = NULL;
-  gst_tbqueue_locked_return_reader (tbq);
+  if (tbq->partial != NULL)
+    gst_buffer_list_unref (tbq->partial);
+  tbq->partial = NULL;
+  tbq->geometry_in_use = FALSE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (task != NULL)
     gst_object_unref (task);
@@ -769,6 +816,7 @@ gst_tbqueue_stats (GstTbQueue * tbq)
       "overruns", G_TYPE_UINT64, TBQ_LOAD (c->overruns),
       "underruns", G_TYPE_UINT64, TBQ_LOAD (c->underruns),
       "level-waits", G_TYPE_UINT64, TBQ_LOAD (c->level_waits),
+      "copier-waits", G_TYPE_UINT64, TBQ_LOAD (c->copier_waits),
       "source-pool-full", G_TYPE_UINT64, st.records_dropped,
       "pressure-waits", G_TYPE_UINT64, st.pressure_waits,
       "sink-pressure-waits", G_TYPE_UINT64, st.sink_pressure_waits,
@@ -805,20 +853,27 @@ geometry_of (guint prop_id)
   return &geometry[prop_id - PROP_SOURCE_BLOCK_SIZE];
 }
 
+/* A geometry property: stored for the next READY->PAUSED, or, while the
+ * pools exist, refused with a warning on the bus (the value is kept). */
 static void
 set_geometry (GstTbQueue * tbq, const Geometry * g, const GValue * value,
     GParamSpec * pspec)
 {
-  GST_OBJECT_LOCK (tbq);
-  if (tbq->q != NULL) {
+  gboolean in_use;
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  in_use = tbq->geometry_in_use;
+  if (!in_use) {
+    GST_OBJECT_LOCK (tbq);
+    geometry_store (tbq, g, G_VALUE_HOLDS_UINT64 (value) ?
+        g_value_get_uint64 (value) : g_value_get_uint (value));
     GST_OBJECT_UNLOCK (tbq);
-    g_warning ("%s: %s can only be changed in the NULL or READY state",
-        GST_OBJECT_NAME (tbq), pspec->name);
-    return;
   }
-  geometry_store (tbq, g, G_VALUE_HOLDS_UINT64 (value) ?
-      g_value_get_uint64 (value) : g_value_get_uint (value));
-  GST_OBJECT_UNLOCK (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (in_use)
+    GST_ELEMENT_WARNING (tbq, RESOURCE, SETTINGS,
+        ("%s can only be changed in the NULL or READY state: the value is "
+            "kept", pspec->name), (NULL));
 }
 
 /* The placement properties: which task, and which of its three. */
@@ -908,7 +963,7 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
       else
         TBQ_STORE (tbq->max_time, g_value_get_uint64 (value));
       if (TBQ_LOAD (tbq->leaky) == GST_TBQUEUE_LEAK_DOWNSTREAM)
-        gst_tbqueue_locked_leak_downstream (tbq, DEQUEUE_WAIT_COPIER);
+        gst_tbqueue_locked_leak_after_change (tbq);
       /* The pushing thread may have room now. */
       GST_TBQUEUE_BROADCAST (tbq, item_del);
       break;
@@ -926,6 +981,7 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
       break;
     case PROP_LEAKY:
       TBQ_STORE (tbq->leaky, g_value_get_enum (value));
+      TBQ_STORE (tbq->leak_pending, FALSE);
       break;
     case PROP_SILENT:
       TBQ_STORE (tbq->silent, g_value_get_boolean (value));

@@ -411,6 +411,12 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
   st->extents.pressure_waits = pressure_waits;
 }
 
+int
+tbq_queue_sink_can_take (const TbqQueue * q)
+{
+  return q != NULL && tbq_pool_can_take (q->sink_pool);
+}
+
 TbqStatus
 tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
 {

@@ -280,6 +280,13 @@ TBQ_API void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release,
 TBQ_API TbqStatus tbq_queue_take_error (TbqQueue * q, char *msg,
     size_t msg_size);
 
+/* Whether the sink pool could give the copier a block right now without
+ * waiting for the reader: a free block, or room to grow below its limit
+ * (which an allocation failure lowers).  1 or 0; 0 for NULL.  A hint, any
+ * thread: the copier may take that block the next moment.  While it says
+ * 1, the copier can move at least one more source block's records. */
+TBQ_API int tbq_queue_sink_can_take (const TbqQueue * q);
+
 /* ---- copier ------------------------------------------------------------ */
 
 /* One copier pass: move everything published into the sink layer.  If there

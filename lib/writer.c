@@ -637,6 +637,9 @@ tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release, void *user_data,
       break;
     next = atomic_load_explicit (&b->next, memory_order_relaxed);
     tbq_pool_put (&w->pool, b);
+    /* A sealed block given back: else the copier would count it as
+     * waiting for it forever (copier_has_work). */
+    tbq_count (&w->blocks_returned, 1);
     b = next;
     off = 0;
   }

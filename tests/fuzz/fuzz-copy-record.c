@@ -56,7 +56,7 @@ make_buffer (FuzzInput * in, guint64 f[5], guint32 * list)
     if (!(set & (1u << k)))
       f[k] = GST_CLOCK_TIME_NONE;
   }
-  *list = (guint32) fuzz_take (in, 1) & 3;
+  *list = (guint32) fuzz_take (in, 1) & 7;
   nmem = 1 + (guint) fuzz_take (in, 1) % 4;
   len = MIN (in->n, max);
   for (k = 0; k < nmem; k++) {

@@ -1034,6 +1034,18 @@ tbq_wait_stat (GstElement * element, const gchar * field, guint64 value)
   }
 }
 
+void
+tbq_link_wait_level_buffers (TbqLink * l, guint n)
+{
+  gint64 end = deadline ();
+
+  while (tbq_get_uint (l->element, "current-level-buffers") != n) {
+    fail_unless (g_get_monotonic_time () < end, "timed out waiting for "
+        "current-level-buffers to be %u", n);
+    g_usleep (1000);
+  }
+}
+
 GstMessage *
 tbq_bus_wait (GstBus * bus, GstMessageType types)
 {

@@ -256,6 +256,63 @@ GST_START_TEST (test_levels_return_to_zero_when_drained)
 
 GST_END_TEST;
 
+/* A buffer list that the upstream thread writes only part of (the flow
+ * stops while it waits for room in the middle: downstream returns
+ * NOT_LINKED) counts only what was written: once downstream is linked
+ * again and the written part delivered, the levels are back to zero, with
+ * no flush in between.  tbqueue only (queue takes a list whole or not at
+ * all): copies in a sink pool of two blocks, downstream holding the first
+ * buffer, so the list has to wait in its middle. */
+GST_START_TEST (test_a_list_stopped_part_way_counts_only_what_was_written)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "transfer", 1,
+      "sink-block-size", 4096, "sink-min-bytes", (guint64) 0,
+      "sink-max-bytes", (guint64) 8192, NULL);   /* transfer=copy */
+  GstBufferList *list = gst_buffer_list_new ();
+  TbqPush *push;
+  guint i, written;
+
+  l->keep_copies = TRUE;
+  tbq_link_start (l);
+  tbq_link_hold (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, 0, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_holding (l);
+  for (i = 1; i <= 40; i++)
+    gst_buffer_list_add (list, tbq_buffer_new (1000, i, i * GST_MSECOND));
+  push = tbq_push_async (l, GST_MINI_OBJECT (list));
+  /* In the middle of the list, waiting for a free source block. */
+  tbq_wait_stat (l->element, "pressure-waits", 1);
+  pthread_mutex_lock (&l->lock);
+  l->chain_return = GST_FLOW_NOT_LINKED;
+  pthread_mutex_unlock (&l->lock);
+  tbq_link_release (l);
+  fail_unless_equals_int (tbq_push_join (push), GST_FLOW_NOT_LINKED);
+  /* The first buffer is out; the list counts what was written of it. */
+  written = tbq_get_uint (l->element, "current-level-buffers");
+  fail_unless (written > 0 && written < 40, "%u written", written);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-bytes"),
+      written * 1000);
+
+  /* Linked again: what was written goes downstream, a list cut short. */
+  tbq_link_clear (l);
+  pthread_mutex_lock (&l->lock);
+  l->chain_return = GST_FLOW_OK;
+  pthread_mutex_unlock (&l->lock);
+  fail_unless (gst_pad_push_event (l->sinkpad, gst_event_new_reconfigure ()));
+  tbq_link_wait_buffers (l, written);
+  tbq_link_wait_level_buffers (l, 0);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-bytes"),
+      0);
+  for (i = 0; i < written; i++)
+    fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, i), 1000,
+            i + 1));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 /* For each buffer that reaches downstream: how many pushes upstream had
  * started by then. */
 typedef struct
@@ -358,6 +415,7 @@ tbqueue_levels_suite (void)
   tcase_add_loop_test (tc, test_levels_count_buffers_and_bytes_but_not_events,
       0, n);
   tcase_add_loop_test (tc, test_levels_return_to_zero_when_drained, 0, n);
+  tcase_add_test (tc, test_a_list_stopped_part_way_counts_only_what_was_written);
   tcase_add_loop_test (tc, test_min_threshold_buffers_holds_data_until_reached,
       0, n);
   tcase_add_loop_test (tc, test_eos_lets_data_below_min_threshold_out, 0, n);

@@ -12,6 +12,8 @@ typedef struct
   const gchar *property;
   guint64 value;
   const gchar *mentions;        /* the error message says this */
+  const gchar *also;            /* another property to set, or NULL */
+  guint64 also_value;
 } Refusal;
 
 static const Refusal refusals[] = {
@@ -22,6 +24,11 @@ static const Refusal refusals[] = {
       "block"},
   {"sink pool below two sink blocks", "sink-max-bytes", 65536 + 100,
       "sink-max-bytes"},
+  /* Rounded up to whole blocks, this used to overflow to one block. */
+  {"sink-min-bytes beyond any memory", "sink-min-bytes", G_MAXUINT64,
+      "sink-min-bytes", "sink-max-bytes", G_MAXUINT64},
+  {"max-coalesce-latency too short to be a latency bound",
+      "max-coalesce-latency", 500, "max-coalesce-latency"},
 };
 
 static void
@@ -47,6 +54,8 @@ GST_START_TEST (test_impossible_geometry_is_refused_with_a_clear_error)
 
   gst_element_set_bus (e, bus);
   set_geometry (e, r->property, r->value);
+  if (r->also != NULL)
+    set_geometry (e, r->also, r->also_value);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
       GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
@@ -76,6 +85,13 @@ GST_START_TEST (test_impossible_geometry_is_refused_with_a_clear_error)
     g_object_get_property (G_OBJECT (fresh), r->property, &v);
     g_object_set_property (G_OBJECT (e), r->property, &v);
     g_value_unset (&v);
+    if (r->also != NULL) {
+      p = g_object_class_find_property (G_OBJECT_GET_CLASS (e), r->also);
+      g_value_init (&v, p->value_type);
+      g_object_get_property (G_OBJECT (fresh), r->also, &v);
+      g_object_set_property (G_OBJECT (e), r->also, &v);
+      g_value_unset (&v);
+    }
     gst_object_unref (fresh);
   }
   fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
@@ -346,6 +362,9 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
   fail_unless_equals_uint64 (tbq_stat (l->element, "records-out"),
       tbq_stat (l->element, "records-in"));
   fail_unless_equals_uint64 (tbq_stat (l->element, "peak-level-buffers"), 10);
+  /* Drained, the src task finds the queue empty (counted before the
+   * signal). */
+  tbq_link_wait_signal (l, TBQ_SIGNAL_UNDERRUN, 1);
   fail_unless (tbq_stat (l->element, "underruns") >= 1);
   tbq_link_free (l);
 }

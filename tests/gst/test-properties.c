@@ -244,7 +244,8 @@ static const gchar *stats_fields[] = {
   "peak-level-buffers", "peak-level-bytes", "peak-level-time",
   "records-in", "records-out", "buffers-copied", "buffers-referenced",
   "copy-fallbacks", "dropped-upstream", "dropped-downstream", "overruns",
-  "underruns", "source-block-size", "source-blocks", "sink-block-size",
+  "underruns", "level-waits", "copier-waits", "pressure-waits",
+  "source-block-size", "source-blocks", "sink-block-size",
   "sink-blocks",
 };
 
@@ -279,17 +280,38 @@ GST_START_TEST (test_stats_is_a_read_only_structure)
 
 GST_END_TEST;
 
-GST_START_TEST (test_geometry_change_in_playing_is_refused_and_keeps_working)
+/* A warning on the bus that names `property`. */
+static void
+expect_geometry_warning (GstBus * bus, const gchar * property)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  GError *err = NULL;
+
+  fail_unless (msg != NULL, "no warning on the bus for %s", property);
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (err->domain == GST_RESOURCE_ERROR);
+  fail_unless_equals_int (err->code, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless (strstr (err->message, property) != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+}
+
+GST_START_TEST (test_geometry_change_in_playing_is_refused_with_a_warning)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "transfer", 1 /* copy */ , NULL);
+  GstBus *bus = gst_bus_new ();
   guint i, before = tbq_get_uint (l->element, "source-block-size");
 
+  gst_element_set_bus (l->element, bus);
   tbq_link_start (l);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (100, 0, 0)),
       GST_FLOW_OK);
-  ASSERT_WARNING (g_object_set (l->element, "source-block-size", 8192, NULL));
-  ASSERT_WARNING (g_object_set (l->element, "sink-max-bytes",
-          (guint64) 1 << 20, NULL));
+  /* Posted synchronously, before g_object_set() returns; nothing on
+   * stderr. */
+  g_object_set (l->element, "source-block-size", 8192, NULL);
+  expect_geometry_warning (bus, "source-block-size");
+  g_object_set (l->element, "sink-max-bytes", (guint64) 1 << 20, NULL);
+  expect_geometry_warning (bus, "sink-max-bytes");
   fail_unless_equals_int (tbq_get_uint (l->element, "source-block-size"),
       before);
   fail_unless_equals_uint64 (tbq_get_uint64 (l->element, "sink-max-bytes"),
@@ -304,11 +326,15 @@ GST_START_TEST (test_geometry_change_in_playing_is_refused_and_keeps_working)
     fail_unless_equals_uint64 (GST_BUFFER_PTS (b), i);
     fail_unless (tbq_buffer_has_pattern (b, 100, i));
   }
-  /* Back in READY the new geometry is accepted. */
+  /* Back in READY the new geometry is accepted, without a warning. */
   tbq_link_set_state (l, GST_STATE_READY);
   g_object_set (l->element, "source-block-size", 8192, NULL);
   fail_unless_equals_int (tbq_get_uint (l->element, "source-block-size"),
       8192);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  gst_element_set_bus (l->element, NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
   tbq_link_free (l);
 }
 
@@ -327,7 +353,7 @@ tbqueue_properties_suite (void)
   tcase_add_test (tc, test_source_pool_is_16_KiB_by_default);
   tcase_add_test (tc, test_stats_is_a_read_only_structure);
   tcase_add_test (tc,
-      test_geometry_change_in_playing_is_refused_and_keeps_working);
+      test_geometry_change_in_playing_is_refused_with_a_warning);
   return s;
 }
 

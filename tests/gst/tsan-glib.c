@@ -92,11 +92,19 @@ g_rec_mutex_unlock (GRecMutex * mutex)
   get_g_rec_mutex_unlock ()(mutex);
 }
 
+/* GLib calls pthread_mutex_trylock() from inside libglib, where tsan.supp
+ * (called_from_lib) hides it, but tail-calls pthread_mutex_lock() and
+ * pthread_mutex_unlock() from here, where they are seen: a successful
+ * trylock is made known on the pthread mutex (`p`) itself, else its unlock
+ * looks like an unlock by a thread that does not hold it. */
 gboolean
 g_rec_mutex_trylock (GRecMutex * mutex)
 {
   if (!get_g_rec_mutex_trylock ()(mutex))
     return FALSE;
+  /* After the fact: `p` may have been created by this very call. */
+  __tsan_mutex_pre_lock (mutex->p, __tsan_mutex_try_lock);
+  __tsan_mutex_post_lock (mutex->p, __tsan_mutex_try_lock, 0);
   __tsan_acquire (mutex);
   return TRUE;
 }

@@ -194,6 +194,32 @@ discard_covers_closed_writers_and_frees_them (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+/* The scene leaves sealed source blocks in flight; once discarded, they
+ * are back in the pool and the copier has nothing to wait for: a step
+ * with a timeout times out instead of finding phantom work (and a copier
+ * running steps in a loop would spin). */
+static void
+copier_finds_no_work_after_discarding_sealed_blocks (void)
+{
+  Scene s;
+  TbqStatus st;
+  uint64_t wakeups;
+  int i;
+
+  scene_build (&s);
+  CHECK (stats_of (s.q).handoffs > 0);
+  tbq_queue_discard (s.q, NULL, NULL);
+  wakeups = stats_of (s.q).copier_wakeups;
+  /* A step moves nothing and waits 1 ms; no other step runs, so a wait
+   * that ends early means the copier saw work that is not there. */
+  for (i = 0; i < 3; i++) {
+    st = tbq_copier_step (s.q, 1000000);
+    CHECK_STATUS (st, TBQ_TIMEOUT);
+  }
+  CHECK_EQ (stats_of (s.q).copier_wakeups, wakeups);
+  tbq_queue_free (s.q, NULL, NULL);
+}
+
 static void
 discarding_an_empty_queue_releases_nothing (void)
 {
@@ -218,4 +244,5 @@ TAP_MAIN (TAP_TEST (discard_releases_every_queued_record_once_oldest_first),
     TAP_TEST (discard_without_release_callback_still_counts),
     TAP_TEST (queue_free_releases_everything_still_queued),
     TAP_TEST (discard_covers_closed_writers_and_frees_them),
+    TAP_TEST (copier_finds_no_work_after_discarding_sealed_blocks),
     TAP_TEST (discarding_an_empty_queue_releases_nothing))

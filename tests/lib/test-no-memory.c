@@ -201,6 +201,8 @@ copier_reports_a_failed_sink_allocation_once_and_then_waits (void)
   st = stats_of (q);
   CHECK_EQ (st.sink.alloc_failures, 1);
   CHECK_EQ (st.sink.blocks_limit, 2);
+  /* The sink pool can take no block now: not even by growing. */
+  CHECK (!tbq_queue_sink_can_take (q));
   expect_error_naming (q, "sink pool", SINK_BLOCK);
 
   /* The next step does not retry: it sleeps until the reader frees a
@@ -235,6 +237,7 @@ sink_pool_grows_again_once_it_has_shrunk (void)
 
   q = queue_failing_a_sink_allocation (&w, &r, &seq);
   CHECK_EQ (stats_of (q).sink.blocks_limit, 2);
+  CHECK (!tbq_queue_sink_can_take (q));
   fail_mappings_of (0);
   /* Drained, the copier finds nothing to do and trims: the limit is
    * lifted. */
@@ -244,6 +247,7 @@ sink_pool_grows_again_once_it_has_shrunk (void)
   CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
   CHECK_EQ (stats_of (q).sink.blocks_limit,
       tbq_queue_get_config (q)->sink.max_blocks);
+  CHECK (tbq_queue_sink_can_take (q));
   /* A backlog of four sink blocks now grows the pool. */
   CHECK_OK (write_and_copy (q, w, &seq, 32));
   st = stats_of (q);

@@ -447,6 +447,52 @@ interrupt_ends_a_nap (void)
   tbq_queue_free (n.f.q, NULL, NULL);
 }
 
+/* A waiting reader that cannot pull a record itself because the sink pool
+ * has no free block (it never grows the pool) hands the work to the
+ * copier, the writer's current block included: the record arrives. */
+static void
+on_demand_reader_gets_a_record_that_needs_a_new_sink_block (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  CopierThread c;
+  pthread_t th;
+  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
+      / TBQ_RECORD_SPAN (8);
+  uint64_t i;
+
+  small_config (&cfg, 256);
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  cfg.spin_iterations = 0;
+  /* One sink block, the copier's: the next one must be allocated. */
+  cfg.sink.min_blocks = 1;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  /* Fill the copier's sink block exactly, and read it. */
+  for (i = 0; i < per_block; i++)
+    CHECK_OK (write_seq (w, 0, i));
+  tbq_writer_flush (w);
+  CHECK_OK (tbq_copier_step (q, 0));
+  for (i = 0; i < per_block; i++)
+    expect_seq (r, i);
+  CHECK_EQ (stats_of (q).sink.blocks_idle, 0);
+  /* The copier sleeps; the next record is published in the writer's
+   * current block. */
+  c.q = q;
+  CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
+  WAIT_UNTIL (stats_of (q).copier_sleeps >= 1);
+  CHECK_OK (write_seq (w, 0, per_block));
+  CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+  CHECK_EQ (record_seq (&rec), per_block);
+  tbq_queue_interrupt (q);
+  pthread_join (th, NULL);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 /* With on-demand wake a copier pass moves sealed blocks but not
  * the block the writer is still filling (following the writer through it
  * would share every line it writes), until a flush asks for it; with
@@ -515,5 +561,6 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (publishing_makes_no_wake_up_while_the_reader_naps),
     TAP_TEST (a_writer_short_of_blocks_ends_a_nap_through_the_copier),
     TAP_TEST (interrupt_ends_a_nap),
+    TAP_TEST (on_demand_reader_gets_a_record_that_needs_a_new_sink_block),
     TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
     TAP_TEST (immediate_copier_moves_the_current_block_at_once))

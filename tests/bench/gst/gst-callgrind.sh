@@ -119,7 +119,7 @@ for cse in $cases; do
         { fn = $0; sub(/^ *[0-9,]+ +\([ 0-9.%]+\) +/, "", fn)
           sub(/ \[.*$/, "", fn); sub(/^.*:/, "", fn)
           v = $1; gsub(",", "", v) }
-        fn ~ /^(gst_tbqueue_chain|gst_mini_object_unref|gst_buffer_pool_release_buffer|gst_tbqueue_buffer_encode|gst_tbqueue_buffer_copyable|tbq_writer_reserve|tbq_writer_commit|gst_memory_map|gst_memory_unmap)$/ {
+        fn ~ /^(gst_tbqueue_chain|gst_mini_object_unref|gst_buffer_pool_release_buffer|gst_tbq_record_write_copy|gst_tbq_record_can_copy|tbq_writer_reserve|tbq_writer_commit|gst_memory_map|gst_memory_unmap)$/ {
           if (v + 0 > best[fn]) best[fn] = v + 0 }
         END { for (f in best) printf "%s,%s,%s,%s,%.1f\n", c, m, a, f, best[f] / n }' \
         >> "$tmp/breakdown"
