@@ -58,6 +58,14 @@
  * #GstTbQueue::pushing signals are emitted as queue emits them, from the
  * streaming threads.
  *
+ * Both of tbqueue's threads can be placed on CPUs and given a scheduling
+ * policy and priority with #GstTbQueue:copy-task-cpus,
+ * #GstTbQueue:src-task-cpus and their -policy and -priority siblings (from
+ * gst-launch-1.0 too), or by an application the GStreamer way: both tasks
+ * post STREAM_STATUS messages (ENTER from their own thread, after the
+ * properties' placement), and a sync bus handler may set a #GstTaskPool
+ * of its own on CREATE.  What the system refuses is a warning on the bus.
+ *
  * Prefer queue when each single buffer must arrive with the least possible
  * delay (tbqueue adds a copy task hop) or when traffic is tiny.
  *
@@ -298,6 +306,62 @@ install_placement_properties (GObjectClass * gobject_class)
   };
   guint i;
 
+  /**
+   * GstTbQueue:copy-task-cpus:
+   *
+   * The CPUs the copy task's thread may run on, as a list such as "0-1,3".
+   * Empty (the default) leaves the thread as GStreamer created it.  Applied
+   * by the thread itself when the task starts, before its STREAM_STATUS
+   * ENTER message, and at once when changed while it runs.  CPUs that are
+   * not online or not allowed to the process, or a malformed list, are
+   * reported with a warning message on the bus; the CPUs that exist are
+   * used.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:copy-task-policy:
+   *
+   * The scheduling policy of the copy task's thread (Linux's SCHED_*):
+   * inherit (the default) leaves it as it is.  A policy the system refuses
+   * (a real-time one without CAP_SYS_NICE or RLIMIT_RTPRIO) is reported
+   * with a warning message on the bus, and the thread runs on as it was.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:copy-task-priority:
+   *
+   * The priority that goes with #GstTbQueue:copy-task-policy: the real-time
+   * priority (1 to 99) with fifo and rr, the nice value (-20 to 19) with
+   * other and batch.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-cpus:
+   *
+   * The CPUs the src pad task's thread (the one that pushes downstream) may
+   * run on, as #GstTbQueue:copy-task-cpus.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-policy:
+   *
+   * The scheduling policy of the src pad task's thread, as
+   * #GstTbQueue:copy-task-policy.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-priority:
+   *
+   * The priority that goes with #GstTbQueue:src-task-policy, as
+   * #GstTbQueue:copy-task-priority.
+   *
+   * Since: 0.2
+   */
   for (i = 0; i < G_N_ELEMENTS (tasks); i++) {
     gchar *blurb;
 
@@ -476,6 +540,28 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "and queries always publish; N > 1 holds up to N-1 buffers until "
           "more data or an event arrives", 0, G_MAXUINT,
           DEFAULT_PUBLISH_BATCH, RW_READY));
+  /**
+   * GstTbQueue:max-coalesce-latency:
+   *
+   * The most, in nanoseconds, that wake coalescing may add to a buffer's way
+   * through the queue.  Each time the src pad task runs dry it decides how
+   * it wants to be woken: while buffers arrive densely (at least two
+   * expected within this bound) it naps until at most this long after it
+   * last took buffers, and the pushing thread makes no system call for a
+   * buffer meanwhile; while they arrive sparsely, or after an empty nap,
+   * every buffer wakes it at once, as with #queue.  Events (EOS included),
+   * serialized queries, flushes and a pushing thread that waits at a limit
+   * end a nap at once.
+   *
+   * A larger bound batches more and costs less CPU at high rates; a smaller
+   * one adds less latency.  0 wakes the src pad task for every buffer
+   * whenever it waits (no coalescing); otherwise at least 1000 ns.  Replaces
+   * the pickup-interval property of earlier versions (a copy task polling
+   * at a fixed interval, which delayed sparse buffers too).  Applies from
+   * the next READY to PAUSED change.
+   *
+   * Since: 0.2
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_COALESCE_LATENCY,
       g_param_spec_uint64 ("max-coalesce-latency",
           "Max. coalescing latency (ns)",
