@@ -34,6 +34,8 @@
  * GST_TRACERS="tbqlevels(file=/tmp/levels.csv,period=5)" \
  *   gst-launch-1.0 videotestsrc num-buffers=300 ! tbqueue ! fakesink sync=true
  * ]|
+ *
+ * Since: 0.2
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

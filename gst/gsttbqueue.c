@@ -69,10 +69,17 @@
  * Prefer queue when each single buffer must arrive with the least possible
  * delay (tbqueue adds a copy task hop) or when traffic is tiny.
  *
- * ## Example launch line
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 v4l2src ! tbqueue ! videoconvert ! x264enc ! fakesink
- * ]|
+ * ]| A camera into an encoder: the capture thread only writes records, the
+ * encoder runs in the src pad task.
+ * |[
+ * gst-launch-1.0 videotestsrc is-live=true num-buffers=300 ! tbqueue \
+ *     max-size-time=2000000000 leaky=downstream ! videoconvert ! jpegenc ! \
+ *     fakesink
+ * ]| A live stream that keeps at most two seconds and drops the oldest
+ * frames when the encoder falls behind.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -407,6 +414,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * The queue became empty: it holds less data than the min-threshold-*
    * properties require (by default: nothing).  Emitted from the src pad task.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_UNDERRUN] =
       g_signal_new ("underrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -417,6 +426,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * Enough data (min-threshold-*) is queued again, or the pushing thread may
    * go on after waiting for room.  Emitted from either streaming thread.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_RUNNING] =
       g_signal_new ("running", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -428,6 +439,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * The queue is full: a max-size-* limit is reached, or the sink pool is at
    * sink-max-bytes.  Emitted from the upstream streaming thread, before it
    * blocks or leaks.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_OVERRUN] =
       g_signal_new ("overrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
@@ -438,61 +451,168 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    *
    * The queue has enough data to start pushing again.  Emitted from the src
    * pad task.
+   *
+   * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_PUSHING] =
       g_signal_new ("pushing", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   /* queue's properties, same names, types, ranges and defaults */
+  /**
+   * GstTbQueue:current-level-bytes:
+   *
+   * Payload bytes queued: both layers and what the copy task holds.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BYTES,
       g_param_spec_uint ("current-level-bytes", "Current level (kB)",
           "Current amount of data in the queue (bytes)",
           0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:current-level-buffers:
+   *
+   * Buffers queued: both layers and what the copy task holds (a buffer
+   * list counts its buffers).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_BUFFERS,
       g_param_spec_uint ("current-level-buffers", "Current level (buffers)",
           "Current number of buffers in the queue",
           0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:current-level-time:
+   *
+   * Running time between the newest buffer in and the oldest buffer out
+   * (ns), computed from the segments as queue computes it.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_CUR_LEVEL_TIME,
       g_param_spec_uint64 ("current-level-time", "Current level (ns)",
           "Current amount of data in the queue (in ns)",
           0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbQueue:max-size-bytes:
+   *
+   * Most payload bytes queued (0 = no limit).  Counts the buffers'
+   * bytes, not the pools' memory: #GstTbQueue:sink-max-bytes bounds that.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BYTES,
       g_param_spec_uint ("max-size-bytes", "Max. size (kB)",
           "Max. amount of data in the queue (bytes, 0=disable)",
           0, G_MAXUINT, DEFAULT_MAX_SIZE_BYTES, RW_PLAYING));
+  /**
+   * GstTbQueue:max-size-buffers:
+   *
+   * Most buffers queued (0 = no limit).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_BUFFERS,
       g_param_spec_uint ("max-size-buffers", "Max. size (buffers)",
           "Max. number of buffers in the queue (0=disable)", 0, G_MAXUINT,
           DEFAULT_MAX_SIZE_BUFFERS, RW_PLAYING));
+  /**
+   * GstTbQueue:max-size-time:
+   *
+   * Most running time queued (ns, 0 = no limit).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MAX_SIZE_TIME,
       g_param_spec_uint64 ("max-size-time", "Max. size (ns)",
           "Max. amount of data in the queue (in ns, 0=disable)", 0,
           G_MAXUINT64, DEFAULT_MAX_SIZE_TIME, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-bytes:
+   *
+   * Bytes that must be queued before the src pad task pushes again after
+   * an underrun (0 = off).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BYTES,
       g_param_spec_uint ("min-threshold-bytes", "Min. threshold (kB)",
           "Min. amount of data in the queue to allow reading (bytes, 0=disable)",
           0, G_MAXUINT, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-buffers:
+   *
+   * Buffers that must be queued before the src pad task pushes again
+   * after an underrun (0 = off).
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_BUFFERS,
       g_param_spec_uint ("min-threshold-buffers", "Min. threshold (buffers)",
           "Min. number of buffers in the queue to allow reading (0=disable)",
           0, G_MAXUINT, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:min-threshold-time:
+   *
+   * Running time that must be queued before the src pad task pushes again
+   * after an underrun (ns, 0 = off).  Added to the minimum latency, as
+   * queue does.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_MIN_THRESHOLD_TIME,
       g_param_spec_uint64 ("min-threshold-time", "Min. threshold (ns)",
           "Min. amount of data in the queue to allow reading (in ns, 0=disable)",
           0, G_MAXUINT64, 0, RW_PLAYING));
+  /**
+   * GstTbQueue:leaky:
+   *
+   * What happens when the queue is full: block the pushing thread
+   * (#GST_TBQUEUE_NO_LEAK), drop the incoming buffer
+   * (#GST_TBQUEUE_LEAK_UPSTREAM) or drop the oldest queued buffers
+   * (#GST_TBQUEUE_LEAK_DOWNSTREAM).  Same values and nicks as queue's.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_LEAKY,
       g_param_spec_enum ("leaky", "Leaky",
           "Where the queue leaks, if at all",
           GST_TYPE_TBQUEUE_LEAKY, GST_TBQUEUE_NO_LEAK, RW_PLAYING));
+  /**
+   * GstTbQueue:silent:
+   *
+   * Don't emit the #GstTbQueue::underrun, #GstTbQueue::running,
+   * #GstTbQueue::overrun and #GstTbQueue::pushing signals.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SILENT,
       g_param_spec_boolean ("silent", "Silent",
           "Don't emit queue signals", FALSE, RW_PLAYING));
+  /**
+   * GstTbQueue:flush-on-eos:
+   *
+   * Discard everything queued when EOS arrives and pass EOS on at once.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_FLUSH_ON_EOS,
       g_param_spec_boolean ("flush-on-eos", "Flush on EOS",
           "Discard all data in the queue when an EOS event is received", FALSE,
           RW_PLAYING));
 
   /* tbqueue's own */
+  /**
+   * GstTbQueue:transfer:
+   *
+   * How buffers travel through the queue: copied into the pools (the
+   * upstream buffer is released at once) or referenced (the very buffer
+   * arrives downstream, as with queue).  Only plain system-memory buffers
+   * without metas are ever copied.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
           "How buffers travel: auto copies plain system-memory buffers "
@@ -500,39 +620,108 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "copy copies every buffer that can be copied without loss; "
           "reference queues the buffers themselves",
           GST_TYPE_TBQUEUE_TRANSFER, DEFAULT_TRANSFER, RW_PLAYING));
+  /**
+   * GstTbQueue:copy-threshold:
+   *
+   * With #GstTbQueue:transfer "auto": the largest buffer copied (bytes);
+   * larger buffers are referenced.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
           "transfer=auto: largest buffer copied (bytes; buffers larger than "
           "a source block can hold are always referenced)",
           0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+  /**
+   * GstTbQueue:source-block-size:
+   *
+   * Bytes per source pool block (a multiple of 64, at least 128).  Applies
+   * from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
           "Size of each source pool block (bytes, multiple of 64, at least "
           "128; the largest copied buffer is this minus 120)",
           128, 1 << 30, DEFAULT_SOURCE_BLOCK_SIZE, RW_READY));
+  /**
+   * GstTbQueue:source-blocks:
+   *
+   * Number of source pool blocks, all allocated up front (at least 2).
+   * Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCKS,
       g_param_spec_uint ("source-blocks", "Source blocks",
           "Number of source pool blocks (pre-allocated, at least 2)",
           2, 1 << 20, DEFAULT_SOURCE_BLOCKS, RW_READY));
+  /**
+   * GstTbQueue:sink-block-size:
+   *
+   * Bytes per sink pool block (a multiple of 64, at least
+   * #GstTbQueue:source-block-size).  Applies from the next READY to PAUSED
+   * change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_BLOCK_SIZE,
       g_param_spec_uint ("sink-block-size", "Sink block size (bytes)",
           "Size of each sink pool block (bytes, multiple of 64, at least "
           "source-block-size)",
           128, 1 << 30, DEFAULT_SINK_BLOCK_SIZE, RW_READY));
+  /**
+   * GstTbQueue:sink-min-bytes:
+   *
+   * Sink pool memory allocated and pre-faulted up front (bytes).  Applies
+   * from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_MIN_BYTES,
       g_param_spec_uint64 ("sink-min-bytes", "Sink pool minimum (bytes)",
           "Sink pool memory allocated and pre-faulted up front (bytes)",
           0, G_MAXUINT64, DEFAULT_SINK_MIN_BYTES, RW_READY));
+  /**
+   * GstTbQueue:sink-max-bytes:
+   *
+   * Most memory the sink pool may grow to (bytes, at least two sink
+   * blocks); a sink pool at this size is an overrun.  Bounds the queue's
+   * memory where #GstTbQueue:max-size-bytes bounds the payload.  Applies
+   * from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
       g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
           "Most memory the sink pool may grow to (bytes, at least two sink "
           "blocks); reaching it is an overrun",
           0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
+  /**
+   * GstTbQueue:idle-blocks:
+   *
+   * Idle sink blocks kept when the backlog drains; the rest is given back
+   * to the system.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_IDLE_BLOCKS,
       g_param_spec_uint ("idle-blocks", "Idle blocks kept",
           "Idle sink blocks kept when the backlog drains; the rest is given "
           "back to the system (blocks)", 0, G_MAXUINT, DEFAULT_IDLE_BLOCKS,
           RW_READY));
+  /**
+   * GstTbQueue:publish-batch:
+   *
+   * Make queued buffers visible to the copy task every N buffers (1 =
+   * every buffer, 0 = only when a source block is full) while downstream
+   * is busy.  Events and queries always publish at once.  Applies from the
+   * next READY to PAUSED change.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_PUBLISH_BATCH,
       g_param_spec_uint ("publish-batch", "Publish batch (buffers)",
           "Make queued buffers visible to the copy task every N buffers "
@@ -571,6 +760,16 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "events and queries are passed on at once (ns, 0 = wake the src "
           "task per buffer; otherwise at least 1000)", 0,
           TBQ_COALESCE_MAX_NS, DEFAULT_MAX_COALESCE_LATENCY, RW_READY));
+  /**
+   * GstTbQueue:stats:
+   *
+   * A #GstStructure named `tbqueue-stats` of #guint64 fields: the levels
+   * and their peaks, records in and out, buffers copied and referenced,
+   * buffers dropped, overruns, underruns, waits, the copy task's passes and
+   * the pools' sizes and use.
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",

@@ -17,5 +17,5 @@ plugin_init (GstPlugin * plugin)
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, tbqueue,
     "Two-layer queue: a small hot source pool for the pushing thread, a "
-    "large pool for the backlog", plugin_init, TBQUEUE_VERSION, "LGPL",
+    "large pool for the backlog", plugin_init, PACKAGE_VERSION, "LGPL",
     "tbqueue", "https://github.com/tbqueue/tbqueue")

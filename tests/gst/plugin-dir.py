@@ -21,6 +21,8 @@ PACKAGES = {
     "coretracers": "libgstreamer1.0-0",
     "videotestsrc": "gstreamer1.0-plugins-base",
     "audiotestsrc": "gstreamer1.0-plugins-base",
+    "app": "gstreamer1.0-plugins-base",
+    "audioconvert": "gstreamer1.0-plugins-base",
 }
 
 

@@ -26,10 +26,6 @@
 
 /* Sink blocks of 17 pages (page multiples are mmapped). */
 #define FAIL_SIZE (17 * 4096)
-/* Source blocks in which a buffer of 1000 bytes travels inline (up to a
- * quarter of a block), so that the copy task puts it into a sink block;
- * a larger record would travel in an extent of its own size. */
-#define SOURCE_BLOCK 8192
 
 static _Atomic gboolean failing;
 static _Atomic guint failed;
@@ -121,13 +117,15 @@ GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
   gint leaky = __i__;
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, "leaky", leaky,
-      "transfer", 1 /* copy */ , "source-block-size", SOURCE_BLOCK,
+      "transfer", 1 /* copy */ , "source-block-size", 8192,
       "sink-block-size", FAIL_SIZE,
       "sink-min-bytes", (guint64) 2 * FAIL_SIZE, "sink-max-bytes",
       (guint64) 64 * FAIL_SIZE, NULL);
   GstBus *bus = gst_bus_new ();
   /* More than the two sink blocks (67 records each) and the source pool
-   * hold; seeds stay below 256. */
+   * (4 blocks of 8 records) hold; seeds stay below 256.  Source blocks of
+   * 8 KiB keep 1000-byte records inline (in smaller ones they would travel
+   * out of line, in extents, and never ask for a sink block). */
   Pusher p = { l, 200, GST_FLOW_OK };
   GThread *thread;
   guint64 dropped;

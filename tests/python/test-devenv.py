@@ -16,7 +16,8 @@ from taplib import Tap
 def inspect(cmd, feature, registry=None):
     """gst-inspect-1.0 `feature`, without the caller's GStreamer paths."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("GST_PLUGIN_PATH", "GST_REGISTRY")}
+           if not k.startswith(("GST_PLUGIN_PATH", "GST_PLUGIN_SYSTEM_PATH",
+                                "GST_REGISTRY"))}
     if registry:
         env["GST_REGISTRY"] = registry
     return subprocess.run(cmd + ["gst-inspect-1.0", feature], env=env,
