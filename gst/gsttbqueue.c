@@ -66,8 +66,9 @@
  * properties' placement), and a sync bus handler may set a #GstTaskPool
  * of its own on CREATE.  What the system refuses is a warning on the bus.
  *
- * Prefer queue when each single buffer must arrive with the least possible
- * delay (tbqueue adds a copy task hop) or when traffic is tiny.
+ * Prefer queue (or #GstTbQueue:max-coalesce-latency=0) when each single
+ * buffer must arrive with the least possible delay while buffers come
+ * densely, and when traffic is tiny.
  *
  * ## Example launch lines
  * |[
