@@ -38,6 +38,7 @@
  * The flushing/state tests run this under ThreadSanitizer.
  */
 #include "gsttbqueue-copytask.h"
+#include "gsttbqueue-placement.h"
 
 static void
 copy_task_func (gpointer data)
@@ -104,21 +105,15 @@ static void
 copy_task_stream_status (GstTbQueue * tbq, GstTask * task,
     GstStreamStatusType type)
 {
-  GstMessage *message;
-  GValue value = G_VALUE_INIT;
-
-  message = gst_message_new_stream_status (GST_OBJECT_CAST (tbq), type,
-      GST_ELEMENT_CAST (tbq));
-  g_value_init (&value, GST_TYPE_TASK);
-  g_value_set_object (&value, task);
-  gst_message_set_stream_status_object (message, &value);
-  g_value_unset (&value);
-  gst_element_post_message (GST_ELEMENT_CAST (tbq), message);
+  gst_tbqueue_post_stream_status (tbq, GST_OBJECT_CAST (tbq), task, type);
 }
 
+/* The thread is placed before ENTER is posted, so that an application's
+ * sync handler sees it placed (and may change it). */
 static void
 copy_task_enter (GstTask * task, GThread * thread, gpointer user_data)
 {
+  gst_tbqueue_placement_enter (user_data, GST_TBQUEUE_COPY_TASK);
   copy_task_stream_status ((GstTbQueue *) user_data, task,
       GST_STREAM_STATUS_TYPE_ENTER);
 }
@@ -126,6 +121,7 @@ copy_task_enter (GstTask * task, GThread * thread, gpointer user_data)
 static void
 copy_task_leave (GstTask * task, GThread * thread, gpointer user_data)
 {
+  gst_tbqueue_placement_leave (user_data, GST_TBQUEUE_COPY_TASK);
   copy_task_stream_status ((GstTbQueue *) user_data, task,
       GST_STREAM_STATUS_TYPE_LEAVE);
 }

@@ -36,8 +36,8 @@ emit (GstTbQueue * tbq, guint signal)
 }
 
 /* Upstream thread, qlock: before waiting for the copy task, make
- * everything written visible to it (publish-batch) and ask it to move the
- * block being filled too (pickup-interval). */
+ * everything written visible to it (publish-batch), ask it to move the
+ * block being filled too, and end a nap of the src task (coalescing). */
 static void
 locked_publish (GstTbQueue * tbq)
 {

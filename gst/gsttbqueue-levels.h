@@ -93,9 +93,19 @@ gst_tbqueue_sink_is_filled (GstTbQueue * tbq)
 
 /* ---- time levels ---- */
 
+/* The running time of `val` in a time segment (apply_segment makes every
+ * segment one).  Forward at rate 1 and not before the segment's start, as
+ * every buffer of a plain stream, it is what
+ * gst_segment_to_running_time_full() gives, computed here without the call
+ * (it is on the pushing thread's path for every buffer: a tenth of
+ * tbqueue's own instructions per push with transfer=reference). */
 static inline gint64
 gst_tbqueue_running_time (GstSegment * segment, GstClockTime val)
 {
+  if (G_LIKELY (GST_CLOCK_TIME_IS_VALID (val) && segment->rate == 1.0
+          && val >= segment->start + segment->offset))
+    return (gint64) (val - (segment->start + segment->offset)
+        + segment->base);
   if (GST_CLOCK_TIME_IS_VALID (val)) {
     gint sign = gst_segment_to_running_time_full (segment, GST_FORMAT_TIME,
         val, &val);

@@ -15,6 +15,8 @@
  *  - The src pad task is the libtbq reader: it takes records under qlock
  *    and pushes them with qlock released (gsttbqueue-src.c).
  *  - Any application thread: properties, stats, and the signal handlers.
+ *  - Both tasks' threads may be placed on CPUs and given a scheduling
+ *    policy (gsttbqueue-placement.c), when they start and while they run.
  *
  * LOCKS, outermost first
  *  - The sink pad's stream lock (GStreamer's): the writer.
@@ -30,6 +32,9 @@
  *  - The copy task's lock (held while its function runs) is taken by a
  *    flush without qlock, to know that the paused task is out of its
  *    function (gst_tbqueue_copy_task_wait_paused).
+ *  - placement_lock: innermost, taken alone by property changes and by
+ *    each task thread when it starts and leaves (gsttbqueue-placement.c);
+ *    nothing is posted or waited for while holding it.
  *
  * THE FLOW (srcresult, written under qlock, read anywhere)
  *  - Not GST_FLOW_OK: the two-layer queue is interrupted (every libtbq wait
@@ -95,7 +100,9 @@
 #define __GST_TBQUEUE_PRIVATE_H__
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "gsttbqueue.h"
 #include "gsttbqrecord.h"
@@ -144,6 +151,33 @@ typedef struct
   _Atomic guint64 underruns;
 } GstTbQueueCounters;
 
+/* The element's two threads (gsttbqueue-placement.c). */
+typedef enum
+{
+  GST_TBQUEUE_COPY_TASK = 0,
+  GST_TBQUEUE_SRC_TASK = 1,
+  GST_TBQUEUE_N_TASKS = 2
+} GstTbQueueThread;
+
+/* Where one task's thread runs (gsttbqueue-placement.c); under
+ * placement_lock. */
+typedef struct
+{
+  /* As the properties say. */
+  gchar *cpus;                  /* CPU list ("0-1,3"); NULL: leave alone */
+  cpu_set_t cpu_set;            /* parsed from `cpus` */
+  GstTbQueueSchedPolicy policy; /* INHERIT: leave alone */
+  gint priority;
+  /* The thread running the task now (0: none), and what it had before. */
+  pid_t tid;
+  cpu_set_t saved_cpu_set;
+  int saved_policy;
+  struct sched_param saved_param;
+  int saved_nice;
+  gboolean changed_cpus;
+  gboolean changed_sched;
+} GstTbQueuePlacement;
+
 struct _GstTbQueue
 {
   GstElement element;
@@ -175,7 +209,7 @@ struct _GstTbQueue
   guint64 sink_max_bytes;
   guint idle_blocks;
   guint publish_batch;
-  guint64 pickup_interval;
+  guint64 max_coalesce_latency;
 
   /* The two-layer queue, from READY->PAUSED to PAUSED->READY; set and
    * cleared under qlock. */
@@ -256,6 +290,11 @@ struct _GstTbQueue
    * paused and stopped under qlock only. */
   GstTask *copy_task;
   GRecMutex copy_task_lock;     /* held while its function runs */
+
+  /* Thread placement of both tasks (gsttbqueue-placement.c).  Innermost
+   * lock: nothing is taken, posted or waited for while holding it. */
+  GMutex placement_lock;
+  GstTbQueuePlacement placement[GST_TBQUEUE_N_TASKS];
 
   GstTbQueueCounters counters;
 };

@@ -32,7 +32,11 @@
  * to the system when the backlog drains.  The src pad task reads the sink
  * pool and pushes downstream.  The pushing thread takes no lock for a
  * buffer, and makes a system call only when downstream is idle waiting for
- * data: then it wakes the src pad task, which moves the new records itself.
+ * data and buffers come sparsely: then it wakes the src pad task, which
+ * moves the new records itself.  While buffers come densely the src pad task
+ * naps instead, for at most #GstTbQueue:max-coalesce-latency, and the
+ * pushing thread makes no system call at all; events, queries and flushes
+ * end a nap at once.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
  * ("copy"), the buffer's fields, metas, memory layout and bytes are written
@@ -62,8 +66,17 @@
  * #GstTbQueue::pushing signals are emitted as queue emits them, from the
  * streaming threads.
  *
- * Prefer queue when each single buffer must arrive with the least possible
- * delay (tbqueue adds a copy task hop) or when traffic is tiny.
+ * Both of tbqueue's threads can be placed on CPUs and given a scheduling
+ * policy and priority with #GstTbQueue:copy-task-cpus,
+ * #GstTbQueue:src-task-cpus and their -policy and -priority siblings (from
+ * gst-launch-1.0 too), or by an application the GStreamer way: both tasks
+ * post STREAM_STATUS messages (ENTER from their own thread, after the
+ * properties' placement), and a sync bus handler may set a #GstTaskPool
+ * of its own on CREATE.  What the system refuses is a warning on the bus.
+ *
+ * Prefer queue (or #GstTbQueue:max-coalesce-latency=0) when each single
+ * buffer must arrive with the least possible delay while buffers come
+ * densely, and when traffic is tiny.
  *
  * ## Example launch lines
  * |[
@@ -86,6 +99,7 @@
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
+#include "gsttbqueue-placement.h"
 #include "gsttbqueue-sink.h"
 #include "gsttbqueue-src.h"
 #include "gsttbqmemory.h"
@@ -130,8 +144,14 @@ enum
   PROP_SINK_MAX_BYTES,
   PROP_IDLE_BLOCKS,
   PROP_PUBLISH_BATCH,
-  PROP_PICKUP_INTERVAL,
-  PROP_STATS
+  PROP_MAX_COALESCE_LATENCY,
+  PROP_STATS,
+  PROP_COPY_TASK_CPUS,
+  PROP_COPY_TASK_POLICY,
+  PROP_COPY_TASK_PRIORITY,
+  PROP_SRC_TASK_CPUS,
+  PROP_SRC_TASK_POLICY,
+  PROP_SRC_TASK_PRIORITY
 };
 
 /* queue's defaults */
@@ -148,7 +168,7 @@ enum
 #define DEFAULT_SINK_MAX_BYTES    (G_GUINT64_CONSTANT (256) * 1024 * 1024)
 #define DEFAULT_IDLE_BLOCKS       16
 #define DEFAULT_PUBLISH_BATCH     1
-#define DEFAULT_PICKUP_INTERVAL   0
+#define DEFAULT_MAX_COALESCE_LATENCY (500 * GST_USECOND)
 
 /* The pool geometry properties, in PROP_* order: where each is kept (a
  * guint, or a guint64 for the 64-bit properties) and its default.  They
@@ -171,11 +191,11 @@ static const Geometry geometry[] = {
   GEOMETRY (sink_max_bytes, DEFAULT_SINK_MAX_BYTES),
   GEOMETRY (idle_blocks, DEFAULT_IDLE_BLOCKS),
   GEOMETRY (publish_batch, DEFAULT_PUBLISH_BATCH),
-  GEOMETRY (pickup_interval, DEFAULT_PICKUP_INTERVAL),
+  GEOMETRY (max_coalesce_latency, DEFAULT_MAX_COALESCE_LATENCY),
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (geometry) ==
-    PROP_PICKUP_INTERVAL - PROP_SOURCE_BLOCK_SIZE + 1);
+    PROP_MAX_COALESCE_LATENCY - PROP_SOURCE_BLOCK_SIZE + 1);
 
 #define gst_tbqueue_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
@@ -194,6 +214,8 @@ static void gst_tbqueue_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
     GstStateChange transition);
+static gboolean gst_tbqueue_post_message (GstElement * element,
+    GstMessage * message);
 
 static void
 geometry_store (GstTbQueue * tbq, const Geometry * g, guint64 v)
@@ -255,10 +277,134 @@ gst_tbqueue_transfer_get_type (void)
   return type;
 }
 
+GType
+gst_tbqueue_sched_policy_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_TBQUEUE_SCHED_INHERIT,
+        "Leave the thread's policy and priority as they are", "inherit"},
+    {GST_TBQUEUE_SCHED_OTHER, "SCHED_OTHER (priority: nice value)", "other"},
+    {GST_TBQUEUE_SCHED_FIFO, "SCHED_FIFO (priority: 1 to 99)", "fifo"},
+    {GST_TBQUEUE_SCHED_RR, "SCHED_RR (priority: 1 to 99)", "rr"},
+    {GST_TBQUEUE_SCHED_BATCH, "SCHED_BATCH (priority: nice value)", "batch"},
+    {GST_TBQUEUE_SCHED_IDLE, "SCHED_IDLE", "idle"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstTbQueueSchedPolicy", values));
+  return type;
+}
+
 #define RW_PLAYING (G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING | \
     G_PARAM_STATIC_STRINGS)
 #define RW_READY (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY | \
     G_PARAM_STATIC_STRINGS)
+
+/* Thread placement, for each task: where it runs and how it is
+ * scheduled (gsttbqueue-placement.c). */
+static void
+install_placement_properties (GObjectClass * gobject_class)
+{
+  static const struct
+  {
+    guint cpus, policy, priority;
+    const gchar *names[3];
+    const gchar *what;
+  } tasks[] = {
+    {PROP_COPY_TASK_CPUS, PROP_COPY_TASK_POLICY, PROP_COPY_TASK_PRIORITY,
+        {"copy-task-cpus", "copy-task-policy", "copy-task-priority"},
+        "copy task"},
+    {PROP_SRC_TASK_CPUS, PROP_SRC_TASK_POLICY, PROP_SRC_TASK_PRIORITY,
+        {"src-task-cpus", "src-task-policy", "src-task-priority"},
+        "src pad task"},
+  };
+  guint i;
+
+  /**
+   * GstTbQueue:copy-task-cpus:
+   *
+   * The CPUs the copy task's thread may run on, as a list such as "0-1,3".
+   * Empty (the default) leaves the thread as GStreamer created it.  Applied
+   * by the thread itself when the task starts, before its STREAM_STATUS
+   * ENTER message, and at once when changed while it runs.  CPUs that are
+   * not online or not allowed to the process, or a malformed list, are
+   * reported with a warning message on the bus; the CPUs that exist are
+   * used.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:copy-task-policy:
+   *
+   * The scheduling policy of the copy task's thread (Linux's SCHED_*):
+   * inherit (the default) leaves it as it is.  A policy the system refuses
+   * (a real-time one without CAP_SYS_NICE or RLIMIT_RTPRIO) is reported
+   * with a warning message on the bus, and the thread runs on as it was.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:copy-task-priority:
+   *
+   * The priority that goes with #GstTbQueue:copy-task-policy: the real-time
+   * priority (1 to 99) with fifo and rr, the nice value (-20 to 19) with
+   * other and batch.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-cpus:
+   *
+   * The CPUs the src pad task's thread (the one that pushes downstream) may
+   * run on, as #GstTbQueue:copy-task-cpus.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-policy:
+   *
+   * The scheduling policy of the src pad task's thread, as
+   * #GstTbQueue:copy-task-policy.
+   *
+   * Since: 0.2
+   */
+  /**
+   * GstTbQueue:src-task-priority:
+   *
+   * The priority that goes with #GstTbQueue:src-task-policy, as
+   * #GstTbQueue:copy-task-priority.
+   *
+   * Since: 0.2
+   */
+  for (i = 0; i < G_N_ELEMENTS (tasks); i++) {
+    gchar *blurb;
+
+    blurb = g_strdup_printf ("CPUs the %s's thread may run on, as "
+        "\"0-1,3\" (empty = leave it as it is); applied when the task "
+        "starts and at once while it runs", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].cpus,
+        g_param_spec_string (tasks[i].names[0], "CPUs", blurb, "",
+            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+    blurb = g_strdup_printf ("Scheduling policy of the %s's thread "
+        "(inherit = leave it as it is)", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].policy,
+        g_param_spec_enum (tasks[i].names[1], "Scheduling policy", blurb,
+            GST_TYPE_TBQUEUE_SCHED_POLICY, GST_TBQUEUE_SCHED_INHERIT,
+            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+    blurb = g_strdup_printf ("Priority of the %s's thread with its policy: "
+        "1 to 99 with fifo and rr, a nice value (-20 to 19) with other and "
+        "batch", tasks[i].what);
+    g_object_class_install_property (gobject_class, tasks[i].priority,
+        g_param_spec_int (tasks[i].names[2], "Scheduling priority", blurb,
+            -20, 99, 0, G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    g_free (blurb);
+  }
+}
 
 static void
 gst_tbqueue_class_init (GstTbQueueClass * klass)
@@ -270,6 +416,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   gobject_class->get_property = gst_tbqueue_get_property;
   gobject_class->finalize = gst_tbqueue_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
 
   /**
    * GstTbQueue::underrun:
@@ -623,22 +770,36 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "more data or an event arrives", 0, G_MAXUINT,
           DEFAULT_PUBLISH_BATCH, RW_READY));
   /**
-   * GstTbQueue:pickup-interval:
+   * GstTbQueue:max-coalesce-latency:
    *
-   * 0: when downstream waits for data, the src pad task is woken and moves
-   * the new buffers itself.  Otherwise (ns) the copy task picks buffers up
-   * within this interval and the pushing thread makes no system call for a
-   * buffer.  Applies from the next READY to PAUSED change.
+   * The most, in nanoseconds, that wake coalescing may add to a buffer's way
+   * through the queue.  Each time the src pad task runs dry it decides how
+   * it wants to be woken: while buffers arrive densely (at least two
+   * expected within this bound) it naps until at most this long after it
+   * last took buffers, and the pushing thread makes no system call for a
+   * buffer meanwhile; while they arrive sparsely, or after an empty nap,
+   * every buffer wakes it at once, as with #queue.  Events (EOS included),
+   * serialized queries, flushes and a pushing thread that waits at a limit
+   * end a nap at once.
    *
-   * Since: 0.1
+   * A larger bound batches more and costs less CPU at high rates; a smaller
+   * one adds less latency.  0 wakes the src pad task for every buffer
+   * whenever it waits (no coalescing); otherwise at least 1000 ns.  Replaces
+   * the pickup-interval property of earlier versions (a copy task polling
+   * at a fixed interval, which delayed sparse buffers too).  Applies from
+   * the next READY to PAUSED change.
+   *
+   * Since: 0.2
    */
-  g_object_class_install_property (gobject_class, PROP_PICKUP_INTERVAL,
-      g_param_spec_uint64 ("pickup-interval", "Pickup interval (ns)",
-          "0 = when downstream waits for data, wake the src task, which moves "
-          "new buffers itself; otherwise (1000 to 60000000000 ns) the pushing "
-          "thread never makes a system call for a buffer and the copy task "
-          "picks buffers up within this interval (ns)", 0,
-          TBQ_PICKUP_INTERVAL_MAX_NS, DEFAULT_PICKUP_INTERVAL, RW_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_COALESCE_LATENCY,
+      g_param_spec_uint64 ("max-coalesce-latency",
+          "Max. coalescing latency (ns)",
+          "While buffers arrive densely (at least two within this time), the "
+          "src task waits up to this long to take them together, so that the "
+          "pushing thread makes no system call per buffer; sparse buffers, "
+          "events and queries are passed on at once (ns, 0 = wake the src "
+          "task per buffer; otherwise at least 1000)", 0,
+          TBQ_COALESCE_MAX_NS, DEFAULT_MAX_COALESCE_LATENCY, RW_READY));
   /**
    * GstTbQueue:stats:
    *
@@ -657,6 +818,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  install_placement_properties (gobject_class);
 
   gst_element_class_set_static_metadata (element_class,
       "Two-layer queue", "Generic",
@@ -668,6 +830,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_SCHED_POLICY, 0);
   gst_tbq_memory_init_once ();
   gst_tbq_record_init_once ();
 }
@@ -701,6 +864,7 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_cond_init (&tbq->query_handled, NULL);
   pthread_cond_init (&tbq->sink_moved, NULL);
   g_rec_mutex_init (&tbq->copy_task_lock);
+  gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
 }
 
@@ -715,6 +879,7 @@ gst_tbqueue_finalize (GObject * object)
   pthread_cond_destroy (&tbq->query_handled);
   pthread_cond_destroy (&tbq->sink_moved);
   g_rec_mutex_clear (&tbq->copy_task_lock);
+  gst_tbqueue_placement_clear (tbq);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -748,11 +913,11 @@ check_geometry (GstTbQueue * tbq, gchar * msg, gsize msg_size)
         " bytes", tbq->sink_max_bytes, sink_block);
     return FALSE;
   }
-  if (tbq->pickup_interval > 0
-      && tbq->pickup_interval < (guint64) TBQ_PICKUP_INTERVAL_MIN_NS) {
-    g_snprintf (msg, msg_size, "pickup-interval (%" G_GUINT64_FORMAT
+  if (tbq->max_coalesce_latency > 0
+      && tbq->max_coalesce_latency < (guint64) TBQ_COALESCE_MIN_NS) {
+    g_snprintf (msg, msg_size, "max-coalesce-latency (%" G_GUINT64_FORMAT
         " ns) must be 0 or at least %" G_GINT64_FORMAT " ns",
-        tbq->pickup_interval, (gint64) TBQ_PICKUP_INTERVAL_MIN_NS);
+        tbq->max_coalesce_latency, (gint64) TBQ_COALESCE_MIN_NS);
     return FALSE;
   }
   return TRUE;
@@ -785,16 +950,17 @@ locked_open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg,
     cfg->publish = TBQ_PUBLISH_EVERY_N;
     cfg->publish_every = tbq->publish_batch;
   }
-  if (tbq->pickup_interval > 0) {
-    cfg->wake = TBQ_WAKE_LAZY;
-    cfg->pickup_interval_ns = (int64_t) tbq->pickup_interval;
-  } else {
-    cfg->wake = TBQ_WAKE_ON_DEMAND;
-  }
+  cfg->wake = TBQ_WAKE_ON_DEMAND;
+  cfg->max_coalesce_ns = (int64_t) tbq->max_coalesce_latency;
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;
-  /* Three threads share few cores: spinning long steals from the others. */
-  cfg->spin_iterations = 50;
+  /* No spinning before a sleep.  With coalescing, a src task that waits
+   * while buffers come densely naps, and one that waits while they come
+   * sparsely would spin in vain; the copy task is woken per half source
+   * pool.  Spinning only cost the CPU it ran on, the pushing thread's (the
+   * woken task runs there): 2,300 instructions per buffer at 1 kHz, and a
+   * worse latency tail (docs/benchmarks.md, "Latency"). */
+  cfg->spin_iterations = 0;
   return TRUE;
 }
 
@@ -929,6 +1095,29 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
   return ret;
 }
 
+/* The src pad's task announces itself (CREATE) before it starts: place it
+ * as the copy task is placed.  The application sees the message after. */
+static gboolean
+gst_tbqueue_post_message (GstElement * element, GstMessage * message)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (element);
+
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_STREAM_STATUS
+      && GST_MESSAGE_SRC (message) == GST_OBJECT_CAST (tbq->srcpad)) {
+    GstStreamStatusType type;
+    GstElement *owner;
+    const GValue *task;
+
+    gst_message_parse_stream_status (message, &type, &owner);
+    task = gst_message_get_stream_status_object (message);
+    if (type == GST_STREAM_STATUS_TYPE_CREATE && task != NULL
+        && G_VALUE_HOLDS (task, GST_TYPE_TASK))
+      gst_tbqueue_placement_adopt_pad_task (tbq, tbq->srcpad,
+          g_value_get_object (task));
+  }
+  return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
+}
+
 /* ---- properties ---- */
 
 static GstStructure *
@@ -974,6 +1163,11 @@ gst_tbqueue_stats (GstTbQueue * tbq)
       "handoffs", G_TYPE_UINT64, st.handoffs,
       "copier-passes", G_TYPE_UINT64, st.copier_passes,
       "copier-wakeups", G_TYPE_UINT64, st.copier_wakeups,
+      "copier-sleeps", G_TYPE_UINT64, st.copier_sleeps,
+      "upstream-wakeups", G_TYPE_UINT64, st.writer_wakeups,
+      "src-sleeps", G_TYPE_UINT64, st.reader_sleeps,
+      "src-naps", G_TYPE_UINT64, st.reader_naps,
+      "src-naps-woken", G_TYPE_UINT64, st.reader_naps_woken,
       "bytes-copied", G_TYPE_UINT64, st.bytes_copied,
       "records-discarded", G_TYPE_UINT64, st.records_discarded,
       "source-block-size", G_TYPE_UINT64, st.source.block_size,
@@ -994,7 +1188,7 @@ gst_tbqueue_stats (GstTbQueue * tbq)
 static const Geometry *
 geometry_of (guint prop_id)
 {
-  if (prop_id < PROP_SOURCE_BLOCK_SIZE || prop_id > PROP_PICKUP_INTERVAL)
+  if (prop_id < PROP_SOURCE_BLOCK_SIZE || prop_id > PROP_MAX_COALESCE_LATENCY)
     return NULL;
   return &geometry[prop_id - PROP_SOURCE_BLOCK_SIZE];
 }
@@ -1022,6 +1216,65 @@ set_geometry (GstTbQueue * tbq, const Geometry * g, const GValue * value,
             "kept", pspec->name), (NULL));
 }
 
+/* The placement properties: which task, and which of its three. */
+static gboolean
+placement_of (guint prop_id, GstTbQueueThread * which, guint * what)
+{
+  if (prop_id < PROP_COPY_TASK_CPUS || prop_id > PROP_SRC_TASK_PRIORITY)
+    return FALSE;
+  *which = prop_id < PROP_SRC_TASK_CPUS ? GST_TBQUEUE_COPY_TASK
+      : GST_TBQUEUE_SRC_TASK;
+  *what = (prop_id - PROP_COPY_TASK_CPUS) % 3;
+  return TRUE;
+}
+
+static gboolean
+set_placement (GstTbQueue * tbq, guint prop_id, const GValue * value)
+{
+  GstTbQueueThread which;
+  GstTbQueueSchedPolicy policy;
+  gint priority;
+  guint what;
+
+  if (!placement_of (prop_id, &which, &what))
+    return FALSE;
+  if (what == 0) {
+    gst_tbqueue_placement_set_cpus (tbq, which, g_value_get_string (value));
+    return TRUE;
+  }
+  gst_tbqueue_placement_get_policy (tbq, which, &policy, &priority);
+  if (what == 1)
+    policy = g_value_get_enum (value);
+  else
+    priority = g_value_get_int (value);
+  gst_tbqueue_placement_set_policy (tbq, which, policy, priority);
+  return TRUE;
+}
+
+static gboolean
+get_placement (GstTbQueue * tbq, guint prop_id, GValue * value)
+{
+  GstTbQueueThread which;
+  GstTbQueueSchedPolicy policy;
+  gint priority;
+  guint what;
+
+  if (!placement_of (prop_id, &which, &what))
+    return FALSE;
+  if (what == 0) {
+    gchar *cpus = gst_tbqueue_placement_get_cpus (tbq, which);
+
+    g_value_take_string (value, cpus != NULL ? cpus : g_strdup (""));
+    return TRUE;
+  }
+  gst_tbqueue_placement_get_policy (tbq, which, &policy, &priority);
+  if (what == 1)
+    g_value_set_enum (value, policy);
+  else
+    g_value_set_int (value, priority);
+  return TRUE;
+}
+
 static void
 gst_tbqueue_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -1034,6 +1287,8 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
     set_geometry (tbq, g, value, pspec);
     return;
   }
+  if (set_placement (tbq, prop_id, value))
+    return;
 
   /* Limits affect both streaming threads. */
   GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -1160,7 +1415,7 @@ gst_tbqueue_get_property (GObject * object, guint prop_id, GValue * value,
     default:
       if (geometry_of (prop_id) != NULL)
         get_geometry (tbq, geometry_of (prop_id), value);
-      else
+      else if (!get_placement (tbq, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }

@@ -17,9 +17,11 @@ G_DECLARE_FINAL_TYPE (GstTbQueue, gst_tbqueue, GST, TBQUEUE, GstElement)
 
 #define GST_TYPE_TBQUEUE_LEAKY (gst_tbqueue_leaky_get_type ())
 #define GST_TYPE_TBQUEUE_TRANSFER (gst_tbqueue_transfer_get_type ())
+#define GST_TYPE_TBQUEUE_SCHED_POLICY (gst_tbqueue_sched_policy_get_type ())
 
 GType gst_tbqueue_leaky_get_type (void);
 GType gst_tbqueue_transfer_get_type (void);
+GType gst_tbqueue_sched_policy_get_type (void);
 
 /**
  * GstTbQueueLeaky:
@@ -65,6 +67,37 @@ typedef enum
   GST_TBQUEUE_TRANSFER_COPY = 1,
   GST_TBQUEUE_TRANSFER_REFERENCE = 2
 } GstTbQueueTransfer;
+
+/**
+ * GstTbQueueSchedPolicy:
+ * @GST_TBQUEUE_SCHED_INHERIT: leave the thread's policy and priority as
+ *   they are (as GStreamer or the application's task pool created it)
+ * @GST_TBQUEUE_SCHED_OTHER: SCHED_OTHER, the normal time-sharing policy;
+ *   the priority is a nice value (-20 to 19)
+ * @GST_TBQUEUE_SCHED_FIFO: SCHED_FIFO, real-time first in first out; the
+ *   priority is 1 to 99
+ * @GST_TBQUEUE_SCHED_RR: SCHED_RR, real-time round robin; the priority is
+ *   1 to 99
+ * @GST_TBQUEUE_SCHED_BATCH: SCHED_BATCH, for CPU-bound work; the priority
+ *   is a nice value
+ * @GST_TBQUEUE_SCHED_IDLE: SCHED_IDLE, only when nothing else runs
+ *
+ * The scheduling policy of one of tbqueue's task threads
+ * (#GstTbQueue:copy-task-policy, #GstTbQueue:src-task-policy).  A policy
+ * the system refuses is a warning message on the bus, and the thread runs
+ * on as it was.
+ *
+ * Since: 0.2
+ */
+typedef enum
+{
+  GST_TBQUEUE_SCHED_INHERIT = 0,
+  GST_TBQUEUE_SCHED_OTHER = 1,
+  GST_TBQUEUE_SCHED_FIFO = 2,
+  GST_TBQUEUE_SCHED_RR = 3,
+  GST_TBQUEUE_SCHED_BATCH = 4,
+  GST_TBQUEUE_SCHED_IDLE = 5
+} GstTbQueueSchedPolicy;
 
 G_END_DECLS
 #endif /* __GST_TBQUEUE_H__ */

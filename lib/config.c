@@ -35,7 +35,7 @@ tbq_config_init (TbqConfig * cfg)
   cfg->publish = TBQ_PUBLISH_EVERY_RECORD;
   cfg->publish_every = 64;
   cfg->wake = TBQ_WAKE_IMMEDIATE;
-  cfg->pickup_interval_ns = 1000000;
+  cfg->max_coalesce_ns = 0;
   cfg->spin_iterations = 1000;
   cfg->max_writers = 64;
 }
@@ -126,16 +126,19 @@ validate_policies (const TbqConfig * cfg, char *msg, size_t msg_size)
         (int) cfg->publish);
   if (cfg->publish == TBQ_PUBLISH_EVERY_N && cfg->publish_every == 0)
     return refuse (msg, msg_size, "publish_every must be at least 1");
-  if ((unsigned) cfg->wake > TBQ_WAKE_ON_DEMAND)
+  if (cfg->wake != TBQ_WAKE_IMMEDIATE && cfg->wake != TBQ_WAKE_ON_DEMAND)
     return refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
-  if (cfg->wake == TBQ_WAKE_LAZY
-      && (cfg->pickup_interval_ns < TBQ_PICKUP_INTERVAL_MIN_NS
-          || cfg->pickup_interval_ns > TBQ_PICKUP_INTERVAL_MAX_NS))
+  if (cfg->max_coalesce_ns != 0
+      && (cfg->max_coalesce_ns < TBQ_COALESCE_MIN_NS
+          || cfg->max_coalesce_ns > TBQ_COALESCE_MAX_NS))
     return refuse (msg, msg_size,
-        "pickup interval %" PRId64 " ns: must be %" PRId64 "..%" PRId64
-        " ns with lazy wake", cfg->pickup_interval_ns,
-        (int64_t) TBQ_PICKUP_INTERVAL_MIN_NS,
-        (int64_t) TBQ_PICKUP_INTERVAL_MAX_NS);
+        "coalescing bound %" PRId64 " ns: must be 0 or %" PRId64 "..%"
+        PRId64 " ns", cfg->max_coalesce_ns, (int64_t) TBQ_COALESCE_MIN_NS,
+        (int64_t) TBQ_COALESCE_MAX_NS);
+  if (cfg->max_coalesce_ns != 0 && cfg->wake != TBQ_WAKE_ON_DEMAND)
+    return refuse (msg, msg_size,
+        "a coalescing bound needs on-demand wake: with immediate wake the "
+        "copier thread moves every record as it comes");
   if (cfg->max_writers == 0 || cfg->max_writers > TBQ_MAX_WRITERS)
     return refuse (msg, msg_size, "max_writers %u: must be 1..%d",
         cfg->max_writers, TBQ_MAX_WRITERS);

@@ -412,7 +412,6 @@ static TbqStatus
 copier_step (TbqCopier * c, int64_t timeout_ns)
 {
   TbqStatus st, wst;
-  int64_t deadline;
   bool moved;
 
   if (!copier_own (c))
@@ -420,17 +419,14 @@ copier_step (TbqCopier * c, int64_t timeout_ns)
   st = copier_own_pass (c, &moved);
   if (st != TBQ_OK || moved)
     return st;
-  deadline = tbq_wake_copier_deadline (c->wake, &c->pickup,
-      tbq_deadline (timeout_ns));
   wst = tbq_wait (c->wake->copier_ev, c->interrupted, c->spins,
-      copier_work_ready, c, deadline);
+      copier_work_ready, c, tbq_deadline (timeout_ns));
   if (wst == TBQ_OK)
     tbq_count (&c->wakeups, 1);
   else if (wst != TBQ_TIMEOUT)
     return wst;
   if (!copier_own (c))
     return TBQ_OK;              /* a reader is moving the records */
-  /* After a wake, or at a lazy writer's pickup time. */
   st = copier_own_pass (c, &moved);
   if (st != TBQ_OK)
     return st;
@@ -573,6 +569,8 @@ tbq_copier_stats (TbqCopier * c, TbqStats * st)
       memory_order_relaxed);
   st->copier_passes = atomic_load_explicit (&c->passes, memory_order_relaxed);
   st->copier_wakeups = atomic_load_explicit (&c->wakeups, memory_order_relaxed);
+  st->copier_sleeps = tbq_event_sleeps (c->wake->copier_ev)
+      + tbq_event_sleeps (&c->sink->ev);
   st->sink_pressure_waits = atomic_load_explicit (&c->sink_pressure_waits,
       memory_order_relaxed);
   tbq_pool_stats (c->sink, &st->sink);

@@ -47,6 +47,7 @@ tbq_event_init (TbqEvent * ev)
 {
   atomic_init (&ev->seq, 0);
   atomic_init (&ev->waiters, 0);
+  atomic_init (&ev->sleeps, 0);
 #ifndef TBQ_USE_FUTEX
   pthread_condattr_t attr;
 
@@ -135,6 +136,8 @@ event_block (TbqEvent * ev, uint32_t key, int64_t deadline_ns)
 void
 tbq_event_sleep (TbqEvent * ev, uint32_t key, int64_t deadline_ns)
 {
+  /* Release: after the registration (tbq_event_sleeps()). */
+  atomic_fetch_add_explicit (&ev->sleeps, 1, memory_order_release);
   event_block (ev, key, deadline_ns);
   tbq_event_cancel (ev);
 }

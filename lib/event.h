@@ -23,6 +23,8 @@ typedef struct
 {
   _Atomic uint32_t seq;         /* bumped by every wake-up */
   _Atomic uint32_t waiters;     /* threads between prepare and finish */
+  _Atomic uint64_t sleeps;      /* tbq_event_sleep() calls: statistics, and
+                                 * the tests' proof that a thread waits */
 #ifndef TBQ_USE_FUTEX
   pthread_mutex_t mutex;
   pthread_cond_t cond;
@@ -34,7 +36,9 @@ void tbq_event_clear (TbqEvent * ev);
 /* Register as a waiter; returns the key to sleep on. */
 uint32_t tbq_event_prepare (TbqEvent * ev);
 /* Sleep while seq == key, up to the absolute CLOCK_MONOTONIC `deadline_ns`
- * (< 0: no limit), then unregister.  Spurious returns are allowed. */
+ * (< 0: no limit), then unregister.  Spurious returns are allowed.  Counts
+ * in `sleeps` before it blocks: a thread seen counted there is registered,
+ * so any later wake ends its sleep. */
 void tbq_event_sleep (TbqEvent * ev, uint32_t key, int64_t deadline_ns);
 /* Unregister without sleeping. */
 void tbq_event_cancel (TbqEvent * ev);
@@ -42,15 +46,27 @@ void tbq_event_cancel (TbqEvent * ev);
 void tbq_event_wake (TbqEvent * ev);
 
 /* Notifier side: the condition was made true by a preceding store.  Wake
- * only if somebody waits. */
-static inline void
+ * only if somebody waits; true when it did (a system call). */
+static inline bool
 tbq_event_notify (TbqEvent * ev)
 {
   /* Seq_cst fence: the condition store before the `waiters` load (Dekker
    * with tbq_event_prepare()). */
   atomic_thread_fence (memory_order_seq_cst);
-  if (atomic_load_explicit (&ev->waiters, memory_order_relaxed) != 0)
-    tbq_event_wake (ev);
+  if (atomic_load_explicit (&ev->waiters, memory_order_relaxed) == 0)
+    return false;
+  tbq_event_wake (ev);
+  return true;
+}
+
+/* How many times a thread went to sleep on `ev` (any thread). */
+static inline uint64_t
+tbq_event_sleeps (TbqEvent * ev)
+{
+  /* Acquire: pairs with the release count in tbq_event_sleep(), so a
+   * thread that sees a sleeper counted and then notifies finds it
+   * registered (its `waiters` increment happened before). */
+  return atomic_load_explicit (&ev->sleeps, memory_order_acquire);
 }
 
 /* Nanoseconds of CLOCK_MONOTONIC. */

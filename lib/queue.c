@@ -87,8 +87,7 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
     return no_memory (msg, msg_size, "the extents");
   }
   /* The copier's doorbell is in the sink pool (pool.h, owner_ev). */
-  tbq_wake_init (&q->wake, q->cfg.wake, q->cfg.pickup_interval_ns,
-      &q->sink_pool->owner_ev);
+  tbq_wake_init (&q->wake, q->cfg.wake, &q->sink_pool->owner_ev);
   if (tbq_copier_init (&q->copier, &q->registry, &q->wake, q->sink_pool,
           q->extents, &q->interrupted, q->cfg.spin_iterations,
           &first) != TBQ_OK) {
@@ -99,7 +98,7 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
     return TBQ_NO_MEMORY;
   }
   tbq_reader_init (&q->reader, first, &q->wake, &q->interrupted,
-      q->cfg.spin_iterations, &q->copier);
+      q->cfg.spin_iterations, &q->copier, q->cfg.max_coalesce_ns);
   return TBQ_OK;
 }
 
@@ -332,6 +331,7 @@ tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_copier_publish_sink (&q->copier);
   /* Oldest first: the sink layer holds older records than any source block. */
   tbq_reader_discard (&q->reader, release, user_data, &n);
+  tbq_reader_restart_waits (&q->reader);
   tbq_registry_lock (&q->registry);
   for (i = 0; i < q->registry.size; i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
@@ -376,6 +376,8 @@ writer_stats (TbqQueue * q, TbqStats * st)
   st->records_dropped = t.records_dropped;
   st->handoffs = t.handoffs;
   st->pressure_waits = t.pressure_waits;
+  st->writer_wakeups = t.wakeups;
+  st->writer_sleeps = t.sleeps;
   st->extents.pressure_waits = t.extent_waits;
   st->source.allocations = t.source_allocations;
   st->source.releases = t.source_releases;
@@ -397,6 +399,12 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
   st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
       memory_order_relaxed);
   st->records_discarded = atomic_load_explicit (&q->records_discarded,
+      memory_order_relaxed);
+  st->reader_sleeps = tbq_event_sleeps (&q->wake.reader_ev);
+  /* Acquire: pairs with the nap count in pull.c. */
+  st->reader_naps = atomic_load_explicit (&q->reader.naps,
+      memory_order_acquire);
+  st->reader_naps_woken = atomic_load_explicit (&q->reader.naps_woken,
       memory_order_relaxed);
   tbq_copier_stats (&q->copier, st);
   tbq_extents_stats (q->extents, &st->extents);

@@ -11,7 +11,8 @@
 
 void
 tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
-    const _Atomic int *interrupted, uint32_t spins, TbqCopier * copier)
+    const _Atomic int *interrupted, uint32_t spins, TbqCopier * copier,
+    int64_t coalesce_ns)
 {
   r->blk = first;
   r->off = 0;
@@ -20,6 +21,7 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
   r->interrupted = interrupted;
   r->spins = spins;
   r->copier = copier;
+  tbq_coalesce_init (&r->coalesce, coalesce_ns);
 }
 
 void

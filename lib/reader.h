@@ -15,6 +15,7 @@
 #ifndef TBQ_READER_H
 #define TBQ_READER_H
 
+#include "coalesce.h"
 #include "copier.h"
 
 struct TbqReader
@@ -32,6 +33,10 @@ struct TbqReader
 
   /* For the rooms above; reader.c never touches them. */
   TbqCopier *copier;            /* pull.c: the copier a waiting reader pulls through */
+  TbqCoalesce coalesce;         /* pull.c: how a waiting reader wants to be woken */
+  uint32_t pull_seen;           /* pull.c: the pull requests answered so far */
+  _Atomic uint64_t naps;        /* pull.c: waits that napped (statistics) */
+  _Atomic uint64_t naps_woken;  /* pull.c: naps that ended before their deadline */
   struct
   {
     pthread_t thread;
@@ -43,9 +48,11 @@ struct TbqReader
 };
 
 /* Start reading at `first` (the copier's first sink block, whose reader
- * reference this reader now holds). */
+ * reference this reader now holds); waits coalesce within `coalesce_ns`
+ * (0: woken per record). */
 void tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
-    const _Atomic int *interrupted, uint32_t spins, TbqCopier * copier);
+    const _Atomic int *interrupted, uint32_t spins, TbqCopier * copier,
+    int64_t coalesce_ns);
 /* Drop the reader's reference to its sink block. */
 void tbq_reader_fini (TbqReader * r);
 
@@ -53,6 +60,11 @@ void tbq_reader_fini (TbqReader * r);
 bool tbq_reader_ready (TbqReader * r);
 /* The sink sequence moved past `key`, or a kick is pending. */
 bool tbq_reader_seq_moved (TbqReader * r, uint32_t key);
+
+/* pull.c: forget what the waits learnt about the arrivals (a discard
+ * restarts the stream: the next wait is woken per record).  Nothing else
+ * uses the reader. */
+void tbq_reader_restart_waits (TbqReader * r);
 
 /* Take every record of the sink layer, calling `release` for each; the
  * copier is stopped and published what it copied. */

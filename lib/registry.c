@@ -70,6 +70,8 @@ tbq_writer_totals_add (TbqWriterTotals * sum, const TbqWriterTotals * add)
   sum->handoffs += add->handoffs;
   sum->pressure_waits += add->pressure_waits;
   sum->extent_waits += add->extent_waits;
+  sum->wakeups += add->wakeups;
+  sum->sleeps += add->sleeps;
   sum->source_allocations += add->source_allocations;
   sum->source_releases += add->source_releases;
   sum->source_alloc_failures += add->source_alloc_failures;

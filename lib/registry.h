@@ -27,6 +27,8 @@ typedef struct
   uint64_t handoffs;
   uint64_t pressure_waits;
   uint64_t extent_waits;        /* waits for room in the sink budget */
+  uint64_t wakeups;             /* wake-ups (system calls) it made */
+  uint64_t sleeps;              /* times it (or a sync) went to sleep */
   uint64_t source_allocations;  /* blocks its source pool allocated */
   uint64_t source_releases;     /* blocks its source pool gave back */
   uint64_t source_alloc_failures;

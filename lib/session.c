@@ -56,7 +56,7 @@ tbq_session_end_impl (TbqSession * s)
   session_account (s);
   tbq_writer_drop_large (w);
   tbq_writer_publish (w);
-  tbq_wake_published (w->wake, w->wake_policy);
+  tbq_writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
 }
 
 /* Take a session record of `span` block bytes at s->pos. */

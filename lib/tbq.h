@@ -100,11 +100,11 @@ extern "C" {
  * (whatever the source block size; see tbq_queue_max_inline_size()). */
 #define TBQ_INLINE_MIN 64u
 
-/* The range of TbqConfig.pickup_interval_ns that validation accepts with
- * TBQ_WAKE_LAZY: from 1 µs (shorter is a busy poll) to 60 s (longer is no
- * latency bound). */
-#define TBQ_PICKUP_INTERVAL_MIN_NS ((int64_t) 1000)
-#define TBQ_PICKUP_INTERVAL_MAX_NS ((int64_t) 60000000000)
+/* The range of TbqConfig.max_coalesce_ns that validation accepts besides
+ * 0: from 1 us (shorter is a busy poll) to 60 s (longer is no latency
+ * bound). */
+#define TBQ_COALESCE_MIN_NS ((int64_t) 1000)
+#define TBQ_COALESCE_MAX_NS ((int64_t) 60000000000)
 
 typedef enum
 {
@@ -140,29 +140,36 @@ typedef enum
 
 typedef enum
 {
-  /* Wake a sleeping copier on every publish (one futex wake when it sleeps). */
+  /* Wake a sleeping copier on every publish (one futex wake when it
+   * sleeps); the copier thread moves every record as soon as it sees it.
+   * For a reader that polls tbq_reader_next() without waiting. */
   TBQ_WAKE_IMMEDIATE = 0,
-  /* Never make a system call on publish: the copier polls the writers'
-   * current blocks at least every `pickup_interval_ns` while any lazy writer
-   * is open.  Flush still wakes it, and so does a block hand-off once half
-   * the source pool is sealed (also with ON_DEMAND, when the reader is not
-   * waiting). */
-  TBQ_WAKE_LAZY = 1,
+  /* (1 was TBQ_WAKE_LAZY, a copier polling at a fixed interval: replaced
+   * by coalescing, max_coalesce_ns; refused as unknown.) */
   /* Wake on publish only the reader, and only while it waits for records:
    * it then moves them itself (one thread hop); a reader that starts
    * waiting moves what is pending.  While the reader works through a
    * backlog the writer makes no system call (the records could not
    * overtake the backlog anyway); an idle reader gets each record as fast
-   * as with IMMEDIATE.  The copier thread is woken at hand-offs (as with
-   * LAZY) and moves sealed blocks.
+   * as with IMMEDIATE.  The copier thread is woken when half a writer's
+   * source pool is sealed and waiting, and moves sealed blocks.
    *
-   * With LAZY and ON_DEMAND the copier thread does not follow a writer
-   * through the block it is filling (that would share every cache line the
-   * writer writes): records in a writer's current block move when a
-   * waiting reader pulls them, after tbq_writer_flush(), tbq_writer_sync()
-   * or tbq_writer_close(), when the block is sealed, or (LAZY) at the
-   * pickup interval.  A reader that only polls tbq_reader_next() without
-   * ever waiting sees them at the latest at one of those. */
+   * Coalescing (max_coalesce_ns > 0): while records arrive densely (at
+   * least two expected within the bound) a waiting reader naps instead:
+   * publishing makes no system call, and the reader takes everything
+   * published when the nap ends, at most max_coalesce_ns after it last
+   * took records.  After an empty nap, or a gap longer than the bound,
+   * it asks to be woken per record again, so a lone record after a
+   * silence is delivered at once.  tbq_writer_flush() and
+   * tbq_queue_interrupt() end a nap at once.
+   *
+   * The copier thread does not follow a writer through the block it is
+   * filling (that would share every cache line the writer writes):
+   * records in a writer's current block move when a waiting reader pulls
+   * them, after tbq_writer_flush(), tbq_writer_sync() or
+   * tbq_writer_close(), or when the block is sealed.  A reader that only
+   * polls tbq_reader_next() without ever waiting sees them at the latest
+   * at one of those. */
   TBQ_WAKE_ON_DEMAND = 2,
 } TbqWakePolicy;
 
@@ -183,21 +190,22 @@ typedef struct
   TbqPublishPolicy publish;
   uint32_t publish_every;       /* N for TBQ_PUBLISH_EVERY_N */
   TbqWakePolicy wake;
-  int64_t pickup_interval_ns;   /* TBQ_WAKE_LAZY: longest copier sleep (default 1 ms) */
+  int64_t max_coalesce_ns;      /* TBQ_WAKE_ON_DEMAND: longest a waiting reader
+                                 * naps to coalesce wake-ups (0 = woken per record) */
   uint32_t spin_iterations;     /* busy-wait rounds before sleeping in the copier and reader */
   uint32_t max_writers;         /* writers open at once */
 } TbqConfig;
 
 /* Fill `cfg` with the defaults: source 4 x 4 KiB (16 KiB), sink 64 KiB blocks,
  * 4 pre-allocated, up to 4096 (256 MiB), 16 idle kept; BLOCK forever; publish
- * every record; immediate wake; 1 ms pickup interval. */
+ * every record; immediate wake; no coalescing. */
 TBQ_API void tbq_config_init (TbqConfig * cfg);
 
 /* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg` (may
  * be NULL).  Refused, among others: pools whose pre-allocated blocks exceed
- * the machine's physical memory, sizes that overflow, a pickup interval
- * outside TBQ_PICKUP_INTERVAL_MIN_NS..TBQ_PICKUP_INTERVAL_MAX_NS with lazy
- * wake. */
+ * the machine's physical memory, sizes that overflow, a coalescing bound
+ * other than 0 or TBQ_COALESCE_MIN_NS..TBQ_COALESCE_MAX_NS, or one
+ * with immediate wake. */
 TBQ_API TbqStatus tbq_config_validate (const TbqConfig * cfg, char *msg,
     size_t msg_size);
 
@@ -346,7 +354,9 @@ TBQ_API TbqStatus tbq_writer_commit (TbqWriter * w);
 /* Give up the reserved record. */
 TBQ_API void tbq_writer_cancel (TbqWriter * w);
 
-/* Publish everything written so far and wake the copier if it sleeps. */
+/* Publish everything written so far and have it delivered now: a waiting
+ * reader (napping or not) is asked to take it, else the copier is woken
+ * if it sleeps. */
 TBQ_API void tbq_writer_flush (TbqWriter * w);
 
 /* Flush, then wait until the copier has moved everything this writer
@@ -622,6 +632,18 @@ typedef struct
   uint64_t handoffs;            /* source blocks handed to the copier */
   uint64_t copier_passes;       /* copier passes that moved something */
   uint64_t copier_wakeups;      /* copier returns from sleep */
+  uint64_t copier_sleeps;       /* sleeps for the copier's work or for room in
+                                 * the sink pool (the copier; a writer waiting
+                                 * for room for a large record) */
+  uint64_t writer_wakeups;      /* wake-ups (system calls) made by writers:
+                                 * publishes, hand-offs, flushes */
+  uint64_t writer_sleeps;       /* times a writer (or a sync) went to sleep */
+  uint64_t reader_sleeps;       /* times the reader went to sleep (or another
+                                 * thread on its event: a paused consumer) */
+  uint64_t reader_naps;         /* reader waits that napped (coalescing) */
+  uint64_t reader_naps_woken;   /* naps that ended before their deadline: a
+                                 * flush, a writer short of blocks, the copier
+                                 * thread, a kick or an interrupt */
   uint64_t pressure_waits;      /* writer waits for a free source block */
   uint64_t sink_pressure_waits; /* copier waits for a free sink block */
   uint32_t writers;             /* writers open */

@@ -7,23 +7,35 @@
  * The events and flags by which a writer tells the copier (or, with
  * on-demand wake, a waiting reader) that records are there, by which the
  * copier tells the reader, the pickup requests for a writer's current
- * block, and the hungry-reader handshake.  The wake policy
+ * block, and the waiting reader's handshake: how it wants to be woken
+ * (per record, or napping: coalesce.h decides).  The wake policy
  * (TbqWakePolicy) is decided here and nowhere else: a new policy changes
  * this module only.  Nothing here carries data; the data is reached
  * through the chain protocol (block.h).
+ *
+ * Every function a writer calls returns whether it made a system call (a
+ * wake-up), so that the writer can count them.
  */
 #ifndef TBQ_WAKE_H
 #define TBQ_WAKE_H
 
 #include "event.h"
 
+/* What a waiting reader asked for (on-demand wake). */
+typedef enum
+{
+  TBQ_READER_BUSY = 0,          /* not waiting: nobody wakes it */
+  TBQ_READER_HUNGRY = 1,        /* waiting: every publish wakes it to pull */
+  TBQ_READER_NAPPING = 2,       /* napping until a deadline: only urgent
+                                 * deliveries (a flush, records the copier
+                                 * published) wake it */
+} TbqReaderState;
+
 typedef struct
 {
   /* Set up once. */
   TbqWakePolicy policy;
-  int64_t pickup_interval_ns;
   TbqEvent *copier_ev;          /* -> copier: work (lives in the sink pool) */
-  _Atomic uint32_t lazy_writers;        /* open writers with lazy wake */
 
   /* Writers, and readers that cannot pull -> copier: move the published
    * part of the writers' current blocks too. */
@@ -35,8 +47,8 @@ typedef struct
   /* The reader's side: its event (records in the sink layer, a request to
    * pull, a kick) and the on-demand handshake. */
   _Alignas (TBQ_CACHELINE) TbqEvent reader_ev;
-  _Atomic int reader_hungry;    /* the reader waits for records (on-demand) */
-  _Atomic uint32_t pull_seq;    /* bumped by writers that find it hungry */
+  _Atomic int reader_state;     /* TbqReaderState */
+  _Atomic uint32_t pull_seq;    /* bumped by writers asking it to pull */
   _Atomic int reader_kick;      /* tbq_reader_wake() pending */
 } TbqWake;
 
@@ -44,59 +56,69 @@ typedef struct
 typedef struct
 {
   _Atomic uint32_t seen;        /* the last pickup_req acted on */
-  int64_t next_ns;              /* lazy wake: when the next timed pickup is due */
 } TbqPickup;
 
 void tbq_wake_init (TbqWake * wake, TbqWakePolicy policy,
-    int64_t pickup_interval_ns, TbqEvent * copier_ev);
+    TbqEvent * copier_ev);
 void tbq_wake_fini (TbqWake * wake);
 /* Interrupt or stop: every sleeper on the doorbell's events returns. */
 void tbq_wake_everyone (TbqWake * wake);
 
 /* ---- writers ---- */
 
-void tbq_wake_writer_opened (TbqWake * wake);
-void tbq_wake_writer_closed (TbqWake * wake);
 /* Sealed blocks waiting for the copier that make a hand-off wake it, for a
  * source pool of `source_max_blocks`. */
 uint64_t tbq_wake_handoff_threshold (size_t source_max_blocks);
 
-static inline void
+static inline bool
 tbq_wake_copier (TbqWake * wake)
 {
-  tbq_event_notify (wake->copier_ev);
+  return tbq_event_notify (wake->copier_ev);
 }
 
-/* On-demand wake: if the reader waits for records, ask it to pull them
- * (one hop; the copier sleeps on).  True if it was asked. */
-static inline bool
-tbq_wake_hungry_reader (TbqWake * wake)
+static inline TbqReaderState
+wake_reader_state (TbqWake * wake)
 {
-  /* Seq_cst fence: the caller's publish before the `reader_hungry` load
-   * (Dekker with tbq_wake_reader_hungry()). */
-  atomic_thread_fence (memory_order_seq_cst);
-  if (!atomic_load_explicit (&wake->reader_hungry, memory_order_relaxed))
-    return false;
+  /* Relaxed: ordered by the caller's seq_cst fence (Dekker with
+   * tbq_wake_reader_waits()). */
+  return (TbqReaderState) atomic_load_explicit (&wake->reader_state,
+      memory_order_relaxed);
+}
+
+/* Ask a waiting reader to pull (it moves the records itself: one hop). */
+static inline bool
+wake_ask_reader (TbqWake * wake)
+{
   /* Relaxed: the reader finds the records through the chains. */
   atomic_fetch_add_explicit (&wake->pull_seq, 1, memory_order_relaxed);
-  tbq_event_notify (&wake->reader_ev);
-  return true;
+  return tbq_event_notify (&wake->reader_ev);
 }
 
-/* A writer published records (`policy` is its copy of the queue's). */
-static inline void
+/* A writer published records (`policy` is its copy of the queue's).  With
+ * on-demand wake only a hungry reader is woken: a napping one takes the
+ * records at its deadline, a busy one when it next waits (they could not
+ * overtake what it is working through anyway). */
+static inline bool
 tbq_wake_published (TbqWake * wake, TbqWakePolicy policy)
 {
   if (policy == TBQ_WAKE_IMMEDIATE)
-    tbq_wake_copier (wake);
-  else if (policy == TBQ_WAKE_ON_DEMAND)
-    tbq_wake_hungry_reader (wake);
-  /* Lazy: the copier picks them up in time (tbq_wake_pickup_due()). */
+    return tbq_wake_copier (wake);
+  /* Seq_cst fence: the caller's publish before the state load (Dekker
+   * with tbq_wake_reader_waits()). */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (wake_reader_state (wake) != TBQ_READER_HUNGRY)
+    return false;
+  return wake_ask_reader (wake);
 }
 
-/* A writer sealed a block; `sealed` of its blocks wait for the copier. */
-void tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy,
+/* A writer sealed a block; `sealed` of its blocks wait for the copier.
+ * Returns the wake-ups it made. */
+int tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy,
     uint64_t sealed, uint64_t threshold);
+
+/* tbq_writer_flush(): everything published must be delivered now, napping
+ * or not.  Returns the wake-ups it made. */
+int tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy);
 
 /* Ask the copier to move the writers' current blocks too (flush, sync,
  * close, a reader that could not pull). */
@@ -115,10 +137,6 @@ void tbq_pickup_init (TbqPickup * p);
 bool tbq_wake_pickup_due (TbqWake * wake, TbqPickup * p, bool pulling);
 /* Whether a pickup is wanted, without acting on it (any thread). */
 bool tbq_wake_pickup_wanted (TbqWake * wake, TbqPickup * p);
-/* The copier's sleep deadline: `deadline_ns`, or sooner when a timed
- * pickup is due (lazy writers never wake it on publish). */
-int64_t tbq_wake_copier_deadline (TbqWake * wake, const TbqPickup * p,
-    int64_t deadline_ns);
 
 /* The copier published sink records: tell the reader. */
 static inline void
@@ -145,10 +163,12 @@ void tbq_wake_kick (TbqWake * wake);
 /* Consume a pending kick. */
 bool tbq_wake_take_kick (TbqWake * wake);
 
-/* The hungry-reader handshake (on-demand wake, pull.c): say the reader
- * waits; returns the pull key to compare with tbq_wake_pull_asked(). */
-uint32_t tbq_wake_reader_hungry (TbqWake * wake);
-void tbq_wake_reader_fed (TbqWake * wake);
+/* The waiting reader's handshake (on-demand wake, pull.c): say how it
+ * wants to be woken (HUNGRY or NAPPING), before it looks for published
+ * records; returns the pull key to compare with tbq_wake_pull_asked(). */
+uint32_t tbq_wake_reader_waits (TbqWake * wake, TbqReaderState state);
+/* No longer waiting. */
+void tbq_wake_reader_busy (TbqWake * wake);
 bool tbq_wake_pull_asked (TbqWake * wake, uint32_t key);
 uint32_t tbq_wake_pull_key (TbqWake * wake);
 

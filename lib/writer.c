@@ -81,7 +81,6 @@ tbq_writer_open (const TbqConfig * cfg, TbqWake * wake,
   writer_start_block (w, b);
   w->copy_blk = b;
   w->copy_off = 0;
-  tbq_wake_writer_opened (wake);
   *out = w;
   return TBQ_OK;
 }
@@ -100,6 +99,8 @@ tbq_writer_totals (TbqWriter * w, TbqWriterTotals * t)
       memory_order_relaxed);
   t->extent_waits = atomic_load_explicit (&w->extent_waits,
       memory_order_relaxed);
+  t->wakeups = atomic_load_explicit (&w->wakeups, memory_order_relaxed);
+  t->sleeps = tbq_event_sleeps (&w->pool.ev);
   tbq_pool_stats (&w->pool, &ps);
   t->source_allocations = ps.allocations;
   t->source_releases = ps.releases;
@@ -126,7 +127,6 @@ void
 tbq_writer_destroy (TbqWriter * w, TbqWriterTotals * final)
 {
   tbq_writer_drop_large (w);
-  tbq_wake_writer_closed (w->wake);
   /* Only the current block is still out of the pool. */
   tbq_pool_put (&w->pool, w->cur);
   tbq_pool_fini (&w->pool);
@@ -225,7 +225,7 @@ writer_wait_for_block (TbqWriter * w, TbqStatus st, TbqBlock ** nb)
 
   /* Let the copier drain what we have before anyone waits on it. */
   writer_publish (w);
-  tbq_wake_copier (w->wake);
+  tbq_writer_woke (w, tbq_wake_copier (w->wake));
   if (st == TBQ_NO_MEMORY)
     return st;
   if (w->backpressure == TBQ_BACKPRESSURE_DROP)
@@ -265,7 +265,8 @@ tbq_writer_handoff (TbqWriter * w)
   writer_start_block (w, nb);
   sealed = atomic_load_explicit (&w->handoffs, memory_order_relaxed)
       - atomic_load_explicit (&w->blocks_returned, memory_order_relaxed);
-  tbq_wake_handed_off (w->wake, w->wake_policy, sealed, w->handoff_wake);
+  tbq_writer_woke (w, tbq_wake_handed_off (w->wake, w->wake_policy, sealed,
+          w->handoff_wake));
   return TBQ_OK;
 }
 
@@ -307,7 +308,7 @@ writer_wait_for_room (TbqWriter * w, int64_t deadline)
   /* The copier must move the current block too, whatever the wake
    * policy: the records that free the budget may be there. */
   tbq_wake_request_pickup (w->wake);
-  tbq_wake_copier (w->wake);
+  tbq_writer_woke (w, tbq_wake_copier (w->wake));
   if (w->backpressure == TBQ_BACKPRESSURE_DROP)
     return TBQ_DROPPED;
   return tbq_wait (tbq_extents_event (w->extents), w->interrupted, 0,
@@ -367,7 +368,7 @@ writer_commit_span (TbqWriter * w, size_t span, uint32_t size)
   }
   /* wpos just moved: no check for nothing new. */
   writer_publish_more (w);
-  tbq_wake_published (w->wake, w->wake_policy);
+  tbq_writer_woke (w, tbq_wake_published (w->wake, w->wake_policy));
 }
 
 /* Queue the inline record at wpos, `size` payload bytes. */
@@ -546,8 +547,7 @@ tbq_writer_flush (TbqWriter * w)
   if (w == NULL)
     return;
   writer_publish (w);
-  tbq_wake_request_pickup (w->wake);
-  tbq_wake_copier (w->wake);
+  tbq_writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
 }
 
 typedef struct
@@ -589,7 +589,7 @@ tbq_writer_wait_copied (TbqWriter * w, int64_t timeout_ns)
    * Acquire: pairs with writer_publish(); passed on to the copier by the
    * pickup request's release. */
   s.target = atomic_load_explicit (&w->published_bytes, memory_order_acquire);
-  /* With on-demand or lazy wake nobody may have woken the copier. */
+  /* With on-demand wake nobody may have woken the copier. */
   if (!writer_synced (&s)) {
     tbq_wake_request_pickup (w->wake);
     tbq_wake_copier (w->wake);

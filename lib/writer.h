@@ -57,6 +57,7 @@ struct TbqWriter
   _Atomic uint64_t records_dropped;
   _Atomic uint64_t pressure_waits;
   _Atomic uint64_t extent_waits;        /* waits for room in the sink budget */
+  _Atomic uint64_t wakeups;     /* system calls made to wake someone */
   _Atomic uint64_t published_bytes;     /* block bytes published, all blocks */
 
   /* Writer-written at hand-offs only, read by the copier's has-work check:
@@ -119,6 +120,14 @@ TbqStatus tbq_writer_wait_for_extent (TbqWriter * w, uint32_t size,
 /* Give up a reserved, uncommitted large record and an extent taken for a
  * session's retry. */
 void tbq_writer_drop_large (TbqWriter * w);
+
+/* Count the wake-ups (system calls) the writer's thread made. */
+static inline void
+tbq_writer_woke (TbqWriter * w, int wakeups)
+{
+  if (wakeups != 0)
+    tbq_count (&w->wakeups, (uint64_t) wakeups);
+}
 
 /* Bytes a record of `size` takes: SIZE_MAX where that does not fit a
  * 32-bit size_t (it can never fit a block). */

@@ -19,6 +19,8 @@
 #define LEAK_DOWNSTREAM 2
 #define TRANSFER_COPY 1
 #define STEP (10 * GST_MSECOND)
+/* The longest max-coalesce-latency: no test waits that long. */
+#define NAP_BOUND ((guint64) 60 * GST_SECOND)
 
 static const gchar *leaky_names[] = { "no", "upstream", "downstream" };
 
@@ -349,28 +351,40 @@ expect_all_in_order (TbqLink * l, guint n)
   }
 }
 
-/* __i__: leaky mode; `pickup`: the pickup-interval (0: a waiting upstream
- * thread moves records itself; else only the copy task does). */
 static void
-check_copy_task_held (gint leaky, guint64 pickup)
+drain (TbqLink * l)
+{
+  GstQuery *query = gst_query_new_drain ();
+
+  fail_unless (gst_pad_peer_query (l->srcpad, query));
+  gst_query_unref (query);
+}
+
+/* __i__: leaky mode; `napping`: downstream takes buffers but the src task
+ * naps (the longest max-coalesce-latency), so that it does not move
+ * records itself; else downstream is blocked and only the upstream thread
+ * can move records. */
+static void
+check_copy_task_held (gint leaky, gboolean napping)
 {
   /* Far more than the source pool (4 blocks of 4 KiB) holds; far below
    * every limit. */
   Pusher p = { NULL, 600, 64, GST_FLOW_OK };
   TbqLink *l = tbq_link_new ("tbqueue", "leaky", leaky, "max-size-buffers",
       10000, "max-size-bytes", 0, "max-size-time", (guint64) 0, "transfer",
-      TRANSFER_COPY, "pickup-interval", pickup, NULL);
+      TRANSFER_COPY, "max-coalesce-latency", napping ? NAP_BOUND : 0, NULL);
   CopierGate gate;
   GstBus *bus = gate_install (l, &gate);
   GThread *thread;
 
   p.l = l;
-  if (pickup == 0) {
+  if (!napping) {
     /* Downstream blocked too: nobody but the upstream thread can move
      * records meanwhile. */
     tbq_link_start_held (l);
   } else {
-    /* Only the copy task moves records: nothing reaches the src task. */
+    /* The src task naps within a few buffers; then only the copy task
+     * would move records. */
     tbq_link_set_state (l, GST_STATE_PLAYING);
     tbq_link_push_initial_events (l, GST_FORMAT_TIME);
   }
@@ -382,6 +396,10 @@ check_copy_task_held (gint leaky, guint64 pickup)
   g_thread_join (thread);
   fail_unless_equals_int (p.ret, GST_FLOW_OK);
   tbq_link_release (l);
+  if (napping)
+    /* The last buffers would wait for the nap's deadline: a drain query,
+     * like any serialized query, ends the nap. */
+    drain (l);
   expect_all_in_order (l, p.n);
   /* Not full: no signal, nothing dropped. */
   fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN), 0);
@@ -394,14 +412,14 @@ check_copy_task_held (gint leaky, guint64 pickup)
 
 GST_START_TEST (test_a_full_source_pool_below_the_limits_drops_nothing)
 {
-  check_copy_task_held (__i__, 0);
+  check_copy_task_held (__i__, FALSE);
 }
 
 GST_END_TEST;
 
-GST_START_TEST (test_a_full_source_pool_drops_nothing_with_a_pickup_interval)
+GST_START_TEST (test_a_full_source_pool_drops_nothing_while_the_src_task_naps)
 {
-  check_copy_task_held (__i__, GST_MSECOND);
+  check_copy_task_held (__i__, TRUE);
 }
 
 GST_END_TEST;
@@ -552,7 +570,7 @@ GST_START_TEST (test_a_state_change_ends_a_wait_at_a_full_sink_pool)
 
 GST_END_TEST;
 
-/* ---- records held back: publish-batch, pickup-interval ---- */
+/* ---- records held back: publish-batch, wake coalescing ---- */
 
 /* With publish-batch the writer holds buffers back while downstream is
  * busy; a buffer is never held while downstream waits for data. */
@@ -592,36 +610,31 @@ GST_START_TEST (test_publish_batch_at_a_limit_does_not_deadlock)
 
 GST_END_TEST;
 
-/* A wait at a limit asks for the pickup at once: with the longest
- * pickup-interval, every stall would otherwise last a minute. */
-GST_START_TEST (test_a_wait_at_a_limit_does_not_wait_for_the_pickup_interval)
+/* A wait at a limit ends a nap of the src task at once: with the longest
+ * max-coalesce-latency, every stall would otherwise last a minute. */
+GST_START_TEST (test_a_wait_at_a_limit_does_not_wait_for_the_coalescing_bound)
 {
-  TbqLink *l = tbq_link_new ("tbqueue", "pickup-interval",
-      (guint64) 60 * GST_SECOND, "max-size-buffers", 3, NULL);
+  TbqLink *l = tbq_link_new ("tbqueue", "max-coalesce-latency", NAP_BOUND,
+      "max-size-buffers", 3, NULL);
   guint i;
 
   tbq_link_start (l);
   for (i = 0; i < 300; i++)
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (100, i, i)),
         GST_FLOW_OK);
-  /* The last ones are picked up by the drain query's flush. */
-  {
-    GstQuery *drain = gst_query_new_drain ();
-
-    fail_unless (gst_pad_peer_query (l->srcpad, drain));
-    gst_query_unref (drain);
-  }
+  /* The last ones are delivered by the drain query. */
+  drain (l);
   tbq_link_wait_buffers (l, 300);
   tbq_link_free (l);
 }
 
 GST_END_TEST;
 
-GST_START_TEST (test_pickup_interval_accepts_what_libtbq_accepts)
+GST_START_TEST (test_max_coalesce_latency_accepts_what_libtbq_accepts)
 {
   GstElement *e = gst_element_factory_make ("tbqueue", NULL);
   GParamSpecUInt64 *p = G_PARAM_SPEC_UINT64 (g_object_class_find_property
-      (G_OBJECT_GET_CLASS (e), "pickup-interval"));
+      (G_OBJECT_GET_CLASS (e), "max-coalesce-latency"));
 
   fail_unless_equals_uint64 (p->minimum, 0);
   fail_unless_equals_uint64 (p->maximum, 60 * GST_SECOND);
@@ -668,7 +681,7 @@ tbqueue_limits_suite (void)
   tcase_add_loop_test (tc,
       test_a_full_source_pool_below_the_limits_drops_nothing, 0, 3);
   tcase_add_loop_test (tc,
-      test_a_full_source_pool_drops_nothing_with_a_pickup_interval, 0, 3);
+      test_a_full_source_pool_drops_nothing_while_the_src_task_naps, 0, 3);
   tcase_add_loop_test (tc,
       test_a_leaky_mode_never_waits_for_a_sink_pool_held_downstream, 0, 2);
   tcase_add_test (tc, test_a_flush_ends_a_wait_at_a_full_sink_pool);
@@ -678,8 +691,8 @@ tbqueue_limits_suite (void)
   tcase_add_loop_test (tc, test_publish_batch_at_a_limit_does_not_deadlock,
       0, 2);
   tcase_add_test (tc,
-      test_a_wait_at_a_limit_does_not_wait_for_the_pickup_interval);
-  tcase_add_test (tc, test_pickup_interval_accepts_what_libtbq_accepts);
+      test_a_wait_at_a_limit_does_not_wait_for_the_coalescing_bound);
+  tcase_add_test (tc, test_max_coalesce_latency_accepts_what_libtbq_accepts);
   tcase_add_test (tc, test_publish_batch_pipeline_reaches_eos);
   return s;
 }

@@ -27,8 +27,8 @@ static const Refusal refusals[] = {
   /* Rounded up to whole blocks, this used to overflow to one block. */
   {"sink-min-bytes beyond any memory", "sink-min-bytes", G_MAXUINT64,
       "sink-min-bytes", "sink-max-bytes", G_MAXUINT64},
-  {"pickup-interval too short to be a latency bound", "pickup-interval", 500,
-      "pickup-interval"},
+  {"max-coalesce-latency too short to be a latency bound",
+      "max-coalesce-latency", 500, "max-coalesce-latency"},
 };
 
 static void

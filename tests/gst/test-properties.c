@@ -140,17 +140,27 @@ static const OwnProperty own_properties[] = {
   {"sink-max-bytes", 0, GST_PARAM_MUTABLE_READY},
   {"idle-blocks", 0, GST_PARAM_MUTABLE_READY},
   {"publish-batch", 0, GST_PARAM_MUTABLE_READY},
-  {"pickup-interval", 0, GST_PARAM_MUTABLE_READY},
+  {"max-coalesce-latency", 0, GST_PARAM_MUTABLE_READY},
+  {"copy-task-cpus", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"copy-task-policy", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"copy-task-priority", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"src-task-cpus", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"src-task-policy", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"src-task-priority", 0, GST_PARAM_MUTABLE_PLAYING},
 };
 
 static GType
 own_property_type (const gchar * name)
 {
-  if (strcmp (name, "transfer") == 0)
+  if (strcmp (name, "transfer") == 0 || g_str_has_suffix (name, "-policy"))
     return G_TYPE_PARAM_ENUM;
+  if (g_str_has_suffix (name, "-cpus"))
+    return G_TYPE_PARAM_STRING;
+  if (g_str_has_suffix (name, "-priority"))
+    return G_TYPE_PARAM_INT;
   if (strcmp (name, "sink-min-bytes") == 0
       || strcmp (name, "sink-max-bytes") == 0
-      || strcmp (name, "pickup-interval") == 0)
+      || strcmp (name, "max-coalesce-latency") == 0)
     return G_TYPE_PARAM_UINT64;
   return G_TYPE_PARAM_UINT;
 }

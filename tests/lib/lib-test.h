@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,40 +173,18 @@ read_record (TbqReader * r, TbqRecord * rec, int64_t timeout_ns)
 
 /* ---- threads ---- */
 
-static inline pid_t
-current_tid (void)
+/* Every sleep begun inside the library on `q`'s events: by writers (and
+ * syncs), the copier and the reader.  A sleep is counted once the thread
+ * is registered on its event, so a test that sees the count grow knows
+ * that any wake it makes from now on reaches that thread: a test waits
+ * for this instead of guessing from timing that a thread blocks. */
+static inline uint64_t
+sleeps_of (TbqQueue * q)
 {
-  return (pid_t) syscall (SYS_gettid);
-}
+  TbqStats st;
 
-/* The scheduler state letter of thread `tid` of this process. */
-static inline char
-thread_state (pid_t tid)
-{
-  char path[64], buf[256], *p;
-  FILE *fp;
-  size_t n;
-
-  snprintf (path, sizeof path, "/proc/self/task/%d/stat", (int) tid);
-  fp = fopen (path, "r");
-  if (fp == NULL)
-    return '?';
-  n = fread (buf, 1, sizeof buf - 1, fp);
-  fclose (fp);
-  buf[n] = '\0';
-  /* "tid (comm) S ...": the state follows the last ')'. */
-  p = strrchr (buf, ')');
-  return p != NULL && p[1] == ' ' ? p[2] : '?';
-}
-
-/* Wait until thread `tid` sleeps, seen twice 20 ms apart so that a passing
- * system call does not count: used where a test is only meaningful once
- * another thread blocks in a library wait. */
-static inline void
-wait_until_thread_sleeps (pid_t tid)
-{
-  WAIT_UNTIL (thread_state (tid) == 'S'
-      && (sleep_ns (20 * MS_NS), thread_state (tid) == 'S'));
+  tbq_queue_get_stats (q, &st);
+  return st.writer_sleeps + st.copier_sleeps + st.reader_sleeps;
 }
 
 /* A library call run on a thread of its own, for tests in which it must
@@ -216,7 +193,6 @@ typedef struct
 {
   TbqStatus (*fn) (void *arg);
   void *arg;
-  _Atomic pid_t tid;
   TbqStatus st;
   pthread_t th;
 } BlockingCall;
@@ -226,22 +202,22 @@ blocking_call_main (void *arg)
 {
   BlockingCall *c = arg;
 
-  atomic_store (&c->tid, current_tid ());
   c->st = c->fn (c->arg);
   return NULL;
 }
 
-/* Start the call and return once it sleeps in a wait. */
+/* Start the call and return once it sleeps in a wait on `q`. */
 static inline void
-blocking_call_start (BlockingCall * c, TbqStatus (*fn) (void *), void *arg)
+blocking_call_start (BlockingCall * c, TbqQueue * q, TbqStatus (*fn) (void *),
+    void *arg)
 {
+  uint64_t sleeps = sleeps_of (q);
+
   c->fn = fn;
   c->arg = arg;
   c->st = TBQ_EMPTY;
-  atomic_init (&c->tid, 0);
   CHECK (pthread_create (&c->th, NULL, blocking_call_main, c) == 0);
-  WAIT_UNTIL (atomic_load (&c->tid) != 0);
-  wait_until_thread_sleeps (atomic_load (&c->tid));
+  WAIT_UNTIL (sleeps_of (q) > sleeps);
 }
 
 /* Wait for the call to return; its status. */

@@ -414,14 +414,15 @@ writer_allocates_nothing_once_its_pool_has_grown (void)
 }
 
 static void
-writer_allocates_nothing_with_lazy_wake_and_batched_publish (void)
+writer_allocates_nothing_with_coalescing_and_batched_publish (void)
 {
   TbqConfig cfg;
 
   small_config (&cfg, 1024);
   cfg.source.max_blocks = 4;
   cfg.source.max_idle_blocks = 4;
-  cfg.wake = TBQ_WAKE_LAZY;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  cfg.max_coalesce_ns = 200000;
   cfg.publish = TBQ_PUBLISH_EVERY_N;
   cfg.publish_every = 16;
   hot_loop_allocates_nothing (&cfg, scaled (300000));
@@ -513,7 +514,7 @@ same_size_large_records_allocate_nothing_once_warm (void)
 
 TAP_MAIN (TAP_TEST (writer_steady_state_allocates_nothing),
     TAP_TEST (writer_allocates_nothing_once_its_pool_has_grown),
-    TAP_TEST (writer_allocates_nothing_with_lazy_wake_and_batched_publish),
+    TAP_TEST (writer_allocates_nothing_with_coalescing_and_batched_publish),
     TAP_TEST (writer_allocates_nothing_when_dropping),
     TAP_TEST (writer_allocates_nothing_while_waiting_for_space),
     TAP_TEST (same_size_large_records_allocate_nothing_once_warm))

@@ -100,7 +100,6 @@ typedef struct
 {
   TbqWriter *w;
   uint64_t seq;
-  _Atomic pid_t tid;
   TbqStatus st;
 } WriteArgs;
 
@@ -109,7 +108,6 @@ write_main (void *arg)
 {
   WriteArgs *a = arg;
 
-  atomic_store (&a->tid, current_tid ());
   a->st = write_seq (a->w, 0, a->seq);
   return NULL;
 }
@@ -126,11 +124,9 @@ block_mode_waits_until_the_copier_frees_space (void)
   fill_source_pool (&f);
   a.w = f.w;
   a.seq = 2 * PER_BLOCK;
-  atomic_init (&a.tid, 0);
   CHECK (pthread_create (&th, NULL, write_main, &a) == 0);
   WAIT_UNTIL (stats_of (f.q).pressure_waits == 1);
-  WAIT_UNTIL (atomic_load (&a.tid) != 0);
-  wait_until_thread_sleeps (a.tid);
+  WAIT_UNTIL (stats_of (f.q).writer_sleeps == 1);
   /* One copier pass returns a block: the blocked write completes. */
   CHECK_OK (tbq_copier_step (f.q, 0));
   pthread_join (th, NULL);

@@ -62,7 +62,7 @@ defaults_match_the_documentation (void)
   CHECK (cfg.block_timeout_ns < 0);
   CHECK_EQ (cfg.publish, TBQ_PUBLISH_EVERY_RECORD);
   CHECK_EQ (cfg.wake, TBQ_WAKE_IMMEDIATE);
-  CHECK_EQ (cfg.pickup_interval_ns, 1000000);
+  CHECK_EQ (cfg.max_coalesce_ns, 0);
 }
 
 static void
@@ -250,40 +250,53 @@ publish_every_zero_with_every_n_is_refused (void)
 }
 
 static void
-lazy_wake_without_positive_pickup_interval_is_refused (void)
+the_removed_lazy_wake_policy_is_refused (void)
 {
   TbqConfig cfg;
 
   tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_LAZY;
-  cfg.pickup_interval_ns = 0;
-  REFUSED (&cfg, "pickup interval", "lazy");
-  cfg.pickup_interval_ns = -5;
-  REFUSED (&cfg, "pickup interval", "-5");
-  /* Irrelevant with immediate wake. */
-  cfg.wake = TBQ_WAKE_IMMEDIATE;
+  /* 1 was TBQ_WAKE_LAZY: its polling copier is replaced by coalescing. */
+  cfg.wake = (TbqWakePolicy) 1;
+  REFUSED (&cfg, "unknown wake policy 1");
+}
+
+static void
+coalescing_bound_outside_its_range_is_refused (void)
+{
+  TbqConfig cfg;
+
+  tbq_config_init (&cfg);
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  /* Deadlines `now + bound` must not overflow, nor poll busily. */
+  cfg.max_coalesce_ns = INT64_MAX;
+  REFUSED (&cfg, "coalescing bound", "9223372036854775807");
+  cfg.max_coalesce_ns = (int64_t) 1 << 62;
+  REFUSED (&cfg, "coalescing bound");
+  cfg.max_coalesce_ns = TBQ_COALESCE_MAX_NS + 1;
+  REFUSED (&cfg, "coalescing bound");
+  cfg.max_coalesce_ns = TBQ_COALESCE_MIN_NS - 1;
+  REFUSED (&cfg, "coalescing bound");
+  cfg.max_coalesce_ns = -5;
+  REFUSED (&cfg, "coalescing bound", "-5");
+  cfg.max_coalesce_ns = TBQ_COALESCE_MIN_NS;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+  cfg.max_coalesce_ns = TBQ_COALESCE_MAX_NS;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+  /* 0: woken per record. */
+  cfg.max_coalesce_ns = 0;
   CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
 }
 
 static void
-pickup_interval_outside_its_range_is_refused (void)
+coalescing_bound_needs_on_demand_wake (void)
 {
   TbqConfig cfg;
 
   tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_LAZY;
-  /* Deadlines `now + interval` must not overflow, nor poll busily. */
-  cfg.pickup_interval_ns = INT64_MAX;
-  REFUSED (&cfg, "pickup interval", "9223372036854775807");
-  cfg.pickup_interval_ns = (int64_t) 1 << 62;
-  REFUSED (&cfg, "pickup interval");
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS + 1;
-  REFUSED (&cfg, "pickup interval");
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MIN_NS - 1;
-  REFUSED (&cfg, "pickup interval");
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MIN_NS;
-  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  cfg.wake = TBQ_WAKE_IMMEDIATE;
+  cfg.max_coalesce_ns = 1000000;
+  REFUSED (&cfg, "on-demand wake");
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
   CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
 }
 
@@ -390,8 +403,9 @@ TAP_MAIN (TAP_TEST (defaults_validate),
     TAP_TEST (pool_size_overflow_is_refused),
     TAP_TEST (unknown_enums_are_refused),
     TAP_TEST (publish_every_zero_with_every_n_is_refused),
-    TAP_TEST (lazy_wake_without_positive_pickup_interval_is_refused),
-    TAP_TEST (pickup_interval_outside_its_range_is_refused),
+    TAP_TEST (the_removed_lazy_wake_policy_is_refused),
+    TAP_TEST (coalescing_bound_outside_its_range_is_refused),
+    TAP_TEST (coalescing_bound_needs_on_demand_wake),
     TAP_TEST (preallocation_beyond_physical_memory_is_refused),
     TAP_TEST (max_writers_zero_is_refused),
     TAP_TEST (missing_config_is_refused),

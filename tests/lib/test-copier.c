@@ -405,14 +405,11 @@ wait_copied_from_another_thread_returns_once_records_are_readable (void)
   pthread_t th;
   uint64_t i, n = 50;
 
-  /* Lazy wake: nothing but the wait itself asks the copier to move the
-   * writer's current block. */
+  /* On-demand wake with nobody reading: nothing but the wait itself asks
+   * the copier to move the writer's current block. */
   tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_LAZY;
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
   q = open_queue (&cfg, &w, &r);
-  /* The first lazy pass is a timed pickup: take it now. */
-  CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
   CHECK_OK (tbq_queue_start (q));
   for (i = 0; i < n; i++)
     CHECK_OK (write_seq (w, 0, i));
@@ -466,8 +463,8 @@ the_longest_timeouts_wait_without_overflow (void)
   /* Every deadline computed from INT64_MAX (UBSan checks the arithmetic);
    * each returns as soon as what it waits for holds. */
   tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_LAZY;
-  cfg.pickup_interval_ns = TBQ_PICKUP_INTERVAL_MAX_NS;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  cfg.max_coalesce_ns = TBQ_COALESCE_MAX_NS;
   cfg.block_timeout_ns = INT64_MAX;
   q = open_queue (&cfg, &w, &r);
   CHECK_OK (write_seq (w, 0, 1));

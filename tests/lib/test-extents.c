@@ -410,7 +410,7 @@ start_blocked_writer (Fixture * f, BlockingCall * c)
 
   for (i = 0; i < 3; i++)
     CHECK_OK (write_big (f->w, 1, BIG, i));
-  blocking_call_start (c, write_big_3, f->w);
+  blocking_call_start (c, f->q, write_big_3, f->w);
   CHECK_EQ (stats_of (f->q).extents.pressure_waits, 1);
 }
 
@@ -548,7 +548,7 @@ session_next_block_waits_for_the_budget (void)
   uint64_t i;
 
   fixture_open_budget (&f, TBQ_BACKPRESSURE_BLOCK);
-  blocking_call_start (&c, session_of_four, f.w);
+  blocking_call_start (&c, f.q, session_of_four, f.w);
   CHECK_EQ (stats_of (f.q).extents.pressure_waits, 1);
   /* next_block published the session's records before it waited. */
   copier_step_or_fail (f.q);

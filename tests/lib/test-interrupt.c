@@ -53,12 +53,11 @@ fill_source_pool (Fixture * f)
     CHECK_OK (write_seq (f->w, 0, i));
 }
 
-/* A thread running one blocking call; `tid` lets the test see it sleep. */
+/* A thread running one blocking call. */
 typedef struct
 {
   Fixture *f;
   TbqStatus (*call) (Fixture * f);
-  _Atomic pid_t tid;
   _Atomic int returned;
   TbqStatus st;
 } Blocked;
@@ -68,7 +67,6 @@ blocked_main (void *arg)
 {
   Blocked *b = arg;
 
-  atomic_store (&b->tid, current_tid ());
   b->st = b->call (b->f);
   atomic_store (&b->returned, 1);
   return NULL;
@@ -79,13 +77,13 @@ static void
 start_blocked (Blocked * b, pthread_t * th, Fixture * f,
     TbqStatus (*call) (Fixture *))
 {
+  uint64_t sleeps = sleeps_of (f->q);
+
   b->f = f;
   b->call = call;
-  atomic_init (&b->tid, 0);
   atomic_init (&b->returned, 0);
   CHECK (pthread_create (th, NULL, blocked_main, b) == 0);
-  WAIT_UNTIL (atomic_load (&b->tid) != 0);
-  wait_until_thread_sleeps (b->tid);
+  WAIT_UNTIL (sleeps_of (f->q) > sleeps);
   CHECK (!atomic_load (&b->returned));
 }
 

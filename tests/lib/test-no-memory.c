@@ -173,7 +173,6 @@ queue_failing_a_sink_allocation (TbqWriter ** w, TbqReader ** r, uint64_t * seq)
 typedef struct
 {
   TbqQueue *q;
-  _Atomic pid_t tid;
   TbqStatus st;
 } StepThread;
 
@@ -182,7 +181,6 @@ step_main (void *arg)
 {
   StepThread *t = arg;
 
-  atomic_store (&t->tid, current_tid ());
   t->st = tbq_copier_step (t->q, -1);
   return NULL;
 }
@@ -195,7 +193,7 @@ copier_reports_a_failed_sink_allocation_once_and_then_waits (void)
   TbqReader *r;
   StepThread t;
   pthread_t th;
-  uint64_t seq = 0, next = 0;
+  uint64_t seq = 0, next = 0, sleeps;
   TbqStats st;
 
   q = queue_failing_a_sink_allocation (&w, &r, &seq);
@@ -210,10 +208,9 @@ copier_reports_a_failed_sink_allocation_once_and_then_waits (void)
   /* The next step does not retry: it sleeps until the reader frees a
    * block. */
   t.q = q;
-  atomic_init (&t.tid, 0);
+  sleeps = stats_of (q).copier_sleeps;
   CHECK (pthread_create (&th, NULL, step_main, &t) == 0);
-  WAIT_UNTIL (atomic_load (&t.tid) != 0);
-  wait_until_thread_sleeps (t.tid);
+  WAIT_UNTIL (stats_of (q).copier_sleeps > sleeps);
   CHECK_EQ (failed_mappings (), 1);
   CHECK_EQ (stats_of (q).sink_pressure_waits, 1);
   read_all (r, &next);
@@ -412,7 +409,7 @@ writer_waiting_after_a_failed_extent_goes_on_when_memory_is_back (void)
 
   q = queue_failing_an_extent (TBQ_BACKPRESSURE_BLOCK, &w, &r);
   fail_mappings_of (0);
-  blocking_call_start (&c, write_large_3, w);
+  blocking_call_start (&c, q, write_large_3, w);
   CHECK_EQ (failed_mappings (), 1);
   /* An idle copier pass lifts the limit, which wakes the writer. */
   copier_step_or_fail (q);

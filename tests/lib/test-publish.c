@@ -1,13 +1,14 @@
 /* Publish and wake policies: when a written record becomes visible to the
- * copier, and how soon a quiet producer's last record is delivered.
+ * copier, who is woken for it, and coalescing.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Publish policies are checked with the copier run in the test's thread:
- * what it moves is exactly what was published.  Wake policies need the
- * copier thread: "delivered" is checked within EVENTUALLY_NS (a hang
- * check), "not delivered" by waiting QUIET_NS for it.
+ * what it moves is exactly what was published.  Wake policies need other
+ * threads: "delivered" is checked within EVENTUALLY_NS (a hang check);
+ * who was woken is read from the statistics (wake-ups the writer made,
+ * sleeps and naps counted before a thread blocks), never from timing.
  */
 #include "lib-test.h"
 
@@ -164,7 +165,7 @@ cmp_i64 (const void *a, const void *b)
 }
 
 static void
-check_quiet_record_pickup (TbqWakePolicy wake)
+check_quiet_record_pickup (TbqWakePolicy wake, int64_t coalesce_ns)
 {
   TbqConfig cfg;
   Fixture f;
@@ -173,6 +174,7 @@ check_quiet_record_pickup (TbqWakePolicy wake)
 
   tbq_config_init (&cfg);
   cfg.wake = wake;
+  cfg.max_coalesce_ns = coalesce_ns;
   fixture_open (&f, &cfg);
   for (i = 0; i < PICKUP_SAMPLES; i++) {
     TbqRecord rec;
@@ -192,21 +194,14 @@ check_quiet_record_pickup (TbqWakePolicy wake)
 }
 
 static void
-lazy_wake_delivers_a_quiet_record_without_further_writes (void)
-{
-  check_quiet_record_pickup (TBQ_WAKE_LAZY);
-}
-
-static void
 immediate_wake_delivers_a_quiet_record_without_further_writes (void)
 {
-  check_quiet_record_pickup (TBQ_WAKE_IMMEDIATE);
+  check_quiet_record_pickup (TBQ_WAKE_IMMEDIATE, 0);
 }
 
 typedef struct
 {
   TbqQueue *q;
-  _Atomic pid_t tid;
   TbqStatus st;
 } CopierThread;
 
@@ -215,89 +210,25 @@ copier_thread_main (void *arg)
 {
   CopierThread *c = arg;
 
-  atomic_store (&c->tid, current_tid ());
   c->st = tbq_copier_run (c->q);
   return NULL;
 }
 
 static void
-lazy_wake_publish_does_not_wake_a_sleeping_copier (void)
-{
-  TbqConfig cfg;
-  TbqQueue *q;
-  TbqWriter *w;
-  TbqReader *r;
-  TbqSession s;
-  CopierThread c;
-  pthread_t th;
-  uint64_t two = 2;
-
-  tbq_config_init (&cfg);
-  cfg.wake = TBQ_WAKE_LAZY;
-  /* The pickup poll must not deliver anything during the test. */
-  cfg.pickup_interval_ns = 60 * SEC_NS;
-  cfg.spin_iterations = 0;
-  q = queue_new_or_fail (&cfg);
-  CHECK_OK (tbq_writer_new (q, &w));
-  CHECK_OK (tbq_reader_new (q, &r));
-  c.q = q;
-  atomic_init (&c.tid, 0);
-  CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
-  /* Only once the copier sleeps does "not woken" mean anything. */
-  WAIT_UNTIL (atomic_load (&c.tid) != 0);
-  wait_until_thread_sleeps (c.tid);
-
-  /* Publishing a record, by write or by session, makes no wake-up. */
-  CHECK_OK (write_seq (w, 0, 1));
-  expect_nothing (r);
-  tbq_session_begin (w, &s);
-  CHECK_OK (tbq_session_write (&s, 0, &two, sizeof two));
-  tbq_session_end (&s);
-  expect_nothing (r);
-  /* A flush does wake it. */
-  tbq_writer_flush (w);
-  expect_seq (r, 1);
-  expect_seq (r, 2);
-
-  tbq_queue_interrupt (q);
-  pthread_join (th, NULL);
-  CHECK_STATUS (c.st, TBQ_INTERRUPTED);
-  tbq_queue_free (q, NULL, NULL);
-}
-
-static void
-lazy_wake_still_wakes_the_copier_at_block_handoff (void)
-{
-  TbqConfig cfg;
-  Fixture f;
-  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
-      / TBQ_RECORD_SPAN (8);
-  uint64_t i;
-
-  small_config (&cfg, 256);
-  cfg.wake = TBQ_WAKE_LAZY;
-  cfg.pickup_interval_ns = 60 * SEC_NS;
-  fixture_open (&f, &cfg);
-  for (i = 0; i <= per_block; i++)
-    CHECK_OK (write_seq (f.w, 0, i));
-  /* The sealed block arrives without waiting for the pickup poll. */
-  for (i = 0; i < per_block; i++)
-    expect_seq (f.r, i);
-  tbq_writer_flush (f.w);
-  expect_seq (f.r, per_block);
-  fixture_close (&f);
-}
-
-static void
 on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader (void)
 {
-  check_quiet_record_pickup (TBQ_WAKE_ON_DEMAND);
+  check_quiet_record_pickup (TBQ_WAKE_ON_DEMAND, 0);
+}
+
+static void
+coalescing_delivers_a_quiet_record_to_a_waiting_reader (void)
+{
+  check_quiet_record_pickup (TBQ_WAKE_ON_DEMAND, 1 * MS_NS);
 }
 
 typedef struct
 {
   TbqReader *r;
-  _Atomic pid_t tid;
   TbqStatus st;
   uint64_t seq;
 } ReaderThread;
@@ -308,7 +239,6 @@ reader_thread_main (void *arg)
   ReaderThread *rt = arg;
   TbqRecord rec;
 
-  atomic_store (&rt->tid, current_tid ());
   rt->st = read_record (rt->r, &rec, EVENTUALLY_NS);
   if (rt->st == TBQ_OK)
     rt->seq = record_seq (&rec);
@@ -325,6 +255,9 @@ on_demand_wake_moves_records_when_the_reader_starts_waiting (void)
   TbqRecord rec;
   CopierThread c;
   pthread_t th;
+  ReaderThread rt;
+  pthread_t rth;
+  uint64_t sleeps;
 
   tbq_config_init (&cfg);
   cfg.wake = TBQ_WAKE_ON_DEMAND;
@@ -333,39 +266,185 @@ on_demand_wake_moves_records_when_the_reader_starts_waiting (void)
   CHECK_OK (tbq_writer_new (q, &w));
   CHECK_OK (tbq_reader_new (q, &r));
   c.q = q;
-  atomic_init (&c.tid, 0);
   CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
-  WAIT_UNTIL (atomic_load (&c.tid) != 0);
-  wait_until_thread_sleeps (c.tid);
+  WAIT_UNTIL (stats_of (q).copier_sleeps >= 1);
 
-  /* Nobody waits for records: publishing does not wake the copier ... */
+  /* Nobody waits for records: publishing wakes nobody ... */
   CHECK_OK (write_seq (w, 0, 1));
-  sleep_ns (QUIET_NS);
+  CHECK_EQ (stats_of (q).writer_wakeups, 0);
   CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_EMPTY);
   /* ... and a reader that starts waiting gets them moved. */
   CHECK_OK (tbq_reader_wait (r, EVENTUALLY_NS));
   CHECK_OK (tbq_reader_next (r, &rec));
   CHECK_EQ (record_seq (&rec), 1);
-  /* While it waits, a publish wakes the copier. */
-  {
-    ReaderThread rt;
-    pthread_t rth;
-
-    rt.r = r;
-    atomic_init (&rt.tid, 0);
-    CHECK (pthread_create (&rth, NULL, reader_thread_main, &rt) == 0);
-    WAIT_UNTIL (atomic_load (&rt.tid) != 0);
-    wait_until_thread_sleeps (rt.tid);
-    wait_until_thread_sleeps (c.tid);
-    CHECK_OK (write_seq (w, 0, 2));
-    pthread_join (rth, NULL);
-    CHECK_OK (rt.st);
-    CHECK_EQ (rt.seq, 2);
-  }
+  /* While it waits, a publish wakes the reader, which moves the record. */
+  sleeps = stats_of (q).reader_sleeps;
+  rt.r = r;
+  CHECK (pthread_create (&rth, NULL, reader_thread_main, &rt) == 0);
+  WAIT_UNTIL (stats_of (q).reader_sleeps > sleeps);
+  CHECK_OK (write_seq (w, 0, 2));
+  pthread_join (rth, NULL);
+  CHECK_OK (rt.st);
+  CHECK_EQ (rt.seq, 2);
 
   tbq_queue_interrupt (q);
   pthread_join (th, NULL);
   tbq_queue_free (q, NULL, NULL);
+}
+
+/* ---- coalescing ---- */
+
+/* A bound no test waits for: a nap ends before it only when something
+ * asks for delivery. */
+#define LONG_BOUND_NS (60 * SEC_NS)
+
+/* A reader thread that reads records until `stop`, in order. */
+typedef struct
+{
+  TbqReader *r;
+  _Atomic uint64_t got;
+  _Atomic int stop;
+  bool in_order;
+} ReadLoop;
+
+static void *
+read_loop_main (void *arg)
+{
+  ReadLoop *l = arg;
+  TbqRecord rec;
+
+  while (!atomic_load (&l->stop)) {
+    if (tbq_reader_next (l->r, &rec) == TBQ_OK) {
+      if (record_seq (&rec) != atomic_load (&l->got))
+        l->in_order = false;
+      atomic_fetch_add (&l->got, 1);
+      continue;
+    }
+    if (tbq_reader_wait (l->r, -1) == TBQ_INTERRUPTED)
+      break;
+  }
+  return NULL;
+}
+
+typedef struct
+{
+  Fixture f;
+  ReadLoop loop;
+  pthread_t th;
+  uint64_t written;
+} NapFixture;
+
+/* A queue with on-demand wake and a long bound, no copier thread, and a
+ * reader thread that is napping when this returns: records are written
+ * one at a time, each read before the next, until the reader naps
+ * (their gaps are far below half the bound, whatever the machine). */
+static void
+nap_fixture_open (NapFixture * n, size_t block)
+{
+  TbqConfig cfg;
+
+  small_config (&cfg, block);
+  cfg.source.min_blocks = cfg.source.max_blocks = 4;
+  cfg.source.max_idle_blocks = 4;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  cfg.max_coalesce_ns = LONG_BOUND_NS;
+  n->f.q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (n->f.q, &n->f.w));
+  CHECK_OK (tbq_reader_new (n->f.q, &n->f.r));
+  n->loop.r = n->f.r;
+  atomic_init (&n->loop.got, 0);
+  atomic_init (&n->loop.stop, 0);
+  n->loop.in_order = true;
+  n->written = 0;
+  CHECK (pthread_create (&n->th, NULL, read_loop_main, &n->loop) == 0);
+  /* With no copier thread every record is moved by the waiting reader.
+   * The last one may be caught by the first nap: it arrives at a flush. */
+  while (stats_of (n->f.q).reader_naps == 0) {
+    CHECK (n->written < 1000);
+    CHECK_OK (write_seq (n->f.w, 0, n->written++));
+    WAIT_UNTIL (atomic_load (&n->loop.got) == n->written
+        || stats_of (n->f.q).reader_naps > 0);
+  }
+}
+
+static void
+nap_fixture_close (NapFixture * n)
+{
+  atomic_store (&n->loop.stop, 1);
+  tbq_reader_wake (n->f.r);
+  pthread_join (n->th, NULL);
+  CHECK (n->loop.in_order);
+  tbq_queue_free (n->f.q, NULL, NULL);
+}
+
+static void
+publishing_makes_no_wake_up_while_the_reader_naps (void)
+{
+  NapFixture n;
+  TbqStats st;
+  TbqSession s;
+  uint64_t next;
+
+  nap_fixture_open (&n, 4096);
+  st = stats_of (n.f.q);
+  CHECK_EQ (st.reader_naps, 1);
+  /* By write and by session: no system call, nothing moved. */
+  CHECK_OK (write_seq (n.f.w, 0, n.written++));
+  tbq_session_begin (n.f.w, &s);
+  next = n.written++;
+  CHECK_OK (tbq_session_write (&s, 0, &next, sizeof next));
+  tbq_session_end (&s);
+  CHECK_EQ (stats_of (n.f.q).writer_wakeups, st.writer_wakeups);
+  CHECK_EQ (stats_of (n.f.q).reader_naps_woken, 0);
+  /* A flush ends the nap: both records arrive long before the deadline
+   * (the nap is counted as ended early, not at its deadline). */
+  tbq_writer_flush (n.f.w);
+  WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
+  CHECK_EQ (stats_of (n.f.q).reader_naps_woken, 1);
+  nap_fixture_close (&n);
+}
+
+/* Half the source pool sealed wakes the copier thread, napping reader or
+ * not; the records it publishes end the nap. */
+static void
+a_writer_short_of_blocks_ends_a_nap_through_the_copier (void)
+{
+  NapFixture n;
+  const uint64_t per_block = (256 - TBQ_BLOCK_HEADER_SIZE)
+      / TBQ_RECORD_SPAN (8);
+  uint64_t wakeups, i, target;
+
+  nap_fixture_open (&n, 256);
+  CHECK_OK (tbq_queue_start (n.f.q));
+  WAIT_UNTIL (stats_of (n.f.q).copier_sleeps >= 1);
+  wakeups = stats_of (n.f.q).writer_wakeups;
+  /* Seal one block: half the pool is not sealed yet, no wake-up. */
+  target = n.written + per_block - (n.written % per_block) + 1;
+  while (n.written < target)
+    CHECK_OK (write_seq (n.f.w, 0, n.written++));
+  CHECK_EQ (stats_of (n.f.q).writer_wakeups, wakeups);
+  /* The second sealed block (half of four) wakes the copier, which moves
+   * the sealed blocks: they arrive long before the nap's deadline. */
+  for (i = 0; i < per_block; i++)
+    CHECK_OK (write_seq (n.f.w, 0, n.written++));
+  WAIT_UNTIL (atomic_load (&n.loop.got) >= 2 * per_block);
+  CHECK (stats_of (n.f.q).reader_naps_woken >= 1);
+  tbq_writer_flush (n.f.w);
+  WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
+  nap_fixture_close (&n);
+}
+
+static void
+interrupt_ends_a_nap (void)
+{
+  NapFixture n;
+
+  nap_fixture_open (&n, 4096);
+  tbq_queue_interrupt (n.f.q);
+  /* The reader thread leaves its loop on the interrupt. */
+  pthread_join (n.th, NULL);
+  CHECK_EQ (stats_of (n.f.q).reader_naps_woken, 1);
+  tbq_queue_free (n.f.q, NULL, NULL);
 }
 
 /* A waiting reader that cannot pull a record itself because the sink pool
@@ -404,10 +483,8 @@ on_demand_reader_gets_a_record_that_needs_a_new_sink_block (void)
   /* The copier sleeps; the next record is published in the writer's
    * current block. */
   c.q = q;
-  atomic_init (&c.tid, 0);
   CHECK (pthread_create (&th, NULL, copier_thread_main, &c) == 0);
-  WAIT_UNTIL (atomic_load (&c.tid) != 0);
-  wait_until_thread_sleeps (c.tid);
+  WAIT_UNTIL (stats_of (q).copier_sleeps >= 1);
   CHECK_OK (write_seq (w, 0, per_block));
   CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
   CHECK_EQ (record_seq (&rec), per_block);
@@ -416,7 +493,7 @@ on_demand_reader_gets_a_record_that_needs_a_new_sink_block (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
-/* With lazy and on-demand wake a copier pass moves sealed blocks but not
+/* With on-demand wake a copier pass moves sealed blocks but not
  * the block the writer is still filling (following the writer through it
  * would share every line it writes), until a flush asks for it; with
  * immediate wake it moves everything published. */
@@ -436,11 +513,9 @@ check_current_block_pickup (TbqWakePolicy wake, bool follows_writer)
 
   small_config (&cfg, 256);
   cfg.wake = wake;
-  cfg.pickup_interval_ns = 60 * SEC_NS;
   q = queue_new_or_fail (&cfg);
   CHECK_OK (tbq_writer_new (q, &w));
   CHECK_OK (tbq_reader_new (q, &r));
-  /* A lazy copier's first pass is its first pickup: take it now. */
   CHECK_STATUS (tbq_copier_step (q, 0), TBQ_TIMEOUT);
   for (i = 0; i < total; i++)
     CHECK_OK (write_seq (w, 0, i));
@@ -469,12 +544,6 @@ on_demand_copier_moves_sealed_blocks_but_not_the_current_block (void)
 }
 
 static void
-lazy_copier_moves_the_current_block_only_at_the_pickup_interval (void)
-{
-  check_current_block_pickup (TBQ_WAKE_LAZY, false);
-}
-
-static void
 immediate_copier_moves_the_current_block_at_once (void)
 {
   check_current_block_pickup (TBQ_WAKE_IMMEDIATE, true);
@@ -485,13 +554,13 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (at_handoff_policy_delivers_nothing_before_flush),
     TAP_TEST (at_handoff_policy_publishes_at_block_handoff),
     TAP_TEST (writer_can_override_the_publish_policy),
-    TAP_TEST (lazy_wake_delivers_a_quiet_record_without_further_writes),
     TAP_TEST (immediate_wake_delivers_a_quiet_record_without_further_writes),
-    TAP_TEST (lazy_wake_publish_does_not_wake_a_sleeping_copier),
-    TAP_TEST (lazy_wake_still_wakes_the_copier_at_block_handoff),
     TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader),
+    TAP_TEST (coalescing_delivers_a_quiet_record_to_a_waiting_reader),
     TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting),
+    TAP_TEST (publishing_makes_no_wake_up_while_the_reader_naps),
+    TAP_TEST (a_writer_short_of_blocks_ends_a_nap_through_the_copier),
+    TAP_TEST (interrupt_ends_a_nap),
     TAP_TEST (on_demand_reader_gets_a_record_that_needs_a_new_sink_block),
     TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
-    TAP_TEST (lazy_copier_moves_the_current_block_only_at_the_pickup_interval),
     TAP_TEST (immediate_copier_moves_the_current_block_at_once))

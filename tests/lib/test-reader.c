@@ -106,7 +106,6 @@ typedef struct
 {
   TbqReader *r;
   int64_t timeout_ns;
-  _Atomic pid_t tid;
   TbqStatus st;
 } WaitArgs;
 
@@ -115,20 +114,21 @@ wait_main (void *arg)
 {
   WaitArgs *a = arg;
 
-  atomic_store (&a->tid, current_tid ());
   a->st = tbq_reader_wait (a->r, a->timeout_ns);
   return NULL;
 }
 
+/* A thread waiting in tbq_reader_wait(); returns once it sleeps there. */
 static void
-start_waiter (WaitArgs * a, pthread_t * th, TbqReader * r, int64_t timeout)
+start_waiter (WaitArgs * a, pthread_t * th, Fixture * f, int64_t timeout)
 {
-  a->r = r;
+  uint64_t sleeps = stats_of (f->q).reader_sleeps;
+
+  a->r = f->r;
   a->timeout_ns = timeout;
-  atomic_init (&a->tid, 0);
   a->st = TBQ_EMPTY;
   CHECK (pthread_create (th, NULL, wait_main, a) == 0);
-  WAIT_UNTIL (atomic_load (&a->tid) != 0);
+  WAIT_UNTIL (stats_of (f->q).reader_sleeps > sleeps);
 }
 
 static void
@@ -143,8 +143,7 @@ reader_wait_returns_when_data_arrives (void)
   tbq_config_init (&cfg);
   fixture_open (&f, &cfg);
   CHECK_OK (tbq_queue_start (f.q));
-  start_waiter (&a, &th, f.r, EVENTUALLY_NS);
-  wait_until_thread_sleeps (a.tid);
+  start_waiter (&a, &th, &f, EVENTUALLY_NS);
   CHECK_OK (write_seq (f.w, 0, 42));
   pthread_join (th, NULL);
   CHECK_OK (a.st);
@@ -196,8 +195,7 @@ reader_wake_makes_a_pending_wait_return (void)
 
   tbq_config_init (&cfg);
   fixture_open (&f, &cfg);
-  start_waiter (&a, &th, f.r, -1);
-  wait_until_thread_sleeps (a.tid);
+  start_waiter (&a, &th, &f, -1);
   tbq_reader_wake (f.r);
   pthread_join (th, NULL);
   CHECK_OK (a.st);
@@ -430,7 +428,6 @@ typedef struct
 {
   TbqReader *r;
   uint32_t key;
-  _Atomic pid_t tid;
   TbqStatus st;
 } SleepArgs;
 
@@ -439,7 +436,6 @@ sleep_main (void *arg)
 {
   SleepArgs *a = arg;
 
-  atomic_store (&a->tid, current_tid ());
   a->st = tbq_reader_sleep (a->r, a->key, EVENTUALLY_NS);
   return NULL;
 }
@@ -452,6 +448,7 @@ reader_sleep_returns_once_records_are_published_after_the_key (void)
   pthread_t th;
   TbqRecord rec;
   uint32_t key;
+  uint64_t sleeps;
 
   fixture_open_small (&f);
   /* Published after the key was taken: the sleep returns at once. */
@@ -468,10 +465,9 @@ reader_sleep_returns_once_records_are_published_after_the_key (void)
   /* A sleeper is woken by the copier's next publish. */
   a.r = f.r;
   a.key = tbq_reader_prepare_wait (f.r);
-  atomic_init (&a.tid, 0);
+  sleeps = stats_of (f.q).reader_sleeps;
   CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
-  WAIT_UNTIL (atomic_load (&a.tid) != 0);
-  wait_until_thread_sleeps (a.tid);
+  WAIT_UNTIL (stats_of (f.q).reader_sleeps > sleeps);
   write_full (f.w, 1);
   copier_step_or_fail (f.q);
   pthread_join (th, NULL);
@@ -486,23 +482,22 @@ reader_sleep_returns_on_wake_and_on_interrupt (void)
   Fixture f;
   SleepArgs a;
   pthread_t th;
+  uint64_t sleeps;
 
   fixture_open_small (&f);
   a.r = f.r;
   a.key = tbq_reader_prepare_wait (f.r);
-  atomic_init (&a.tid, 0);
+  sleeps = stats_of (f.q).reader_sleeps;
   CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
-  WAIT_UNTIL (atomic_load (&a.tid) != 0);
-  wait_until_thread_sleeps (a.tid);
+  WAIT_UNTIL (stats_of (f.q).reader_sleeps > sleeps);
   tbq_reader_wake (f.r);
   pthread_join (th, NULL);
   CHECK_OK (a.st);
 
-  atomic_store (&a.tid, 0);
   a.key = tbq_reader_prepare_wait (f.r);
+  sleeps = stats_of (f.q).reader_sleeps;
   CHECK (pthread_create (&th, NULL, sleep_main, &a) == 0);
-  WAIT_UNTIL (atomic_load (&a.tid) != 0);
-  wait_until_thread_sleeps (a.tid);
+  WAIT_UNTIL (stats_of (f.q).reader_sleeps > sleeps);
   tbq_queue_interrupt (f.q);
   pthread_join (th, NULL);
   CHECK_STATUS (a.st, TBQ_INTERRUPTED);

@@ -49,6 +49,7 @@ typedef struct
   double share;                 /* of CI_RECORDS / LONG_RECORDS */
   uint32_t large_every;         /* one record in this many is large */
   uint32_t large_cap;           /* large records: up to this (CI run) */
+  int64_t coalesce_ns;          /* TbqConfig.max_coalesce_ns */
 } Mode;
 
 /* ---- records ---- */
@@ -358,6 +359,7 @@ run_new (const Mode * m)
   cfg.publish = m->publish;
   cfg.publish_every = m->publish_every;
   cfg.wake = m->wake;
+  cfg.max_coalesce_ns = m->coalesce_ns;
 
   run = calloc (1, sizeof *run);
   CHECK (run != NULL);
@@ -465,55 +467,63 @@ run_mode (const Mode * m)
 static const Mode block_default = {
   "block, defaults", TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0,
   TBQ_WAKE_IMMEDIATE, false, false, true,
-  4096, 4, 65536, 4, 4096, 1.0, 256, 65536
+  4096, 4, 65536, 4, 4096, 1.0, 256, 65536, 0
 };
 
 static const Mode drop_tiny_pools = {
   "drop, 2 x 128 B source, 2 x 128 B sink", TBQ_BACKPRESSURE_DROP,
   TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE, false, false, true,
-  128, 2, 128, 2, 2, 0.5, 64, 65536
+  128, 2, 128, 2, 2, 0.5, 64, 65536, 0
 };
 
 static const Mode block_tiny_pools_sessions = {
   "block, sessions, 2 x 128 B source, 2..4 x 192 B sink",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE,
-  true, false, true, 128, 2, 192, 2, 4, 0.15, 64, 65536
+  true, false, true, 128, 2, 192, 2, 4, 0.15, 64, 65536, 0
 };
 
-static const Mode drop_lazy_every_n = {
-  "drop, lazy wake, publish every 7, 3 x 512 B source, 3 x 1 KiB sink",
-  TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_N, 7, TBQ_WAKE_LAZY, false,
-  false, true, 512, 3, 1024, 3, 3, 0.5, 128, 65536
+static const Mode drop_coalescing_every_n = {
+  "drop, coalescing within 100 us, publish every 7, 3 x 512 B source, "
+      "3 x 1 KiB sink",
+  TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_N, 7, TBQ_WAKE_ON_DEMAND, false,
+  false, true, 512, 3, 1024, 3, 3, 0.5, 128, 65536, 100000
 };
 
-static const Mode block_lazy_handoff_consumer = {
-  "block, lazy wake, publish at hand-off, callback consumer",
-  TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_AT_HANDOFF, 0, TBQ_WAKE_LAZY, false,
-  true, false, 1024, 2, 4096, 2, 8, 0.75, 128, 65536
+static const Mode block_coalescing_handoff_consumer = {
+  "block, coalescing within 1 ms, publish at hand-off, callback consumer",
+  TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_AT_HANDOFF, 0, TBQ_WAKE_ON_DEMAND,
+  false, true, false, 1024, 2, 4096, 2, 8, 0.75, 128, 65536, 1000000
+};
+
+static const Mode block_coalescing_sessions = {
+  "block, sessions, coalescing within 20 us, 4 x 1 KiB source, 2..6 x 4 KiB "
+      "sink",
+  TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
+  true, false, true, 1024, 4, 4096, 2, 6, 0.5, 128, 65536, 20000
 };
 
 static const Mode drop_sessions_on_demand = {
   "drop, sessions, on-demand wake, 4 x 1 KiB source, 2 x 4 KiB sink",
   TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  true, false, true, 1024, 4, 4096, 2, 2, 0.5, 128, 65536
+  true, false, true, 1024, 4, 4096, 2, 2, 0.5, 128, 65536, 0
 };
 
 static const Mode block_sessions_large_records = {
   "block, sessions, large records up to 1 MiB, 2 MiB sink budget",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_IMMEDIATE,
-  true, false, true, 4096, 4, 65536, 4, 32, 0.005, 8, 1 << 20
+  true, false, true, 4096, 4, 65536, 4, 32, 0.005, 8, 1 << 20, 0
 };
 
 static const Mode drop_large_records_on_demand = {
   "drop, on-demand wake, large records up to 256 KiB, 1 MiB sink budget",
   TBQ_BACKPRESSURE_DROP, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  false, false, true, 4096, 4, 65536, 2, 16, 0.1, 16, 256 << 10
+  false, false, true, 4096, 4, 65536, 2, 16, 0.1, 16, 256 << 10, 0
 };
 
 static const Mode block_on_demand_tiny_pools = {
   "block, on-demand wake, 2 x 256 B source, 3 x 256 B sink",
   TBQ_BACKPRESSURE_BLOCK, TBQ_PUBLISH_EVERY_RECORD, 0, TBQ_WAKE_ON_DEMAND,
-  false, false, true, 256, 2, 256, 3, 3, 0.2, 64, 65536
+  false, false, true, 256, 2, 256, 3, 3, 0.2, 64, 65536, 0
 };
 
 static void
@@ -535,15 +545,21 @@ stress_block_tiny_pools_sessions (void)
 }
 
 static void
-stress_drop_lazy_wake_publish_every_n (void)
+stress_drop_coalescing_publish_every_n (void)
 {
-  run_mode (&drop_lazy_every_n);
+  run_mode (&drop_coalescing_every_n);
 }
 
 static void
-stress_block_lazy_wake_publish_at_handoff_callback_consumer (void)
+stress_block_coalescing_publish_at_handoff_callback_consumer (void)
 {
-  run_mode (&block_lazy_handoff_consumer);
+  run_mode (&block_coalescing_handoff_consumer);
+}
+
+static void
+stress_block_coalescing_sessions (void)
+{
+  run_mode (&block_coalescing_sessions);
 }
 
 static void
@@ -577,8 +593,9 @@ main (int argc, char **argv)
     TAP_TEST (stress_block_default),
     TAP_TEST (stress_drop_tiny_pools),
     TAP_TEST (stress_block_tiny_pools_sessions),
-    TAP_TEST (stress_drop_lazy_wake_publish_every_n),
-    TAP_TEST (stress_block_lazy_wake_publish_at_handoff_callback_consumer),
+    TAP_TEST (stress_drop_coalescing_publish_every_n),
+    TAP_TEST (stress_block_coalescing_publish_at_handoff_callback_consumer),
+    TAP_TEST (stress_block_coalescing_sessions),
     TAP_TEST (stress_drop_sessions_on_demand_wake),
     TAP_TEST (stress_block_on_demand_wake_tiny_pools),
     TAP_TEST (stress_block_sessions_large_records),

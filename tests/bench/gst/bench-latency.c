@@ -14,8 +14,9 @@
  *   falls behind (blocked by a full queue) pushes the late buffers at once.
  *   X uses its default properties (queue: 200 buffers / 10 MB / 1 s;
  *   tbqueue: the same level limits) apart from the variants' own:
- *   tbqueue (pickup-interval=0: a sleeping copy task is woken when
- *   downstream waits for data) and tbqueue-pickup100us / -pickup1ms.
+ *   tbqueue (its default max-coalesce-latency: woken per buffer while
+ *   buffers are sparse, napping within the bound while they are dense)
+ *   and tbqueue-nocoalesce (max-coalesce-latency=0: woken per buffer).
  *   Contenders take turns, in an order that rotates from run to run: one
  *   segment of `samples` buffers each (plus 2 %, at least 10, of warm-up
  *   buffers not counted), a new element per segment.
@@ -28,7 +29,7 @@
  *
  * OPTIONS  --rates 100,1000,10000,100000,0  (0 = unpaced)
  *          --samples 100:500,1000:5000,10000:20000,100000:100000,0:200000
- *          --contenders queue,tbqueue,tbqueue-pickup100us,tbqueue-pickup1ms
+ *          --contenders queue,tbqueue,tbqueue-nocoalesce
  */
 #include "gst-bench.h"
 
@@ -123,7 +124,7 @@ gb_latency_main (GbCommon * c, int argc, char **argv)
   const gchar *rates_s = "100,1000,10000,100000,0";
   const gchar *samples_s =
       "100:500,1000:5000,10000:20000,100000:100000,0:200000";
-  const gchar *names = "queue,tbqueue,tbqueue-pickup100us,tbqueue-pickup1ms";
+  const gchar *names = "queue,tbqueue,tbqueue-nocoalesce";
   const GbContender *cont[16];
   gint ncont, i, k, run, ri, ncells = 0, failures = 0;
   gchar **rates;

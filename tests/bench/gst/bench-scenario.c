@@ -15,7 +15,10 @@
  *   lost), process CPU % (getrusage, all threads, from the first push until
  *   the last buffer is verified; 100 % = one CPU) and the same CPU time per
  *   buffer pushed (cpu_us_per_buffer), the pushing thread's own
- *   CPU %, p50/p99 latency, peak RSS (VmHWM, reset through
+ *   CPU %, the CPU time per buffer of every other thread
+ *   (others_cpu_us_per_buffer: the queue's threads and downstream; the
+ *   pusher's spinning at 100 kHz and more is left out), p50/p99 latency,
+ *   peak RSS (VmHWM, reset through
  *   /proc/self/clear_refs before each rate) and its rise over the RSS at
  *   the start of the rate.
  *   Each contender runs in a process of its own (RSS and CPU are per
@@ -26,7 +29,7 @@
  * a whole CPU whatever the queue; the consumer only verifies.
  *
  * OPTIONS  --rates 100,1000,10000,100000,1000000  --duration-ms 2000
- *          --contenders queue,tbqueue
+ *          --contenders queue,tbqueue,tbqueue-nocoalesce
  */
 #include "gst-bench.h"
 
@@ -85,13 +88,14 @@ child_main (GbCommon * c, const gchar * name, const gchar * rates_s,
     gb_percentiles (lat.lat_ns, n, &p50, &p99, &p999);
     printf ("row,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
         G_GUINT64_FORMAT ",%.1f,%.4f,%.1f,%.4f,%.1f,%.3f,%.3f,%.3f,%"
-        G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d\n", rate, n,
+        G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%.4f\n", rate, n,
         ok ? gb_link_received (l) : 0,
         (double) (n - 1) * 1e9 / (double) (t_last - t0),
         (t_end - t0) / 1e9, (cpu1 - cpu0) / ((t_end - t0) / 1e9) * 100,
         (cpu1 - cpu0) / (double) n * 1e6,
         (pcpu1 - pcpu0) / ((t_last - t0) / 1e9) * 100, p50 / 1e3,
-        p99 / 1e3, p999 / 1e3, rss0, peak, ok);
+        p99 / 1e3, p999 / 1e3, rss0, peak, ok,
+        ((cpu1 - cpu0) - (pcpu1 - pcpu0)) / (double) n * 1e6);
     gb_link_free (l);
     g_free (lat.lat_ns);
   }
@@ -106,6 +110,8 @@ typedef struct
   gint order;
   guint64 rate, pushed, delivered;
   double achieved, seconds, cpu_pct, cpu_us, pusher_cpu_pct, p50, p99, p999;
+  double others_cpu_us;         /* CPU per buffer of every thread but the
+                                 * pushing one */
   guint64 rss0, peak;
   gboolean ok;
 } Row;
@@ -114,7 +120,7 @@ int
 gb_scenario_main (GbCommon * c, int argc, char **argv)
 {
   const gchar *rates_s = "100,1000,10000,100000,1000000";
-  const gchar *names = "queue,tbqueue";
+  const gchar *names = "queue,tbqueue,tbqueue-nocoalesce";
   const gchar *child = NULL;
   guint duration_ms = 0;
   const GbContender *cont[16];
@@ -180,10 +186,11 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
           continue;
         if (sscanf (lines[li] + 4, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                 ",%" G_GUINT64_FORMAT ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%"
-                G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d", &r->rate,
+                G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%lf", &r->rate,
                 &r->pushed, &r->delivered, &r->achieved, &r->seconds,
                 &r->cpu_pct, &r->cpu_us, &r->pusher_cpu_pct, &r->p50,
-                &r->p99, &r->p999, &r->rss0, &r->peak, &okv) != 14)
+                &r->p99, &r->p999, &r->rss0, &r->peak, &okv,
+                &r->others_cpu_us) != 15)
           continue;
         r->run = run;
         r->contender = ck;
@@ -208,17 +215,18 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
   if ((f = gb_out_open (c, "runs.csv"))) {
     fprintf (f, "run,contender,order,target_hz,pushed,delivered,achieved_hz,"
         "delivered_pct,seconds,cpu_pct,cpu_us_per_buffer,pusher_cpu_pct,"
-        "p50_us,p99_us,p999_us,rss_start_bytes,peak_rss_bytes,ok\n");
+        "p50_us,p99_us,p999_us,rss_start_bytes,peak_rss_bytes,ok,"
+        "others_cpu_us_per_buffer\n");
     for (i = 0; i < nrows; i++) {
       Row *r = &rows[i];
 
       fprintf (f, "%d,%s,%d,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
           G_GUINT64_FORMAT ",%.1f,%.3f,%.4f,%.1f,%.4f,%.1f,%.3f,%.3f,%.3f,%"
-          G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d\n", r->run,
+          G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%.4f\n", r->run,
           r->contender->name, r->order, r->rate, r->pushed, r->delivered,
           r->achieved, 100.0 * r->delivered / r->pushed, r->seconds,
           r->cpu_pct, r->cpu_us, r->pusher_cpu_pct, r->p50, r->p99, r->p999,
-          r->rss0, r->peak, r->ok);
+          r->rss0, r->peak, r->ok, r->others_cpu_us);
     }
     fclose (f);
   }

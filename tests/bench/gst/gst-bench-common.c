@@ -534,11 +534,9 @@ const GbContender gb_contenders[] = {
       "tbqueue, transfer=copy (copies every buffer)"},
   {"tbqueue-ref", "tbqueue", "transfer=reference",
       "tbqueue, transfer=reference (queues the GstBuffers themselves)"},
-  {"tbqueue-pickup100us", "tbqueue", "pickup-interval=100000",
-      "tbqueue, pickup-interval=100000 (no wake-up system call on push; the "
-        "copy task polls every 100 us)"},
-  {"tbqueue-pickup1ms", "tbqueue", "pickup-interval=1000000",
-      "tbqueue, pickup-interval=1000000 (copy task polls every 1 ms)"},
+  {"tbqueue-nocoalesce", "tbqueue", "max-coalesce-latency=0",
+      "tbqueue, max-coalesce-latency=0 (the src task is woken per buffer "
+        "whenever it waits, as before coalescing)"},
   {NULL, NULL, NULL, NULL},
 };
 
@@ -685,7 +683,8 @@ gb_tbqueue_stats_brief (GstElement * e)
   static const gchar *fields[] = { "source-pool-full", "pressure-waits",
     "sink-pressure-waits", "handoffs", "copier-passes", "copier-wakeups",
     "underruns", "level-waits", "sink-allocations", "sink-releases",
-    "sink-blocks-peak", NULL
+    "sink-blocks-peak", "upstream-wakeups", "src-sleeps", "src-naps",
+    "src-naps-woken", NULL
   };
   GstStructure *s = NULL;
   GString *out = g_string_new ("");
@@ -804,6 +803,9 @@ pin_sync_handler (GstBus * bus, GstMessage * msg, gpointer user_data)
       pthread_setaffinity_np (pthread_self (), sizeof set, &set);
     }
   }
+  /* A sync handler that drops a message frees it (else every message,
+   * and the element it names, would stay referenced). */
+  gst_message_unref (msg);
   return GST_BUS_DROP;
 }
 
