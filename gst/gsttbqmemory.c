@@ -3,11 +3,18 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Downstream gets buffers whose bytes stay where the copy task put them (no
- * third copy).  Each memory holds a reference to its sink block; the block
- * returns to the sink pool when its last record's memory is freed.  A record's
- * bytes belong to that memory alone, so the usual GStreamer writability rules
- * apply unchanged; copies go to system memory.
+ * Downstream gets buffers whose bytes stay where libtbq put them (no third
+ * copy): in a sink block, or in the extent of a large record.  Each memory
+ * holds a reference to its block (or extent); it returns to the sink pool
+ * when its last memory is freed.  A record's bytes belong to its memories
+ * alone, so the usual GStreamer writability rules apply unchanged; copies
+ * go to system memory.
+ *
+ * A buffer of several memories becomes several *parts* of one memory (their
+ * GstMemory parent) covering the whole record: adjacent parts of one parent
+ * are a span, so mapping the whole buffer shares the parent instead of
+ * merging the parts into a copy, and each part stays writable in place (the
+ * parent, locked by its parts, is never written).
  */
 #include "gsttbqmemory.h"
 
@@ -49,6 +56,15 @@ tbq_free (GstAllocator * allocator, GstMemory * mem)
   g_slice_free (GstTbqMemory, tm);
 }
 
+/* The alignment (a mask, as GstMemory.align) the bytes at `data` have, as
+ * far as anyone may rely on: records are 8-byte aligned, the payload of a
+ * large record 64-byte aligned. */
+static inline gsize
+data_align (const guint8 * data)
+{
+  return ((guintptr) data & 63) == 0 ? 63 : 7;
+}
+
 static GstTbqMemory *
 tbq_memory_make (TbqBlock * block, guint8 * data, GstMemory * parent,
     gsize maxsize, gsize offset, gsize size, GstMemoryFlags flags)
@@ -56,7 +72,7 @@ tbq_memory_make (TbqBlock * block, guint8 * data, GstMemory * parent,
   GstTbqMemory *tm = g_slice_new (GstTbqMemory);
 
   gst_memory_init (GST_MEMORY_CAST (tm), flags, tbq_allocator, parent,
-      maxsize, 7, offset, size);
+      maxsize, data_align (data + offset), offset, size);
   tbq_block_ref (block);
   tm->block = block;
   tm->data = data;
@@ -165,6 +181,17 @@ gst_tbq_memory_new (TbqBlock * block, gpointer data, gsize size)
 {
   return GST_MEMORY_CAST (tbq_memory_make (block, data, NULL, size, 0, size,
           0));
+}
+
+GstMemory *
+gst_tbq_memory_new_part (GstMemory * whole, gsize offset, gsize size)
+{
+  GstTbqMemory *tm = (GstTbqMemory *) whole;
+
+  g_return_val_if_fail (whole->parent == NULL, NULL);
+  g_return_val_if_fail (offset + size <= whole->size, NULL);
+  return GST_MEMORY_CAST (tbq_memory_make (tm->block, tm->data, whole,
+          whole->maxsize, whole->offset + offset, size, 0));
 }
 
 gboolean

@@ -16,9 +16,16 @@ G_BEGIN_DECLS
 
 void gst_tbq_memory_init_once (void);
 
-/* Wrap `size` bytes at `data` inside sink block `block`; the memory holds a
- * reference to the block (taken here) until it is freed. */
+/* Wrap `size` bytes at `data` inside sink block (or extent) `block`; the
+ * memory holds a reference to the block (taken here) until it is freed. */
 GstMemory *gst_tbq_memory_new (TbqBlock * block, gpointer data, gsize size);
+
+/* A memory over `size` bytes from `offset` of `whole` (made by
+ * gst_tbq_memory_new), which it keeps as its parent: adjacent parts of one
+ * whole are a span (gst_memory_is_span), so that mapping them together
+ * shares the whole instead of copying. */
+GstMemory *gst_tbq_memory_new_part (GstMemory * whole, gsize offset,
+    gsize size);
 
 gboolean gst_tbq_memory_is_tbq (GstMemory * mem);
 

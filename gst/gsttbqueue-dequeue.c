@@ -370,14 +370,15 @@ gst_tbqueue_locked_leak_visible (GstTbQueue * tbq)
   }
 }
 
-/* qlock: leak the oldest items until the sink pool can take a block (a
- * sink block goes back to the pool once the reader has moved past it and
+/* qlock: leak the oldest items until the sink pool can take a record of
+ * `size` bytes: a block, or an extent for a frame (a sink block or an
+ * extent goes back to the pool once the reader has moved past it and
  * nothing downstream holds memory in it).  FALSE when nothing visible is
  * left and it still cannot. */
 gboolean
-gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq)
+gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq, guint32 size)
 {
-  while (!tbq_queue_sink_can_take (tbq->q))
+  while (!tbq_queue_sink_can_take_record (tbq->q, size))
     if (!locked_leak_one (tbq))
       return FALSE;
   return TRUE;

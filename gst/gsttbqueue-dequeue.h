@@ -29,7 +29,7 @@ void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
 void gst_tbqueue_locked_leak_item (GstTbQueue * tbq, GstMiniObject * item);
 void gst_tbqueue_locked_drop_partial (GstTbQueue * tbq, gboolean leak);
 gboolean gst_tbqueue_locked_leak_visible (GstTbQueue * tbq);
-gboolean gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq);
+gboolean gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq, guint32 size);
 
 void gst_tbqueue_locked_drain_visible (GstTbQueue * tbq);
 void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);

@@ -234,12 +234,13 @@ gst_tbqueue_locked_leak_pending (GstTbQueue * tbq)
 
 /* ---- with a full source pool ---- */
 
-/* Upstream thread, qlock: leak or drop a buffer that found the sink pool
- * full (an overrun).  GST_FLOW_OK when the sink pool can take a block
- * again (leaky=downstream made room), GST_FLOW_CUSTOM_SUCCESS to drop the
- * incoming data. */
+/* Upstream thread, qlock: leak or drop a buffer (a record of `size`
+ * bytes) that found the sink pool full (an overrun).  GST_FLOW_OK when the
+ * sink pool can take it again (leaky=downstream made room),
+ * GST_FLOW_CUSTOM_SUCCESS to drop the incoming data. */
 static GstFlowReturn
-locked_sink_overrun (GstTbQueue * tbq, gint leaky, gboolean * signalled)
+locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
+    gboolean * signalled)
 {
   if (!*signalled) {
     *signalled = TRUE;
@@ -251,7 +252,7 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, gboolean * signalled)
       return GST_TBQUEUE_FLOW (tbq);
   }
   if (leaky == GST_TBQUEUE_LEAK_DOWNSTREAM
-      && gst_tbqueue_locked_leak_for_sink (tbq))
+      && gst_tbqueue_locked_leak_for_sink (tbq, size))
     return GST_FLOW_OK;
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "sink pool full, leaking buffer on "
       "upstream end");
@@ -259,13 +260,15 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, gboolean * signalled)
   return GST_FLOW_CUSTOM_SUCCESS;
 }
 
-/* Upstream thread, leaky: `retry` (a write with DROP backpressure) found
- * the source pool full.  Wait for the copy task while the sink pool can
- * take a block; else it is an overrun.  GST_FLOW_OK once `retry` worked,
- * GST_FLOW_CUSTOM_SUCCESS to drop the incoming data, or the flow. */
+/* Upstream thread, leaky: `retry` (a write of a record of `size` bytes,
+ * with DROP backpressure) found the source pool full, or (a frame) no
+ * room for its extent.  Wait for the copy task while the sink pool can
+ * take the record; else it is an overrun.  GST_FLOW_OK once `retry`
+ * worked, GST_FLOW_CUSTOM_SUCCESS to drop the incoming data, or the
+ * flow. */
 static GstFlowReturn
-wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, GstTbqRetry retry,
-    gpointer data)
+wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
+    GstTbqRetry retry, gpointer data)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean signalled = FALSE;
@@ -281,8 +284,9 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, GstTbqRetry retry,
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
       return gst_tbqueue_write_failed (tbq, st);
     }
-    if (!tbq_queue_sink_can_take (tbq->q)) {
-      if ((ret = locked_sink_overrun (tbq, leaky, &signalled)) != GST_FLOW_OK)
+    if (!tbq_queue_sink_can_take_record (tbq->q, size)) {
+      if ((ret = locked_sink_overrun (tbq, leaky, size,
+                  &signalled)) != GST_FLOW_OK)
         break;
       continue;
     }
@@ -305,10 +309,11 @@ out_flushing:
  * source block, however long that takes (a flush or a state change
  * interrupts it).  When the sink pool is full that is an overrun. */
 static GstFlowReturn
-wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, GstTbqRetry retry,
-    gpointer data)
+wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
+    GstTbqRetry retry, gpointer data)
 {
-  gboolean overrun = is_buffer && !tbq_queue_sink_can_take (tbq->q);
+  gboolean overrun = is_buffer
+      && !tbq_queue_sink_can_take_record (tbq->q, size);
   TbqStatus st;
 
   if (overrun) {
@@ -326,20 +331,21 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, GstTbqRetry retry,
   return GST_FLOW_OK;
 }
 
-/* Upstream thread: `retry` (a write, with DROP backpressure) found no free
- * source block.  Wait for one, or leak as the leaky mode says when the
- * sink pool is full.  GST_FLOW_OK once `retry` succeeded,
+/* Upstream thread: `retry` (a write of a record of `size` bytes, with
+ * DROP backpressure) found no free source block, or (a frame) no room for
+ * its extent.  Wait for it, or leak as the leaky mode says when the sink
+ * pool cannot take the record.  GST_FLOW_OK once `retry` succeeded,
  * GST_FLOW_CUSTOM_SUCCESS when the incoming data is to be dropped, or the
  * flow that stopped it (GST_FLOW_ERROR when libtbq refused the write for
  * another reason). */
 GstFlowReturn
 gst_tbqueue_wait_for_source_block (GstTbQueue * tbq, gboolean is_buffer,
-    GstTbqRetry retry, gpointer data)
+    guint32 size, GstTbqRetry retry, gpointer data)
 {
   gint leaky = is_buffer ? TBQ_LOAD (tbq->leaky) : GST_TBQUEUE_NO_LEAK;
 
   publish_held (tbq);
   if (leaky == GST_TBQUEUE_NO_LEAK)
-    return wait_for_copier (tbq, is_buffer, retry, data);
-  return wait_for_copier_leaky (tbq, leaky, retry, data);
+    return wait_for_copier (tbq, is_buffer, size, retry, data);
+  return wait_for_copier_leaky (tbq, leaky, size, retry, data);
 }

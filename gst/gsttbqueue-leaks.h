@@ -16,7 +16,7 @@ typedef TbqStatus (*GstTbqRetry) (GstTbQueue * tbq, gpointer data);
 
 GstFlowReturn gst_tbqueue_make_room (GstTbQueue * tbq);
 GstFlowReturn gst_tbqueue_wait_for_source_block (GstTbQueue * tbq,
-    gboolean is_buffer, GstTbqRetry retry, gpointer data);
+    gboolean is_buffer, guint32 size, GstTbqRetry retry, gpointer data);
 void gst_tbqueue_locked_leak_after_change (GstTbQueue * tbq);
 void gst_tbqueue_locked_leak_pending (GstTbQueue * tbq);
 

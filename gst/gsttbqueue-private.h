@@ -105,6 +105,7 @@
 #include <sys/types.h>
 
 #include "gsttbqueue.h"
+#include "gsttbqrecord.h"
 #include "tbq.h"
 
 G_BEGIN_DECLS
@@ -131,7 +132,11 @@ typedef struct
   /* The upstream thread's. */
   _Atomic guint64 copied;       /* buffers written by value */
   _Atomic guint64 referenced;   /* buffers written by reference */
-  _Atomic guint64 copy_fallbacks;       /* transfer=copy buffers that had to be referenced */
+  _Atomic guint64 copy_fallbacks;       /* buffers transfer would copy that
+                                         * had to be referenced: */
+  _Atomic guint64 referenced_special;   /* special memory */
+  _Atomic guint64 referenced_meta;      /* a meta that cannot be copied */
+  _Atomic guint64 referenced_too_large; /* larger than the sink pool holds */
   _Atomic guint64 dropped_upstream;     /* buffers leaked on the upstream end */
   _Atomic guint64 overruns;
   _Atomic guint64 level_waits;  /* upstream waits for the level to drop */
@@ -211,7 +216,7 @@ struct _GstTbQueue
   TbqQueue *q;
   TbqWriter *writer;            /* the upstream thread's */
   TbqReader *reader;            /* under qlock; see WAITING FOR THE COPIER */
-  gsize max_copy;               /* largest payload a copy record carries */
+  GstTbqLimits limits;          /* what a copy record may be */
   gboolean batching;            /* publish-batch is not 1: the writer holds
                                  * records back until it publishes */
   _Atomic gboolean src_idle;    /* batching: the src task waits for data;
@@ -248,6 +253,10 @@ struct _GstTbQueue
   _Atomic guint64 in_items;
   _Atomic gint64 sinktime;      /* running time at the sink, or GST_CLOCK_STIME_NONE */
   _Atomic gboolean tail_is_buffer;      /* last item queued is a buffer */
+  gboolean special_caps;        /* the caps name memory other than system
+                                 * memory: no buffer is copied */
+  gboolean warned_too_large;    /* this stream had a buffer too large to
+                                 * copy (warned once per stream) */
   /* The sink side's copy of the src side's counters, refreshed only now and
    * then so that a buffer reads no other core's cache lines.  It is never
    * ahead of the real counters: a level computed from it is never below the

@@ -42,7 +42,8 @@ sink_reserve_slow (GstTbQueue * tbq, TbqStatus st, guint16 type,
 
   if (st != TBQ_DROPPED)
     return gst_tbqueue_write_failed (tbq, st);
-  return gst_tbqueue_wait_for_source_block (tbq, is_buffer, retry_reserve, &a);
+  return gst_tbqueue_wait_for_source_block (tbq, is_buffer, size,
+      retry_reserve, &a);
 }
 
 /* Reserve a record: GST_FLOW_OK, GST_FLOW_CUSTOM_SUCCESS when a leaky mode
@@ -59,57 +60,102 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
   return sink_reserve_slow (tbq, st, type, size, data, is_buffer);
 }
 
-/* The record a buffer becomes. */
-typedef struct
-{
-  guint16 type;                 /* GST_TBQ_RECORD_BUFFER_COPY or _REF */
-  guint32 info;                 /* copy: gst_tbq_record_copy_info (); ref:
-                                 * the list position */
-  guint32 size;                 /* bytes of the record */
-  gsize payload;                /* bytes of the buffer */
-} BufferRecord;
+/* ---- the copy decision ---- */
 
+/* Whether the transfer mode wants `buffer` copied: copy always; auto when
+ * giving it back at once matters (it belongs to a buffer pool, whose
+ * owner may be waiting for it) or it is small; reference never. */
 static inline gboolean
-sink_decide_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
-  gsize max = tbq->max_copy;
-  gboolean copy;
 
-  if (transfer == GST_TBQUEUE_TRANSFER_REFERENCE)
-    return FALSE;
   if (transfer == GST_TBQUEUE_TRANSFER_AUTO)
-    max = MIN (max, TBQ_LOAD (tbq->copy_threshold));
-  copy = gst_tbq_record_can_copy (buffer, size, max);
-  if (G_UNLIKELY (!copy && transfer == GST_TBQUEUE_TRANSFER_COPY))
-    TBQ_ADD (tbq->counters.copy_fallbacks, 1);
-  return copy;
+    return size <= TBQ_LOAD (tbq->copy_threshold) || buffer->pool != NULL;
+  return transfer == GST_TBQUEUE_TRANSFER_COPY;
 }
 
-/* `list`: the buffer's position in a buffer list (GST_TBQ_LIST_*) or 0. */
+/* Upstream thread: a buffer too large for the sink pool travels by
+ * reference; say so once per stream. */
+static void
+sink_warn_too_large (GstTbQueue * tbq, gsize size)
+{
+  guint64 sink_max;
+
+  if (tbq->warned_too_large)
+    return;
+  tbq->warned_too_large = TRUE;
+  GST_OBJECT_LOCK (tbq);
+  sink_max = tbq->sink_max_bytes;
+  GST_OBJECT_UNLOCK (tbq);
+  GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
+      ("A buffer of %" G_GSIZE_FORMAT " bytes is larger than the sink pool "
+          "can hold (sink-max-bytes %" G_GUINT64_FORMAT ": buffers of up to "
+          "about %" G_GSIZE_FORMAT " bytes); such buffers are queued by "
+          "reference, so their owner gets them back only once they are "
+          "pushed.", size, sink_max, tbq->limits.max_record),
+      ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes (the "
+          "buffer, plus two sink blocks of %u bytes) to copy them; keep "
+          "max-size-bytes at or above the frames that must queue.",
+          (guint64) size + 2 * (guint64) tbq->sink_block_size + 4096,
+          tbq->sink_block_size));
+}
+
+/* Upstream thread: the transfer mode wanted a copy that would lose
+ * something, or that the sink pool cannot hold: counted, referenced. */
+static G_NO_INLINE void
+sink_copy_refused (GstTbQueue * tbq, GstTbqCopyVerdict verdict, gsize size)
+{
+  TBQ_ADD (tbq->counters.copy_fallbacks, 1);
+  switch (verdict) {
+    case GST_TBQ_COPY_SPECIAL_MEMORY:
+      TBQ_ADD (tbq->counters.referenced_special, 1);
+      break;
+    case GST_TBQ_COPY_META:
+      TBQ_ADD (tbq->counters.referenced_meta, 1);
+      break;
+    default:
+      TBQ_ADD (tbq->counters.referenced_too_large, 1);
+      sink_warn_too_large (tbq, size);
+      break;
+  }
+}
+
+/* A copy record for `buffer`, if it can be copied without loss; else the
+ * reason is counted.  `list`: its position in a buffer list
+ * (GST_TBQ_LIST_*) or 0. */
+static inline gboolean
+sink_plan_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    guint32 list, GstTbqBufferPlan * r)
+{
+  GstTbqCopyVerdict verdict;
+
+  verdict = G_UNLIKELY (tbq->special_caps) ? GST_TBQ_COPY_SPECIAL_MEMORY :
+      gst_tbq_record_plan_copy (buffer, size, list, &tbq->limits, r);
+  if (G_LIKELY (verdict == GST_TBQ_COPY_OK))
+    return TRUE;
+  sink_copy_refused (tbq, verdict, size);
+  return FALSE;
+}
+
+/* The record `buffer` becomes, in a buffer list. */
 static inline void
 sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
-    guint32 list, BufferRecord * r)
+    guint32 list, GstTbqBufferPlan * r)
 {
-  r->payload = size;
-  if (sink_decide_copy (tbq, buffer, r->payload)) {
-    r->type = GST_TBQ_RECORD_BUFFER_COPY;
-    r->info = gst_tbq_record_copy_info (buffer, list);
-    r->size = (guint32) gst_tbq_record_copy_size (r->info, r->payload);
-  } else {
-    r->type = GST_TBQ_RECORD_BUFFER_REF;
-    r->info = list;
-    r->size = sizeof (GstTbqBufferRef);
-  }
+  if (sink_wants_copy (tbq, buffer, size)
+      && sink_plan_copy (tbq, buffer, size, list, r))
+    return;
+  gst_tbq_record_plan_ref (size, list, r);
 }
 
 /* Fill a reserved record; a reference record takes `buffer`'s reference. */
 static inline void
-sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
+sink_fill_record (GstTbQueue * tbq, void *rec, GstTbqBufferPlan * r,
     GstBuffer * buffer)
 {
   if (r->type == GST_TBQ_RECORD_BUFFER_COPY) {
-    gst_tbq_record_write_copy (rec, buffer, r->payload, r->info);
+    gst_tbq_record_write_copy (rec, r);
     TBQ_ADD (tbq->counters.copied, 1);
   } else {
     gst_tbq_record_write_buffer_ref (rec, buffer, r->info, r->payload);
@@ -117,28 +163,96 @@ sink_fill_record (GstTbQueue * tbq, void *rec, const BufferRecord * r,
   }
 }
 
-/* Write one buffer (owned) as its record. */
+static inline void
+sink_log_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
+    const gchar * how)
+{
+  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
+      G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, size,
+      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)), how);
+}
+
+/* Write one buffer (owned) by reference: the record takes it.  Part of
+ * the reference fast path: always inlined. */
+G_ALWAYS_INLINE static inline GstFlowReturn
+sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+{
+  GstFlowReturn ret;
+  void *rec;
+
+  sink_log_buffer (tbq, buffer, size, "reference");
+  ret = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_REF, sizeof (GstTbqBufferRef),
+      &rec, TRUE);
+  if (G_UNLIKELY (ret != GST_FLOW_OK))
+    return ret;
+  gst_tbq_record_write_buffer_ref (rec, buffer, 0, size);
+  TBQ_ADD (tbq->counters.referenced, 1);
+  tbq_writer_commit (tbq->writer);
+  return GST_FLOW_OK;
+}
+
+/* Write one buffer (owned) by value if it can be copied without loss; it
+ * goes back to upstream (its pool) while still hot.  Out of line: the
+ * plan is large, and a reference must not pay for its stack frame. */
+static G_NO_INLINE GstFlowReturn
+sink_write_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+{
+  GstTbqBufferPlan r;
+  GstFlowReturn ret;
+  void *rec;
+
+  if (G_UNLIKELY (!sink_plan_copy (tbq, buffer, size, 0, &r)))
+    return sink_write_ref (tbq, buffer, size);
+  sink_log_buffer (tbq, buffer, size, "copy");
+  ret = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY, r.size, &rec, TRUE);
+  if (G_UNLIKELY (ret != GST_FLOW_OK)) {
+    gst_tbq_record_plan_clear (&r);
+    return ret;
+  }
+  gst_tbq_record_write_copy (rec, &r);
+  TBQ_ADD (tbq->counters.copied, 1);
+  tbq_writer_commit (tbq->writer);
+  gst_buffer_unref (buffer);
+  return GST_FLOW_OK;
+}
+
+/* Write a small plain buffer (owned, its memory mapped in `map`) by
+ * value, as it is most of the time: no plan, no metas, inline. */
+static inline GstFlowReturn
+sink_write_small (GstTbQueue * tbq, GstBuffer * buffer, GstMapInfo * map)
+{
+  guint32 info = gst_tbq_record_small_info (buffer, 0);
+  GstFlowReturn ret;
+  void *rec;
+
+  sink_log_buffer (tbq, buffer, map->size, "copy");
+  ret = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY,
+      (guint32) gst_tbq_record_copy_size (info, map->size), &rec, TRUE);
+  if (G_UNLIKELY (ret != GST_FLOW_OK)) {
+    gst_memory_unmap (map->memory, map);
+    return ret;
+  }
+  gst_tbq_record_write_small (rec, buffer, map, info);
+  TBQ_ADD (tbq->counters.copied, 1);
+  tbq_writer_commit (tbq->writer);
+  gst_buffer_unref (buffer);
+  return GST_FLOW_OK;
+}
+
+/* Write one buffer (owned) as its record.  One test up front sends a
+ * small plain buffer the short way; frames, metas, several memories and
+ * other memory take the plan. */
 static inline GstFlowReturn
 sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
-  BufferRecord r;
-  void *rec;
-  GstFlowReturn ret;
+  GstMapInfo map;
 
-  sink_plan_record (tbq, buffer, size, 0, &r);
-  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "received buffer %p of size %"
-      G_GSIZE_FORMAT ", time %" GST_TIME_FORMAT ", %s", buffer, size,
-      GST_TIME_ARGS (GST_BUFFER_DTS_OR_PTS (buffer)),
-      r.type == GST_TBQ_RECORD_BUFFER_COPY ? "copy" : "reference");
-  ret = sink_reserve (tbq, r.type, r.size, &rec, TRUE);
-  if (G_UNLIKELY (ret != GST_FLOW_OK))
-    return ret;
-  sink_fill_record (tbq, rec, &r, buffer);
-  tbq_writer_commit (tbq->writer);
-  /* A copied buffer goes back to upstream (its pool) while still hot. */
-  if (r.type == GST_TBQ_RECORD_BUFFER_COPY)
-    gst_buffer_unref (buffer);
-  return GST_FLOW_OK;
+  if (!sink_wants_copy (tbq, buffer, size))
+    return sink_write_ref (tbq, buffer, size);
+  if (G_LIKELY (!tbq->special_caps
+          && gst_tbq_record_map_small (buffer, size, &tbq->limits, &map)))
+    return sink_write_small (tbq, buffer, &map);
+  return sink_write_copy (tbq, buffer, size);
 }
 
 static TbqStatus
@@ -147,11 +261,13 @@ retry_next_block (GstTbQueue * tbq, gpointer data)
   return tbq_session_next_block (data);
 }
 
-/* The current block of a list's session is full: continue in a new one.
- * A full source pool is waited for, or (leaky, with the sink pool full
- * too) ends the list here: GST_FLOW_CUSTOM_SUCCESS. */
+/* The current block of a list's session has no room for a record of
+ * `size` bytes (or the sink pool none for its extent): continue in a new
+ * one.  A full source pool is waited for, or (leaky, with the sink pool
+ * unable to take the record) ends the list here:
+ * GST_FLOW_CUSTOM_SUCCESS. */
 static GstFlowReturn
-sink_list_next_block (GstTbQueue * tbq, TbqSession * s)
+sink_list_next_block (GstTbQueue * tbq, TbqSession * s, guint32 size)
 {
   TbqStatus st = tbq_session_next_block (s);
 
@@ -159,7 +275,8 @@ sink_list_next_block (GstTbQueue * tbq, TbqSession * s)
     return GST_FLOW_OK;
   if (st != TBQ_DROPPED)
     return gst_tbqueue_write_failed (tbq, st);
-  return gst_tbqueue_wait_for_source_block (tbq, TRUE, retry_next_block, s);
+  return gst_tbqueue_wait_for_source_block (tbq, TRUE, size,
+      retry_next_block, s);
 }
 
 /* One writer session for a whole list: published once, at its end.  The
@@ -179,14 +296,16 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
     GstBuffer *buffer = gst_buffer_list_get (list, i);
     guint32 position = GST_TBQ_LIST_MEMBER | (i == 0 ? GST_TBQ_LIST_FIRST : 0)
         | (i == n - 1 ? GST_TBQ_LIST_LAST : 0);
-    BufferRecord r;
+    GstTbqBufferPlan r;
     void *rec;
 
     sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position, &r);
     while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
-        && (ret = sink_list_next_block (tbq, &s)) == GST_FLOW_OK);
-    if (rec == NULL)
+        && (ret = sink_list_next_block (tbq, &s, r.size)) == GST_FLOW_OK);
+    if (rec == NULL) {
+      gst_tbq_record_plan_clear (&r);
       break;
+    }
     sink_fill_record (tbq, rec, &r,
         r.type == GST_TBQ_RECORD_BUFFER_REF ? gst_buffer_ref (buffer) : buffer);
   }
@@ -414,6 +533,16 @@ locked_queue_event (GstTbQueue * tbq, GstEvent * event)
     case GST_EVENT_SEGMENT:
       TBQ_STORE (tbq->unexpected, FALSE);
       break;
+    case GST_EVENT_STREAM_START:
+      tbq->warned_too_large = FALSE;
+      break;
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+
+      gst_event_parse_caps (event, &caps);
+      tbq->special_caps = gst_tbq_record_caps_special_memory (caps);
+      break;
+    }
     default:
       break;
   }

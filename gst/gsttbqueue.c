@@ -39,14 +39,22 @@
  * end a nap at once.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
- * ("copy"), the buffer's fields and bytes are written into the source pool
- * and the upstream buffer is released at once, back to its pool while still
- * hot; downstream receives a buffer whose memory lives in the sink pool (no
- * third copy).  Only plain system-memory buffers without metas are copied:
- * nothing is ever lost.  By reference, the very #GstBuffer travels, as with
- * queue.  The default, "auto", copies such buffers up to
- * #GstTbQueue:copy-threshold bytes and references everything else
- * (DMA-buf, GL and other special memory, buffers with metas, large frames).
+ * ("copy"), the buffer's fields, metas, memory layout and bytes are written
+ * once, by the pushing thread (a frame into memory of the sink pool of its
+ * own, an extent), and the upstream buffer is released at once, back to
+ * its pool while still hot; downstream receives a buffer whose memory lives
+ * in the sink pool (no third copy), with every meta a deep copy keeps
+ * (#GstVideoMeta with its strides, crop, timecode...) and as many memories
+ * as it had.  Nothing is ever lost: a buffer with a meta that cannot be
+ * copied, or in special memory (DMA-buf and other fd memory, memory that
+ * cannot be mapped, memory the caps name, such as GL or VA memory), travels
+ * by reference.  By reference, the very #GstBuffer travels, as with queue.
+ * The default, "auto", copies a buffer when giving it back at once
+ * matters: it belongs to a #GstBufferPool (a camera's capture queue, whose
+ * frames a stalled consumer would otherwise hold) or it is small
+ * (#GstTbQueue:copy-threshold); it references large buffers nobody waits
+ * for.  A frame larger than the sink pool can hold
+ * (#GstTbQueue:sink-max-bytes) is referenced, with a warning.
  *
  * Data is queued until one of #GstTbQueue:max-size-buffers,
  * #GstTbQueue:max-size-bytes or #GstTbQueue:max-size-time is reached (by
@@ -254,7 +262,8 @@ gst_tbqueue_transfer_get_type (void)
   static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_TBQUEUE_TRANSFER_AUTO,
-        "Copy small plain buffers, reference the rest", "auto"},
+          "Copy buffers of a buffer pool and small buffers, reference the rest",
+        "auto"},
     {GST_TBQUEUE_TRANSFER_COPY,
         "Copy every buffer that can be copied without loss", "copy"},
     {GST_TBQUEUE_TRANSFER_REFERENCE,
@@ -607,45 +616,67 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /**
    * GstTbQueue:transfer:
    *
-   * How buffers travel through the queue: copied into the pools (the
-   * upstream buffer is released at once) or referenced (the very buffer
-   * arrives downstream, as with queue).  Only plain system-memory buffers
-   * without metas are ever copied.
+   * How buffers travel.  "auto" copies a buffer when giving it back at once
+   * matters: it belongs to a #GstBufferPool (`buffer->pool` set: a camera's
+   * capture queue, a decoder's output pool), whatever its size, or it is
+   * at most #GstTbQueue:copy-threshold bytes; it references larger buffers
+   * of no pool, which nobody waits for.  "copy" copies every buffer,
+   * "reference" none.  A copy keeps flags, timestamps, offsets, every meta
+   * a deep copy keeps and the memory layout; a frame (above a quarter of a
+   * source block) is copied once, into memory of its own taken from the
+   * sink pool's budget.  In every mode a buffer that cannot be copied
+   * without loss is referenced and counted (copy-fallbacks and a counter
+   * of the reason in #GstTbQueue:stats): special memory (fd memory such
+   * as DMA-buf, memory that cannot be mapped, caps of a memory type other
+   * than system memory), a meta that cannot be copied, or a buffer larger
+   * than #GstTbQueue:sink-max-bytes allows (with a warning).
+   *
+   * Since 0.2 "auto" copies buffers of a pool of any size, and "copy"
+   * copies buffers of any size, with their metas and memory layout.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
-          "How buffers travel: auto copies plain system-memory buffers "
-          "without metas up to copy-threshold bytes and references the rest; "
-          "copy copies every buffer that can be copied without loss; "
-          "reference queues the buffers themselves",
+          "How buffers travel: auto copies buffers of a buffer pool (any "
+          "size) and buffers of up to copy-threshold bytes, and references "
+          "the rest; copy copies every buffer; reference queues the buffers "
+          "themselves.  A copy keeps metas and memory layout; buffers that "
+          "cannot be copied without loss (special memory, a meta that "
+          "cannot be copied, larger than sink-max-bytes allows) are "
+          "referenced in every mode",
           GST_TYPE_TBQUEUE_TRANSFER, DEFAULT_TRANSFER, RW_PLAYING));
   /**
    * GstTbQueue:copy-threshold:
    *
-   * With #GstTbQueue:transfer "auto": the largest buffer copied (bytes);
-   * larger buffers are referenced.
+   * With #GstTbQueue:transfer "auto": the largest buffer copied when it
+   * belongs to no buffer pool (bytes).  Buffers of a pool are copied
+   * whatever their size.
+   *
+   * Since 0.2 it no longer limits buffers of a pool.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
-          "transfer=auto: largest buffer copied (bytes; buffers larger than "
-          "a source block can hold are always referenced)",
-          0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+          "transfer=auto: largest buffer copied when it belongs to no "
+          "buffer pool (bytes; buffers of a pool are copied whatever "
+          "their size)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
   /**
    * GstTbQueue:source-block-size:
    *
-   * Bytes per source pool block (a multiple of 64, at least 128).  Applies
-   * from the next READY to PAUSED change.
+   * Bytes per source pool block (a multiple of 64, at least 128).  A
+   * copied buffer whose record is above a quarter of a block (about 1,000
+   * bytes by default) is written into memory of its own from the sink pool
+   * instead.  Applies from the next READY to PAUSED change.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_SOURCE_BLOCK_SIZE,
       g_param_spec_uint ("source-block-size", "Source block size (bytes)",
           "Size of each source pool block (bytes, multiple of 64, at least "
-          "128; the largest copied buffer is this minus 120)",
+          "128; buffers above a quarter of it are copied into memory of "
+          "their own, from the sink pool)",
           128, 1 << 30, DEFAULT_SOURCE_BLOCK_SIZE, RW_READY));
   /**
    * GstTbQueue:source-blocks:
@@ -688,17 +719,25 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /**
    * GstTbQueue:sink-max-bytes:
    *
-   * Most memory the sink pool may grow to (bytes, at least two sink
-   * blocks); a sink pool at this size is an overrun.  Bounds the queue's
-   * memory where #GstTbQueue:max-size-bytes bounds the payload.  Applies
-   * from the next READY to PAUSED change.
+   * The most memory the sink pool may grow to, the memory of copied
+   * frames included (bytes, at least two sink blocks).  Reaching it is an
+   * overrun.  It bounds the queue's memory where #GstTbQueue:max-size-bytes
+   * bounds the payload.  Applies from the next READY to PAUSED change.
+   * With the default (256 MiB) frames of 600 KB up to 8 MiB and more are
+   * copied; a buffer larger than this less two sink blocks cannot be
+   * copied and is referenced, with one #GST_RESOURCE_ERROR_NO_SPACE_LEFT
+   * warning per stream that names the value to raise it to.
+   *
+   * Since 0.2 it also holds copied frames.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_SINK_MAX_BYTES,
       g_param_spec_uint64 ("sink-max-bytes", "Sink pool maximum (bytes)",
-          "Most memory the sink pool may grow to (bytes, at least two sink "
-          "blocks); reaching it is an overrun",
+          "Most memory the sink pool may grow to, copied frames included "
+          "(bytes, at least two sink blocks); reaching it is an overrun.  A "
+          "buffer larger than this less two sink blocks cannot be copied: "
+          "it is referenced, with a warning",
           0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
   /**
    * GstTbQueue:idle-blocks:
@@ -764,10 +803,14 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /**
    * GstTbQueue:stats:
    *
-   * A #GstStructure named `tbqueue-stats` of #guint64 fields: the levels
-   * and their peaks, records in and out, buffers copied and referenced,
-   * buffers dropped, overruns, underruns, waits, the copy task's passes and
-   * the pools' sizes and use.
+   * A #GstStructure named "tbqueue-stats" of #guint64 fields: levels,
+   * peaks, counters and pool sizes.  Among them buffers-copied,
+   * buffers-referenced and copy-fallbacks (buffers the transfer mode would
+   * copy that were referenced), with the reason in
+   * referenced-special-memory, referenced-uncopyable-meta and
+   * referenced-too-large.
+   *
+   * Since 0.2 it has the referenced-* fields.
    *
    * Since: 0.1
    */
@@ -974,7 +1017,12 @@ gst_tbqueue_open (GstTbQueue * tbq)
   tbq->writer = writer;
   tbq->reader = reader;
   tbq->copy_task = task;
-  tbq->max_copy = gst_tbq_record_max_copy (tbq_queue_max_record_size (q));
+  tbq->limits.max_inline = tbq_queue_max_inline_size (q);
+  tbq->limits.max_small = gst_tbq_record_max_small (tbq->limits.max_inline);
+  tbq->limits.max_record = MAX (tbq_queue_max_extent_size (q),
+      tbq_queue_max_record_size (q));
+  tbq->special_caps = FALSE;
+  tbq->warned_too_large = FALSE;
   tbq->batching = cfg.publish != TBQ_PUBLISH_EVERY_RECORD;
   gst_tbqueue_reset_levels (tbq);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
@@ -1097,6 +1145,12 @@ gst_tbqueue_stats (GstTbQueue * tbq)
       "buffers-copied", G_TYPE_UINT64, TBQ_LOAD (c->copied),
       "buffers-referenced", G_TYPE_UINT64, TBQ_LOAD (c->referenced),
       "copy-fallbacks", G_TYPE_UINT64, TBQ_LOAD (c->copy_fallbacks),
+      "referenced-special-memory", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_special),
+      "referenced-uncopyable-meta", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_meta),
+      "referenced-too-large", G_TYPE_UINT64,
+      TBQ_LOAD (c->referenced_too_large),
       "dropped-upstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_upstream),
       "dropped-downstream", G_TYPE_UINT64, TBQ_LOAD (c->dropped_downstream),
       "overruns", G_TYPE_UINT64, TBQ_LOAD (c->overruns),

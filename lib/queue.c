@@ -417,6 +417,16 @@ tbq_queue_sink_can_take (const TbqQueue * q)
   return q != NULL && tbq_pool_can_take (q->sink_pool);
 }
 
+int
+tbq_queue_sink_can_take_record (const TbqQueue * q, uint32_t size)
+{
+  if (q == NULL)
+    return 0;
+  if (size <= tbq_queue_max_inline_size (q))
+    return tbq_pool_can_take (q->sink_pool);
+  return tbq_extents_have_room (q->extents, size);
+}
+
 TbqStatus
 tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
 {

@@ -287,6 +287,15 @@ TBQ_API TbqStatus tbq_queue_take_error (TbqQueue * q, char *msg,
  * 1, the copier can move at least one more source block's records. */
 TBQ_API int tbq_queue_sink_can_take (const TbqQueue * q);
 
+/* Whether the sink pool could take a record of `size` payload bytes right
+ * now: for a record above tbq_queue_max_inline_size(), room in its budget
+ * for the record's extent (next to one more sink block); for any other,
+ * tbq_queue_sink_can_take().  1 or 0; 0 for NULL.  A hint, any thread, as
+ * tbq_queue_sink_can_take(): the writer that was refused an extent
+ * because this says 0 waits for the reader, not for the copier. */
+TBQ_API int tbq_queue_sink_can_take_record (const TbqQueue * q,
+    uint32_t size);
+
 /* ---- copier ------------------------------------------------------------ */
 
 /* One copier pass: move everything published into the sink layer.  If there

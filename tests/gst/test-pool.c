@@ -107,8 +107,18 @@ GST_START_TEST (test_impossible_geometry_is_refused_with_a_clear_error)
 GST_END_TEST;
 
 /* A small sink pool, no max-size-* limit: the pool itself fills up.
- * Sink blocks of 4 KiB, at most 2; copied 1000-byte buffers.  Downstream
- * keeps only deep copies, so delivered buffers give their block back. */
+ * Sink blocks of 4 KiB, at most 2; copied buffers of SMALL_POOL_BUFFER
+ * bytes, which travel inline in the blocks (a record above a quarter of a
+ * source block would take an extent of its own).  Downstream keeps only
+ * deep copies, so delivered buffers give their block back. */
+#define SMALL_POOL_BUFFER 900
+
+static GstBuffer *
+small_buffer (guint seed, GstClockTime pts)
+{
+  return tbq_buffer_new (SMALL_POOL_BUFFER, (guint8) seed, pts);
+}
+
 static TbqLink *
 small_pool_link (gint leaky)
 {
@@ -148,7 +158,7 @@ push_until_overrun (TbqLink * l, guint max)
   for (i = 0; i < max && tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) == 0;
       i++) {
     wait_for_source_room_or_full_sink (l, 2);
-    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+    fail_unless_equals_int (tbq_link_push (l, small_buffer (i,
                 i * GST_MSECOND)), GST_FLOW_OK);
   }
   fail_unless (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN) > 0,
@@ -177,7 +187,7 @@ GST_START_TEST (test_full_sink_pool_blocks_upstream_when_not_leaky)
     gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
 
     wait_for_source_room_or_full_sink (l, 2);
-    push = tbq_push_async (l, GST_MINI_OBJECT (tbq_buffer_new (1000, n,
+    push = tbq_push_async (l, GST_MINI_OBJECT (small_buffer (n,
                 n * GST_MSECOND)));
     /* Poll (with a deadline): either the push returns or it overruns. */
     while (!tbq_push_is_done (push)
@@ -243,7 +253,7 @@ GST_START_TEST (test_full_sink_pool_drops_new_buffers_when_leaky_upstream)
   for (i = 0; i < pushed; i++) {
     wait_for_source_room_or_full_sink (l, 2);
     log.pushing = i;
-    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+    fail_unless_equals_int (tbq_link_push (l, small_buffer (i,
                 i * GST_MSECOND)), GST_FLOW_OK);
   }
   /* Leaky upstream: a buffer that finds the pool full is the one dropped,
@@ -277,7 +287,7 @@ GST_START_TEST (test_full_sink_pool_drops_new_buffers_when_leaky_upstream)
 
   /* Drained: the next buffer finds room; DISCONT if the last was dropped. */
   log.pushing = pushed;
-  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, pushed,
+  fail_unless_equals_int (tbq_link_push (l, small_buffer (pushed,
               0)), GST_FLOW_OK);
   tbq_link_wait_buffers (l, got + 1);
   fail_unless_equals_int (log.overruns, dropped);
@@ -300,7 +310,7 @@ GST_START_TEST (test_full_sink_pool_drops_old_buffers_when_leaky_downstream)
   n = push_until_overrun (l, 200);
   pushed = n + 20;
   for (i = n; i < pushed; i++)
-    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, i,
+    fail_unless_equals_int (tbq_link_push (l, small_buffer (i,
                 i * GST_MSECOND)), GST_FLOW_OK);
   dropped = tbq_stat (l->element, "dropped-downstream");
   fail_unless (dropped > 0);
@@ -323,22 +333,24 @@ GST_START_TEST (test_stats_add_up_to_what_was_pushed)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 10,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, "leaky", 1, NULL);
-  GstCaps *caps = gst_caps_new_empty_simple ("timestamp/x-tbq-test");
   guint i;
 
   tbq_link_start_held (l);
-  /* 6 small plain buffers (copied), 4 with a meta (referenced), 3 more
-   * that find the queue full (dropped). */
+  /* 6 small plain buffers (copied), 4 of memory that cannot be mapped
+   * (referenced), 3 more that find the queue full (dropped). */
   for (i = 0; i < 13; i++) {
     GstBuffer *b = tbq_buffer_new (100, i, i * GST_MSECOND);
 
     if (i >= 6 && i < 10)
-      gst_buffer_add_reference_timestamp_meta (b, caps, 0, 0);
+      GST_MINI_OBJECT_FLAG_SET (gst_buffer_peek_memory (b, 0),
+          GST_MEMORY_FLAG_NOT_MAPPABLE);
     fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
   }
-  gst_caps_unref (caps);
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 6);
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element,
+          "referenced-special-memory"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "copy-fallbacks"), 4);
   fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"), 3);
   fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), 3);
   fail_unless_equals_uint64 (tbq_stat (l->element, "current-level-buffers"),

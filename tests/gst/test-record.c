@@ -50,14 +50,20 @@ GST_START_TEST (test_a_copy_record_reads_back_the_buffer)
 {
   Queue qu;
   GstBuffer *b = tbq_buffer_new (100, 7, 5 * GST_SECOND);
-  guint32 info = gst_tbq_record_copy_info (b, GST_TBQ_LIST_MEMBER);
+  guint32 info = gst_tbq_record_small_info (b, GST_TBQ_LIST_MEMBER);
   gsize size = gst_tbq_record_copy_size (info, 100);
   guint8 *bytes = g_malloc (size);
+  GstTbqLimits limits;
+  GstMapInfo map;
   TbqRecord rec;
   GstTbqItem item;
 
   queue_open (&qu);
-  gst_tbq_record_write_copy (bytes, b, 100, info);
+  limits.max_inline = tbq_queue_max_inline_size (qu.q);
+  limits.max_record = tbq_queue_max_extent_size (qu.q);
+  limits.max_small = gst_tbq_record_max_small (limits.max_inline);
+  fail_unless (gst_tbq_record_map_small (b, 100, &limits, &map));
+  gst_tbq_record_write_small (bytes, b, &map, info);
   round_trip (&qu, GST_TBQ_RECORD_BUFFER_COPY, bytes, size, &rec);
   fail_unless (gst_tbq_record_read (&rec, &item));
   fail_unless_equals_int (item.list, GST_TBQ_LIST_MEMBER);

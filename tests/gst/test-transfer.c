@@ -47,11 +47,16 @@ transfer_harness (const gchar * transfer, gint64 copy_threshold)
   return h;
 }
 
+/* Every memory of `b` lives in tbqueue's sink pool (and it has one). */
 static gboolean
 is_sink_memory (GstBuffer * b)
 {
-  return gst_buffer_n_memory (b) == 1
-      && gst_memory_is_type (gst_buffer_peek_memory (b, 0), SINK_MEMORY);
+  guint i, n = gst_buffer_n_memory (b);
+
+  for (i = 0; i < n; i++)
+    if (!gst_memory_is_type (gst_buffer_peek_memory (b, i), SINK_MEMORY))
+      return FALSE;
+  return n > 0;
 }
 
 /* Every field a copy record carries, and the bytes. */
@@ -64,8 +69,7 @@ assert_same_buffer (GstBuffer * got, GstBuffer * want)
   fail_unless_equals_uint64 (GST_BUFFER_DTS (got), GST_BUFFER_DTS (want));
   fail_unless_equals_uint64 (GST_BUFFER_DURATION (got),
       GST_BUFFER_DURATION (want));
-  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (got),
-      GST_BUFFER_OFFSET (want));
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (got), GST_BUFFER_OFFSET (want));
   fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (got),
       GST_BUFFER_OFFSET_END (want));
   fail_unless_equals_int (GST_BUFFER_FLAGS (got), GST_BUFFER_FLAGS (want));
@@ -142,7 +146,10 @@ GST_END_TEST;
 GST_START_TEST (test_copy_keeps_every_field_and_byte)
 {
   GstHarness *h = transfer_harness ("copy", -1);
-  const gsize sizes[] = { 0, 1, 7, 63, 64, 65, 100, 1000, 1500, 3000 };
+  /* Inline in the source pool, and in extents (frames too). */
+  const gsize sizes[] = { 0, 1, 7, 63, 64, 65, 100, 1000, 1500, 3000, 4097,
+    65536, 614400, 4194304
+  };
   GstBuffer *want[G_N_ELEMENTS (sizes)];
   guint i;
 
@@ -391,11 +398,39 @@ GST_START_TEST (test_auto_copies_small_plain_buffers)
 
 GST_END_TEST;
 
-GST_START_TEST (test_auto_references_buffers_above_copy_threshold)
+GST_START_TEST (test_auto_references_large_buffers_of_no_pool)
 {
+  guint64 fallbacks = G_MAXUINT64;
+
   fail_if (was_copied ("auto", tbq_buffer_new (1025, 0, 0), 1024, NULL));
   fail_if (was_copied ("auto", tbq_buffer_new (101, 0, 0), 100, NULL));
   fail_unless (was_copied ("auto", tbq_buffer_new (100, 0, 0), 100, NULL));
+  /* Nobody waits for it: referencing it is the rule, not a fallback. */
+  fail_if (was_copied ("auto", tbq_buffer_new (614400, 0, 0), 512, &fallbacks));
+  fail_unless_equals_uint64 (fallbacks, 0);
+}
+
+GST_END_TEST;
+
+/* A buffer of a pool goes back to it inside the push, whatever its size:
+ * its owner (a camera, a decoder) may be waiting for it. */
+GST_START_TEST (test_auto_copies_pooled_buffers_of_any_size)
+{
+  const gsize sizes[] = { 2048, 65536, 614400, 4194304 };
+  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstBuffer *b = NULL;
+
+  gst_buffer_pool_config_set_params (config, NULL, sizes[__i__], 1, 1);
+  fail_unless (gst_buffer_pool_set_config (pool, config));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, NULL),
+      GST_FLOW_OK);
+  gst_buffer_memset (b, 0, 0xa5, sizes[__i__]);
+  GST_BUFFER_PTS (b) = 42;
+  fail_unless (was_copied ("auto", b, 512, NULL));
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
 }
 
 GST_END_TEST;
@@ -411,17 +446,20 @@ buffer_with_meta (void)
   return b;
 }
 
-GST_START_TEST (test_auto_references_buffers_with_a_meta)
+GST_START_TEST (test_copies_keep_metas_that_can_be_copied)
 {
-  fail_if (was_copied ("auto", buffer_with_meta (), 1024, NULL));
+  fail_unless (was_copied ("auto", buffer_with_meta (), 1024, NULL));
+  fail_unless (was_copied ("copy", buffer_with_meta (), 0, NULL));
 }
 
 GST_END_TEST;
 
-GST_START_TEST (test_auto_references_buffers_larger_than_a_source_block)
+GST_START_TEST (test_copy_copies_buffers_larger_than_a_source_block)
 {
-  /* 4096-byte source blocks cannot hold a 5000-byte record. */
-  fail_if (was_copied ("auto", tbq_buffer_new (5000, 0, 0), G_MAXUINT, NULL));
+  /* 4096-byte source blocks: these travel in extents. */
+  fail_unless (was_copied ("copy", tbq_buffer_new (5000, 0, 0), 0, NULL));
+  fail_unless (was_copied ("auto", tbq_buffer_new (5000, 0, 0), G_MAXUINT,
+          NULL));
 }
 
 GST_END_TEST;
@@ -482,7 +520,9 @@ test_allocator_init (TestAllocator * allocator)
   allocator->mem_unmap = test_unmap;
 }
 
-GST_START_TEST (test_auto_references_buffers_of_other_memory)
+/* Other memory that maps on the CPU (a driver's mmap'ed buffers, shared
+ * memory...) is copied like system memory. */
+GST_START_TEST (test_other_mappable_memory_is_copied)
 {
   GstAllocator *allocator = g_object_new (test_allocator_get_type (), NULL);
   GstBuffer *b;
@@ -492,9 +532,10 @@ GST_START_TEST (test_auto_references_buffers_of_other_memory)
   gst_buffer_memset (b, 0, 0x5a, 64);
   fail_unless (gst_memory_is_type (gst_buffer_peek_memory (b, 0),
           "TbqTestMemory"));
-  fail_if (was_copied ("auto", b, 1024, NULL));
+  fail_unless (was_copied ("auto", b, 1024, NULL));
   b = gst_buffer_new_allocate (allocator, 64, NULL);
-  fail_if (was_copied ("copy", b, 1024, NULL));
+  gst_buffer_memset (b, 0, 0x5b, 64);
+  fail_unless (was_copied ("copy", b, 1024, NULL));
   gst_object_unref (allocator);
 }
 
@@ -503,17 +544,19 @@ GST_END_TEST;
 GST_START_TEST (test_copy_falls_back_to_reference_and_counts_it)
 {
   guint64 fallbacks = G_MAXUINT64;
+  GstBuffer *b = tbq_buffer_new (64, 0, 0);
 
-  fail_if (was_copied ("copy", buffer_with_meta (), 1024, &fallbacks));
-  fail_unless_equals_uint64 (fallbacks, 1);
-  fail_if (was_copied ("copy", tbq_buffer_new (5000, 0, 0), 0, &fallbacks));
+  /* Memory that cannot be mapped cannot be copied. */
+  GST_MINI_OBJECT_FLAG_SET (gst_buffer_peek_memory (b, 0),
+      GST_MEMORY_FLAG_NOT_MAPPABLE);
+  fail_if (was_copied ("copy", b, 1024, &fallbacks));
   fail_unless_equals_uint64 (fallbacks, 1);
   /* copy ignores copy-threshold */
   fail_unless (was_copied ("copy", tbq_buffer_new (3000, 0, 0), 10,
           &fallbacks));
   fail_unless_equals_uint64 (fallbacks, 0);
   /* auto choosing reference is not a fallback */
-  fail_if (was_copied ("auto", buffer_with_meta (), 1024, &fallbacks));
+  fail_if (was_copied ("auto", tbq_buffer_new (3000, 0, 0), 10, &fallbacks));
   fail_unless_equals_uint64 (fallbacks, 0);
 }
 
@@ -548,14 +591,13 @@ tbqueue_transfer_suite (void)
   tcase_add_loop_test (tc,
       test_copied_buffers_return_to_the_upstream_pool_at_once, 0, 2);
   tcase_add_test (tc, test_copied_buffers_follow_copy_on_write);
-  tcase_add_test (tc,
-      test_copied_buffers_stay_valid_after_the_element_is_gone);
+  tcase_add_test (tc, test_copied_buffers_stay_valid_after_the_element_is_gone);
   tcase_add_test (tc, test_auto_copies_small_plain_buffers);
-  tcase_add_test (tc, test_auto_references_buffers_above_copy_threshold);
-  tcase_add_test (tc, test_auto_references_buffers_with_a_meta);
-  tcase_add_test (tc,
-      test_auto_references_buffers_larger_than_a_source_block);
-  tcase_add_test (tc, test_auto_references_buffers_of_other_memory);
+  tcase_add_test (tc, test_auto_references_large_buffers_of_no_pool);
+  tcase_add_loop_test (tc, test_auto_copies_pooled_buffers_of_any_size, 0, 4);
+  tcase_add_test (tc, test_copies_keep_metas_that_can_be_copied);
+  tcase_add_test (tc, test_copy_copies_buffers_larger_than_a_source_block);
+  tcase_add_test (tc, test_other_mappable_memory_is_copied);
   tcase_add_test (tc, test_copy_falls_back_to_reference_and_counts_it);
   tcase_add_test (tc, test_copy_of_a_multi_memory_buffer_keeps_its_bytes);
   return s;

@@ -370,6 +370,11 @@ full_budget_drops_with_drop_backpressure (void)
   CHECK_EQ (st.extents.budget_used, SINK_BLOCK + 3 * BIG_EXTENT);
   CHECK (st.extents.budget_used <= st.extents.budget_limit);
   CHECK_EQ (st.extents.budget_limit, 8 * SINK_BLOCK);
+  /* The sink pool can take no such record now, but a block (for small
+   * ones) it can. */
+  CHECK (!tbq_queue_sink_can_take_record (f.q, BIG));
+  CHECK (tbq_queue_sink_can_take_record (f.q, 64));
+  CHECK (tbq_queue_sink_can_take (f.q));
   /* Small records still travel. */
   CHECK_OK (write_seq (f.w, 2, 4));
   /* Drops wait for nobody. */
@@ -378,6 +383,7 @@ full_budget_drops_with_drop_backpressure (void)
   expect_big (f.r, BIG, 0, NULL);
   expect_big (f.r, BIG, 1, NULL);
   /* The reader left the first: room for one more. */
+  CHECK (tbq_queue_sink_can_take_record (f.q, BIG));
   CHECK_OK (write_big (f.w, 1, BIG, 5));
   CHECK_STATUS (write_big (f.w, 1, BIG, 6), TBQ_DROPPED);
   expect_big (f.r, BIG, 2, NULL);

@@ -289,7 +289,8 @@ gb_burst_main (GbCommon * c, int argc, char **argv)
           gb_percentiles (ctrl, nw * GROUPS, &cp50, &cp99, &cp999);
           gb_percentiles (bas, nw * GROUPS, &bp50, &bp99, &bp999);
           gb_tbqueue_transfer_counts (s->link->elem, &copied, &referenced);
-          want_copy = gb_tbqueue_expects_copy (s->link->elem, PAYLOAD);
+          want_copy = gb_tbqueue_expects_copy (s->link->elem, PAYLOAD,
+              s->link->alloc == GB_ALLOC_POOL);
           if (want_copy >= 0 && (want_copy ? copied : referenced)
               != s->link->pushed)
             gb_fail (c, "burst %s: %" G_GUINT64_FORMAT " copied, %"

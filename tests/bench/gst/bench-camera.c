@@ -173,6 +173,23 @@ check_counts (Cell * cell, GbLink * l)
     cell->ok = TRUE;
 }
 
+/* tbqueue moved every frame the way its transfer mode says (the frames
+ * belong to the camera's pool). */
+static void
+check_transfer (Cell * cell, GbLink * l)
+{
+  gint want = gb_tbqueue_expects_copy (l->elem, cell->size, 1);
+
+  if (!cell->ok || want < 0)
+    return;
+  if ((want ? cell->copied : cell->referenced) != cell->captured) {
+    cell->ok = FALSE;
+    g_snprintf (cell->failure, sizeof cell->failure, "%" G_GUINT64_FORMAT
+        " frames copied, %" G_GUINT64_FORMAT " referenced: not the transfer "
+        "mode asked for", cell->copied, cell->referenced);
+  }
+}
+
 static void
 run_cell (Cell * cell, const Params * p)
 {
@@ -209,6 +226,7 @@ run_cell (Cell * cell, const Params * p)
   check_counts (cell, l);
   cell->stalls = stall.stalls;
   gb_tbqueue_transfer_counts (l->elem, &cell->copied, &cell->referenced);
+  check_transfer (cell, l);
   cell->stats = gb_tbqueue_stats_brief (l->elem);
   gb_link_free (l);
   gst_buffer_pool_set_active (cap.pool, FALSE);

@@ -23,11 +23,10 @@
  *
  * LIMITS (the same for every queue, so that none is compared on capacity):
  *   max-size-buffers=10000 max-size-bytes=64 MiB max-size-time=0; tbqueue
- *   also sink-max-bytes=1 GiB.  tbqueue-copy gets a source block big
- *   enough to copy the buffer (source-block-size >= size + 120, sink blocks
- *   4 times that, at least 64 KiB) unless --no-copy-geometry is given
- *   (then every tbqueue has its default pool geometry, and what it copies
- *   is whatever the element copies at that size: the `copied` column).
+ *   also sink-max-bytes=1 GiB.  Every tbqueue has its default pool
+ *   geometry: buffers of any size are copied (above a quarter of a source
+ *   block into extents of the sink pool), and which ones are is the
+ *   element's rule (`copied` column; checked where it is certain).
  *
  * WHAT IT DOES NOT MEAN: fakesrc and gbsrc cost time per buffer (fill,
  * allocation) and the probe verifies every byte; these are the same for all
@@ -37,7 +36,6 @@
  * OPTIONS
  *   --sizes 32,1024,65536,1048576   --sources fakesrc,src-fresh,src-pool
  *   --contenders identity,queue,...  --buffers N (all sizes)
- *   --no-copy-geometry
  */
 #include "gst-bench.h"
 
@@ -279,7 +277,6 @@ typedef struct
   const GbContender *contender;
   gint order;
   guint64 buffers;
-  gboolean copy_geometry;
   double seconds, bps, cpu_s, cpu_us_per_buffer, wall_total_s;
   guint64 copied, referenced;
   gchar *stats;
@@ -288,16 +285,14 @@ typedef struct
   gchar failure[256];
 } Cell;
 
-static gchar *
-copy_geometry (gsize size)
+/* Whether the source's buffers belong to a buffer pool: 1, 0, or -1 when
+ * it is up to the source (fakesrc, through GstBaseSrc's allocation). */
+static gint
+source_pooled (const gchar * source)
 {
-  guint64 block = 4096, sink;
-
-  if (size + 120 > block)
-    block = ((size + 120 + 63) / 64) * 64;
-  sink = MAX (65536, block * 4);
-  return g_strdup_printf ("source-block-size=%" G_GUINT64_FORMAT
-      " sink-block-size=%" G_GUINT64_FORMAT, block, sink);
+  if (g_str_has_prefix (source, "src-pool"))
+    return 1;
+  return strcmp (source, "src-fresh") == 0 ? 0 : -1;
 }
 
 static void
@@ -328,12 +323,6 @@ run_cell (Cell * cell)
         strcmp (cell->source, "src-pool4") == 0 ? 4 : 0, NULL);
   }
   x = gb_contender_make (c, LIMITS);
-  if (cell->copy_geometry && strcmp (c->name, "tbqueue-copy") == 0) {
-    gchar *geo = copy_geometry (cell->size);
-
-    gb_set_props (G_OBJECT (x), geo, FALSE);
-    g_free (geo);
-  }
   sink = gst_element_factory_make ("fakesink", NULL);
   g_object_set (sink, "sync", FALSE, "async", FALSE, "enable-last-sample",
       FALSE, NULL);
@@ -375,7 +364,8 @@ run_cell (Cell * cell)
     gst_message_unref (msg);
   gb_tbqueue_transfer_counts (x, &cell->copied, &cell->referenced);
   cell->stats = gb_tbqueue_stats_brief (x);
-  want_copy = gb_tbqueue_expects_copy (x, cell->size);
+  want_copy = gb_tbqueue_expects_copy (x, cell->size,
+      source_pooled (cell->source));
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
@@ -425,7 +415,6 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
   const gchar *sources_s = "fakesrc,src-fresh,src-pool";
   const gchar *names = "identity,queue,queue2,tbqueue,tbqueue-copy,tbqueue-ref";
   guint64 force = 0;
-  gboolean copy_geometry = TRUE;
   const GbContender *cont[16];
   gint ncont, i, run, ncells = 0, failures = 0;
   gchar **sizes, **sources;
@@ -442,8 +431,6 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
       names = argv[++i];
     else if (strcmp (argv[i], "--buffers") == 0 && i + 1 < argc)
       force = g_ascii_strtoull (argv[++i], NULL, 10);
-    else if (strcmp (argv[i], "--no-copy-geometry") == 0)
-      copy_geometry = FALSE;
     else
       gb_die ("throughput: unknown option %s", argv[i]);
   }
@@ -459,9 +446,8 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
   if ((f = gb_out_open (c, "meta.json"))) {
     gb_meta_begin (f, c);
     fprintf (f, ",\n  \"params\": {\"runs\": %d, \"sizes\": \"%s\", "
-        "\"sources\": \"%s\", \"limits\": \"%s\", \"copy_geometry\": %s, "
-        "\"buffers\": {", c->runs, sizes_s, sources_s, LIMITS,
-        copy_geometry ? "true" : "false");
+        "\"sources\": \"%s\", \"limits\": \"%s\", \"buffers\": {",
+        c->runs, sizes_s, sources_s, LIMITS);
     for (si = 0; sizes[si]; si++)
       fprintf (f, "%s\"%s\": %" G_GUINT64_FORMAT, si ? ", " : "", sizes[si],
           buffers_for (g_ascii_strtoull (sizes[si], NULL, 10), c->smoke,
@@ -493,7 +479,6 @@ gb_throughput_main (GbCommon * c, int argc, char **argv)
           cell->size = size;
           cell->contender = cont[idx];
           cell->order = k;
-          cell->copy_geometry = copy_geometry;
           cell->buffers = buffers_for (size, c->smoke, force,
               strcmp (sources[so], "fakesrc") == 0);
           run_cell (cell);

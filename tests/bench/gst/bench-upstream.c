@@ -124,6 +124,7 @@ run_cell (Cell * cell)
   double *g = g_new (double, cell->groups);
   guint64 i, v0, iv0, v1, iv1;
   double cpu0;
+  gint want;
 
   cell->load1 = gb_load_average ();
   for (i = 0; i < cell->warmup; i++)
@@ -147,14 +148,23 @@ run_cell (Cell * cell)
   gb_percentiles (g, cell->groups, &cell->p50, &cell->p99, &cell->p999);
   gb_tbqueue_transfer_counts (l->elem, &cell->copied, &cell->referenced);
   cell->tbq_stats = gb_tbqueue_stats_brief (l->elem);
+  want = gb_tbqueue_expects_copy (l->elem, cell->size,
+      cell->alloc == GB_ALLOC_POOL);
+  if (want >= 0 && (want ? cell->copied : cell->referenced) != l->pushed) {
+    g_snprintf (cell->failure, sizeof cell->failure, "%" G_GUINT64_FORMAT
+        " copied, %" G_GUINT64_FORMAT " referenced: not the transfer mode "
+        "asked for", cell->copied, cell->referenced);
+    goto mismatch;
+  }
   cell->ok = TRUE;
   gb_link_free (l);
   g_free (g);
   return;
 
 failed:
-  cell->ok = FALSE;
   g_snprintf (cell->failure, sizeof cell->failure, "%s", l->failure);
+mismatch:
+  cell->ok = FALSE;
   gb_link_free (l);
   g_free (g);
 }

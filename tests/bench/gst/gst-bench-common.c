@@ -528,9 +528,10 @@ const GbContender gb_contenders[] = {
   {"queue2", "queue2", "use-buffering=false",
       "queue2, in memory (use-buffering=false, no temp file)"},
   {"tbqueue", "tbqueue", "transfer=auto",
-      "tbqueue, transfer=auto (copies plain buffers up to copy-threshold, 512 bytes by default)"},
+      "tbqueue, transfer=auto (copies buffers of a buffer pool and buffers "
+        "up to copy-threshold, 512 bytes by default)"},
   {"tbqueue-copy", "tbqueue", "transfer=copy",
-      "tbqueue, transfer=copy (copies every buffer that fits a source block)"},
+      "tbqueue, transfer=copy (copies every buffer)"},
   {"tbqueue-ref", "tbqueue", "transfer=reference",
       "tbqueue, transfer=reference (queues the GstBuffers themselves)"},
   {"tbqueue-nocoalesce", "tbqueue", "max-coalesce-latency=0",
@@ -656,7 +657,7 @@ gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
 }
 
 gint
-gb_tbqueue_expects_copy (GstElement * e, gsize size)
+gb_tbqueue_expects_copy (GstElement * e, gsize size, gint pooled)
 {
   guint threshold = 0;
   gint transfer = 0;
@@ -665,12 +666,15 @@ gb_tbqueue_expects_copy (GstElement * e, gsize size)
           "transfer") == NULL)
     return -1;
   g_object_get (e, "transfer", &transfer, "copy-threshold", &threshold, NULL);
-  /* transfer: 0 auto, 1 copy, 2 reference.  Which larger buffers are
-   * copied depends on the element's version (the source block size, the
-   * buffer's pool): not predicted. */
+  /* transfer: 0 auto, 1 copy, 2 reference.  The benchmarks' buffers are
+   * plain system memory without metas, and no larger than the sink pool
+   * holds: copy copies them all, auto those of a pool and the small
+   * ones. */
   if (transfer == 2)
     return 0;
-  return size <= threshold ? 1 : -1;
+  if (transfer == 1 || size <= threshold || pooled == 1)
+    return 1;
+  return pooled == 0 ? 0 : -1;
 }
 
 gchar *

@@ -224,11 +224,12 @@ void gb_set_props (GObject * obj, const gchar * props, gboolean lenient);
 void gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
     guint64 * referenced);
 
-/* For a tbqueue: 1 if a buffer of `size` bytes must be copied (transfer
- * auto or copy, size up to copy-threshold), 0 if it must be referenced
- * (transfer=reference); -1 when that is not certain (larger buffers) or for
- * other elements. */
-gint gb_tbqueue_expects_copy (GstElement * e, gsize size);
+/* For a tbqueue: 1 if a plain buffer of `size` bytes must be copied
+ * (transfer=copy; auto with the size up to copy-threshold or a buffer of a
+ * pool), 0 if it must be referenced (transfer=reference; auto with a large
+ * buffer of no pool); -1 when that is not certain (`pooled` -1: whether the
+ * buffer belongs to a pool is not known) or for other elements. */
+gint gb_tbqueue_expects_copy (GstElement * e, gsize size, gint pooled);
 
 /* A few of tbqueue's stats counters as "name=value;..." (empty for other
  * elements); g_free. */
