@@ -17,7 +17,9 @@
  *
  * For tbqueue the window stays within what the sink pool holds for sure
  * (records packed into sink blocks, plus the block p holds and the
- * copier's current one), so reaching sink-max-bytes, an overrun of its own,
+ * copier's current one; records too large for a source block's inline
+ * share charged as extents from the same byte budget, which keeps one sink
+ * block free for them), so reaching sink-max-bytes, an overrun of its own,
  * never plays a part.  A source pool momentarily full is no reason to drop.
  */
 #include "soak.h"
@@ -36,6 +38,7 @@ typedef struct
   guint64 overruns, drops;
   /* sink pool estimate (tbqueue) */
   guint64 block_fill, blocks, max_blocks, block_cap;
+  guint64 extent_bytes;         /* charged to the budget by extents */
 } Model;
 
 static guint64
@@ -63,34 +66,63 @@ model_drop_oldest (Model * m)
   m->drops++;
 }
 
-/* Bytes a buffer's record takes in a sink block (an upper bound). */
+/* Whether tbqueue copies `e` (no buffer pool here): copy always, auto up
+ * to the copy threshold (512 bytes), reference never. */
+static gboolean
+record_copied (const SoakEntry * e)
+{
+  return soak.ch.transfer == 1 || (soak.ch.transfer == 0 && e->size <= 512);
+}
+
+/* Bytes a buffer's record takes in a sink block (an upper bound: the
+ * record's fields, its memory layout and metas as a few words more). */
 static guint64
 record_span (const SoakEntry * e)
 {
-  guint copy_max = soak.ch.source_block_size - 120;
   guint64 payload = 16;         /* a reference record */
 
-  if (soak.ch.transfer != 2 && e->size <= copy_max
-      && (soak.ch.transfer == 1 || e->size <= 512))
-    payload = 8 + 5 * 8 + e->size;
+  if (record_copied (e))
+    payload = 8 + 8 * 8 + e->size;
   return 8 + ((payload + 7) & ~(guint64) 7);
+}
+
+/* Budget bytes a copied record may take as an extent (an upper bound:
+ * libtbq's extent header and rounding, and an idle extent up to an eighth
+ * larger); 0 when it surely travels inline, within a quarter of a source
+ * block. */
+static guint64
+record_extent (const SoakEntry * e)
+{
+  guint64 span = record_span (e), n;
+
+  if (!record_copied (e) || span <= (soak.ch.source_block_size - 64) / 4)
+    return 0;
+  n = (span + 64 + 63) & ~(guint64) 63;
+  if (n >= 4096)
+    n = (n + 4095) & ~(guint64) 4095;
+  return n + n / 8;
 }
 
 /* Whether `e` still fits the sink pool for sure (tbqueue). */
 static gboolean
 model_pool_fits (Model * m, const SoakEntry * e)
 {
-  guint64 span = record_span (e);
+  guint64 span = record_span (e), extent = record_extent (e);
+  guint64 blocks = m->blocks, fill = m->block_fill;
 
   if (!soak.is_tbqueue)
     return TRUE;
-  if (m->block_fill + span > m->block_cap) {
-    if (m->blocks + 1 > m->max_blocks)
-      return FALSE;
-    m->blocks++;
-    m->block_fill = 0;
+  if (fill + span > m->block_cap) {
+    blocks++;
+    fill = 0;
   }
-  m->block_fill += span;
+  /* Whole blocks and extents within the budget, one block kept free. */
+  if (blocks > m->max_blocks || (blocks + 1) * soak.ch.sink_block_size
+      + m->extent_bytes + extent > soak.ch.sink_max_bytes)
+    return FALSE;
+  m->blocks = blocks;
+  m->block_fill = fill + span;
+  m->extent_bytes += extent;
   return TRUE;
 }
 
@@ -107,6 +139,8 @@ model_init (Model * m, guint64 pos)
   /* The block p is in and the copier's current one. */
   m->blocks = 2;
   m->max_blocks = soak.ch.sink_max_bytes / soak.ch.sink_block_size;
+  /* p (up to 1024 bytes) may hold an extent. */
+  m->extent_bytes = 2 * 4096;
 }
 
 /* Push one plain buffer of the window (stream lock held).  The model is
