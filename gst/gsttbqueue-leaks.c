@@ -305,6 +305,10 @@ out_flushing:
   return ret;
 }
 
+/* How often a writer waiting for a free source block looks whether the
+ * sink pool has filled meanwhile (an overrun to signal). */
+#define OVERRUN_CHECK_NS (10 * GST_MSECOND)
+
 /* Upstream thread, leaky=no (or not a buffer): wait in libtbq for a free
  * source block, however long that takes (a flush or a state change
  * interrupts it).  When the sink pool is full that is an overrun. */
@@ -312,17 +316,26 @@ static GstFlowReturn
 wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
     GstTbqRetry retry, gpointer data)
 {
-  gboolean overrun = is_buffer
-      && !tbq_queue_sink_can_take_record (tbq->q, size);
+  gboolean overrun = FALSE;
   TbqStatus st;
 
-  if (overrun) {
-    TBQ_ADD (tbq->counters.overruns, 1);
-    emit (tbq, SIGNAL_OVERRUN);
-  }
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "source pool full, waiting");
-  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK, -1);
-  st = retry (tbq, data);
+  for (;;) {
+    /* The sink pool may fill while the copy task works (downstream
+     * holding on): look again every OVERRUN_CHECK_NS until it is full,
+     * which is an overrun, then wait for as long as it takes. */
+    if (!overrun && is_buffer
+        && !tbq_queue_sink_can_take_record (tbq->q, size)) {
+      overrun = TRUE;
+      TBQ_ADD (tbq->counters.overruns, 1);
+      emit (tbq, SIGNAL_OVERRUN);
+    }
+    tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
+        overrun || !is_buffer ? -1 : OVERRUN_CHECK_NS);
+    st = retry (tbq, data);
+    if (st != TBQ_TIMEOUT || overrun || !is_buffer)
+      break;
+  }
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
   if (st != TBQ_OK)
     return gst_tbqueue_write_failed (tbq, st);
