@@ -406,18 +406,10 @@ install_placement_properties (GObjectClass * gobject_class)
   }
 }
 
+/* queue's signals, same names and signatures */
 static void
-gst_tbqueue_class_init (GstTbQueueClass * klass)
+install_signals (GObjectClass * gobject_class)
 {
-  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
-  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-
-  gobject_class->set_property = gst_tbqueue_set_property;
-  gobject_class->get_property = gst_tbqueue_get_property;
-  gobject_class->finalize = gst_tbqueue_finalize;
-  element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
-  element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
-
   /**
    * GstTbQueue::underrun:
    * @tbqueue: the tbqueue instance
@@ -428,7 +420,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_UNDERRUN] =
-      g_signal_new ("underrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      g_signal_new ("underrun", G_TYPE_FROM_CLASS (gobject_class), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   /**
    * GstTbQueue::running:
@@ -440,7 +432,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_RUNNING] =
-      g_signal_new ("running", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      g_signal_new ("running", G_TYPE_FROM_CLASS (gobject_class), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   /**
    * GstTbQueue::overrun:
@@ -453,7 +445,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_OVERRUN] =
-      g_signal_new ("overrun", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      g_signal_new ("overrun", G_TYPE_FROM_CLASS (gobject_class), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   /**
    * GstTbQueue::pushing:
@@ -465,10 +457,14 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
    * Since: 0.1
    */
   gst_tbqueue_signals[SIGNAL_PUSHING] =
-      g_signal_new ("pushing", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_FIRST,
+      g_signal_new ("pushing", G_TYPE_FROM_CLASS (gobject_class), G_SIGNAL_RUN_FIRST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
 
-  /* queue's properties, same names, types, ranges and defaults */
+/* queue's levels and limits: same names, types, ranges and defaults */
+static void
+install_level_properties (GObjectClass * gobject_class)
+{
   /**
    * GstTbQueue:current-level-bytes:
    *
@@ -538,6 +534,12 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_uint64 ("max-size-time", "Max. size (ns)",
           "Max. amount of data in the queue (in ns, 0=disable)", 0,
           G_MAXUINT64, DEFAULT_MAX_SIZE_TIME, RW_PLAYING));
+}
+
+/* queue's thresholds, leaky mode, silent and flush-on-eos */
+static void
+install_behaviour_properties (GObjectClass * gobject_class)
+{
   /**
    * GstTbQueue:min-threshold-bytes:
    *
@@ -611,8 +613,12 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_boolean ("flush-on-eos", "Flush on EOS",
           "Discard all data in the queue when an EOS event is received", FALSE,
           RW_PLAYING));
+}
 
-  /* tbqueue's own */
+/* tbqueue's own: how buffers travel */
+static void
+install_transfer_properties (GObjectClass * gobject_class)
+{
   /**
    * GstTbQueue:transfer:
    *
@@ -662,6 +668,12 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "transfer=auto: largest buffer copied when it belongs to no "
           "buffer pool (bytes; buffers of a pool are copied whatever "
           "their size)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+}
+
+/* tbqueue's own: the geometry of the source and sink pools */
+static void
+install_pool_properties (GObjectClass * gobject_class)
+{
   /**
    * GstTbQueue:source-block-size:
    *
@@ -739,6 +751,12 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
           "buffer larger than this less two sink blocks cannot be copied: "
           "it is referenced, with a warning",
           0, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES, RW_READY));
+}
+
+/* tbqueue's own: trimming, publishing, coalescing, statistics */
+static void
+install_pace_properties (GObjectClass * gobject_class)
+{
   /**
    * GstTbQueue:idle-blocks:
    *
@@ -818,6 +836,26 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "Levels, peaks, counters and pool sizes (see the documentation)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+static void
+gst_tbqueue_class_init (GstTbQueueClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->set_property = gst_tbqueue_set_property;
+  gobject_class->get_property = gst_tbqueue_get_property;
+  gobject_class->finalize = gst_tbqueue_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
+
+  install_signals (gobject_class);
+  install_level_properties (gobject_class);
+  install_behaviour_properties (gobject_class);
+  install_transfer_properties (gobject_class);
+  install_pool_properties (gobject_class);
+  install_pace_properties (gobject_class);
   install_placement_properties (gobject_class);
 
   gst_element_class_set_static_metadata (element_class,
@@ -826,7 +864,6 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       "The tbqueue authors");
   gst_element_class_add_static_pad_template (element_class, &srctemplate);
   gst_element_class_add_static_pad_template (element_class, &sinktemplate);
-
 
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
