@@ -81,8 +81,7 @@ sink_would_wait (GstTbQueue * tbq)
  * list (GST_TBQ_LIST_*) or 0; a list's later members wait behind its
  * first. */
 static inline gboolean
-sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
-    guint32 list)
+sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size, guint32 list)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
 

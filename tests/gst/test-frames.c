@@ -114,8 +114,7 @@ GST_START_TEST (test_a_camera_pool_is_never_starved_by_a_blocked_consumer)
     fail_unless_equals_int (taken, N_FRAMES);
     fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"),
         N_FRAMES);
-    fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"),
-        0);
+    fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 0);
   } else {
     fail_unless_equals_int (taken, POOL_BUFFERS);
     fail_unless_equals_int (ret, GST_FLOW_EOS);
