@@ -152,6 +152,7 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   TBQ_STORE (tbq->out_buffers, 0);
   TBQ_STORE (tbq->out_bytes, 0);
   TBQ_STORE (tbq->out_items, 0);
+  TBQ_STORE (tbq->idle_out_items, 0);
   TBQ_STORE (tbq->tail_is_buffer, FALSE);
   gst_segment_init (&tbq->sink_segment, GST_FORMAT_TIME);
   gst_segment_init (&tbq->src_segment, GST_FORMAT_TIME);

@@ -285,6 +285,14 @@ struct _GstTbQueue
   _Atomic guint64 out_bytes;
   _Atomic guint64 out_items;
   _Atomic gint64 srctime;
+  _Atomic guint64 idle_out_items;       /* out_items when the src task last
+                                         * found nothing to push and waited
+                                         * (gst_tbqueue_loop).  Written under
+                                         * qlock; the upstream thread's
+                                         * relaxed read (transfer=auto) is a
+                                         * hint: it only grows between level
+                                         * resets, so a stale value is lower
+                                         * and only costs a copy */
 
   /* The copy task (gsttbqueue-copytask.c): exists while `q` does; started,
    * paused and stopped under qlock only. */

@@ -62,16 +62,32 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
 
 /* ---- the copy decision ---- */
 
-/* Whether the transfer mode wants `buffer` copied: copy always; auto when
- * giving it back at once matters (it belongs to a buffer pool, whose
- * owner may be waiting for it) or it is small; reference never. */
+/* Upstream thread, the item being written already counted in: whether
+ * it would wait behind other data.  Not when the queue held nothing and
+ * the src task, having pushed everything taken out, waits for data: it
+ * pushes this one at once.  Relaxed loads: both counters only grow (a
+ * stale idle_out_items is lower), so a stale answer says "it would
+ * wait", which only costs a copy. */
 static inline gboolean
-sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
+sink_would_wait (GstTbQueue * tbq)
+{
+  return TBQ_LOAD (tbq->in_items) != TBQ_LOAD (tbq->idle_out_items) + 1;
+}
+
+/* Whether the transfer mode wants `buffer` copied: copy always; auto when
+ * it is small, or when it belongs to a buffer pool (whose owner may be
+ * waiting for it) and would wait in the queue, behind other data or a
+ * busy downstream; reference never.  `list`: its position in a buffer
+ * list (GST_TBQ_LIST_*) or 0; a list's later members wait behind its
+ * first. */
+static inline gboolean
+sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size, guint32 list)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
 
   if (transfer == GST_TBQUEUE_TRANSFER_AUTO)
-    return size <= TBQ_LOAD (tbq->copy_threshold) || buffer->pool != NULL;
+    return size <= TBQ_LOAD (tbq->copy_threshold) || (buffer->pool != NULL
+        && (GST_TBQ_LIST_IS_REST (list) || sink_would_wait (tbq)));
   return transfer == GST_TBQUEUE_TRANSFER_COPY;
 }
 
@@ -143,7 +159,7 @@ static inline void
 sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
     guint32 list, GstTbqBufferPlan * r)
 {
-  if (sink_wants_copy (tbq, buffer, size)
+  if (sink_wants_copy (tbq, buffer, size, list)
       && sink_plan_copy (tbq, buffer, size, list, r))
     return;
   gst_tbq_record_plan_ref (size, list, r);
@@ -247,7 +263,7 @@ sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstMapInfo map;
 
-  if (!sink_wants_copy (tbq, buffer, size))
+  if (!sink_wants_copy (tbq, buffer, size, 0))
     return sink_write_ref (tbq, buffer, size);
   if (G_LIKELY (!tbq->special_caps
           && gst_tbq_record_map_small (buffer, size, &tbq->limits, &map)))

@@ -252,6 +252,9 @@ locked_wait_for_data (GstTbQueue * tbq)
 
   while (gst_tbqueue_locked_is_empty (tbq, NULL)) {
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is empty");
+    /* Whatever comes now is pushed at once (transfer=auto); stored
+     * before the underrun signal, which then tells that it holds. */
+    TBQ_STORE (tbq->idle_out_items, TBQ_LOAD (tbq->out_items));
     TBQ_ADD (tbq->counters.underruns, 1);
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
@@ -259,8 +262,10 @@ locked_wait_for_data (GstTbQueue * tbq)
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
     /* Re-check: the signal may have changed the thresholds. */
-    while (gst_tbqueue_locked_is_empty (tbq, &key))
+    while (gst_tbqueue_locked_is_empty (tbq, &key)) {
+      TBQ_STORE (tbq->idle_out_items, TBQ_LOAD (tbq->out_items));
       GST_TBQUEUE_WAIT_ADD_CHECK (tbq, key, out_flushing);
+    }
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);

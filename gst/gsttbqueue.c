@@ -50,10 +50,11 @@
  * cannot be mapped, memory the caps name, such as GL or VA memory), travels
  * by reference.  By reference, the very #GstBuffer travels, as with queue.
  * The default, "auto", copies a buffer when giving it back at once
- * matters: it belongs to a #GstBufferPool (a camera's capture queue, whose
- * frames a stalled consumer would otherwise hold) or it is small
- * (#GstTbQueue:copy-threshold); it references large buffers nobody waits
- * for.  A frame larger than the sink pool can hold
+ * matters: it is small (#GstTbQueue:copy-threshold), or it belongs to a
+ * #GstBufferPool (a camera's capture queue, whose frames a stalled consumer
+ * would otherwise hold) and would wait in the queue; a pool's buffer that
+ * finds the queue empty and the src pad task waiting for data is pushed at
+ * once by reference, and large buffers nobody waits for are referenced.  A frame larger than the sink pool can hold
  * (#GstTbQueue:sink-max-bytes) is referenced, with a warning.
  *
  * Data is queued until one of #GstTbQueue:max-size-buffers,
@@ -623,10 +624,15 @@ install_transfer_properties (GObjectClass * gobject_class)
    * GstTbQueue:transfer:
    *
    * How buffers travel.  "auto" copies a buffer when giving it back at once
-   * matters: it belongs to a #GstBufferPool (`buffer->pool` set: a camera's
-   * capture queue, a decoder's output pool), whatever its size, or it is
-   * at most #GstTbQueue:copy-threshold bytes; it references larger buffers
-   * of no pool, which nobody waits for.  "copy" copies every buffer,
+   * matters: it is at most #GstTbQueue:copy-threshold bytes, or it belongs
+   * to a #GstBufferPool (`buffer->pool` set: a camera's capture queue, a
+   * decoder's output pool), whatever its size, and would wait in the queue
+   * (something is queued ahead of it, or the src pad task is busy pushing).
+   * A pool's buffer that finds the queue empty and the src pad task
+   * waiting for data is referenced and pushed at once, as queue pushes it:
+   * with downstream blocked, at most one buffer of a pool is held.  Larger
+   * buffers of no pool, which nobody waits for, are referenced.  "copy"
+   * copies every buffer (pooled or not, whatever the queue holds),
    * "reference" none.  A copy keeps flags, timestamps, offsets, every meta
    * a deep copy keeps and the memory layout; a frame (above a quarter of a
    * source block) is copied once, into memory of its own taken from the
@@ -637,16 +643,17 @@ install_transfer_properties (GObjectClass * gobject_class)
    * than system memory), a meta that cannot be copied, or a buffer larger
    * than #GstTbQueue:sink-max-bytes allows (with a warning).
    *
-   * Since 0.2 "auto" copies buffers of a pool of any size, and "copy"
-   * copies buffers of any size, with their metas and memory layout.
+   * Since 0.2 "auto" copies buffers of a pool of any size that would wait,
+   * and "copy" copies buffers of any size, with their metas and memory
+   * layout.
    *
    * Since: 0.1
    */
   g_object_class_install_property (gobject_class, PROP_TRANSFER,
       g_param_spec_enum ("transfer", "Transfer",
           "How buffers travel: auto copies buffers of a buffer pool (any "
-          "size) and buffers of up to copy-threshold bytes, and references "
-          "the rest; copy copies every buffer; reference queues the buffers "
+          "size) that would wait in the queue and buffers of up to "
+          "copy-threshold bytes, and references the rest; copy copies every buffer; reference queues the buffers "
           "themselves.  A copy keeps metas and memory layout; buffers that "
           "cannot be copied without loss (special memory, a meta that "
           "cannot be copied, larger than sink-max-bytes allows) are "
@@ -655,9 +662,10 @@ install_transfer_properties (GObjectClass * gobject_class)
   /**
    * GstTbQueue:copy-threshold:
    *
-   * With #GstTbQueue:transfer "auto": the largest buffer copied when it
-   * belongs to no buffer pool (bytes).  Buffers of a pool are copied
-   * whatever their size.
+   * With #GstTbQueue:transfer "auto": the largest buffer always copied
+   * (bytes).  A larger buffer is copied only when it belongs to a buffer
+   * pool and would wait in the queue.  To copy every buffer, use
+   * #GstTbQueue:transfer "copy".
    *
    * Since 0.2 it no longer limits buffers of a pool.
    *
@@ -665,9 +673,9 @@ install_transfer_properties (GObjectClass * gobject_class)
    */
   g_object_class_install_property (gobject_class, PROP_COPY_THRESHOLD,
       g_param_spec_uint ("copy-threshold", "Copy threshold (bytes)",
-          "transfer=auto: largest buffer copied when it belongs to no "
-          "buffer pool (bytes; buffers of a pool are copied whatever "
-          "their size)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
+          "transfer=auto: largest buffer always copied (bytes; a larger "
+          "buffer of a buffer pool is copied when it would wait in the "
+          "queue)", 0, G_MAXUINT, DEFAULT_COPY_THRESHOLD, RW_PLAYING));
 }
 
 /* tbqueue's own: the geometry of the source and sink pools */

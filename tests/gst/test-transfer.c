@@ -412,23 +412,93 @@ GST_START_TEST (test_auto_references_large_buffers_of_no_pool)
 
 GST_END_TEST;
 
-/* A buffer of a pool goes back to it inside the push, whatever its size:
- * its owner (a camera, a decoder) may be waiting for it. */
-GST_START_TEST (test_auto_copies_pooled_buffers_of_any_size)
+static const gsize pooled_sizes[] = { 2048, 65536, 614400, 4194304 };
+
+/* A pool of exactly `n` buffers of `size` bytes. */
+static GstBufferPool *
+bounded_pool (gsize size, guint n)
 {
-  const gsize sizes[] = { 2048, 65536, 614400, 4194304 };
   GstBufferPool *pool = gst_buffer_pool_new ();
   GstStructure *config = gst_buffer_pool_get_config (pool);
-  GstBuffer *b = NULL;
 
-  gst_buffer_pool_config_set_params (config, NULL, sizes[__i__], 1, 1);
+  gst_buffer_pool_config_set_params (config, NULL, (guint) size, n, n);
   fail_unless (gst_buffer_pool_set_config (pool, config));
   fail_unless (gst_buffer_pool_set_active (pool, TRUE));
-  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, NULL),
+  return pool;
+}
+
+static GstBuffer *
+pooled_buffer (GstBufferPool * pool, gsize size, guint8 byte)
+{
+  GstBufferPoolAcquireParams params = { 0, };
+  GstBuffer *b = NULL;
+
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, &params),
       GST_FLOW_OK);
-  gst_buffer_memset (b, 0, 0xa5, sizes[__i__]);
-  GST_BUFFER_PTS (b) = 42;
-  fail_unless (was_copied ("auto", b, 512, NULL));
+  gst_buffer_memset (b, 0, byte, size);
+  GST_BUFFER_PTS (b) = byte;
+  return b;
+}
+
+/* A buffer of a pool that would wait in the queue (here behind a segment,
+ * downstream held on STREAM_START) goes back to its pool inside the push,
+ * whatever its size: its owner (a camera, a decoder) may be waiting for
+ * it. */
+GST_START_TEST (test_auto_copies_pooled_buffers_that_would_wait)
+{
+  gsize size = pooled_sizes[__i__];
+  TbqLink *l = transfer_link ("auto");
+  GstBufferPool *pool = bounded_pool (size, 1);
+  GstBuffer *b;
+
+  tbq_link_start_held (l);
+  fail_unless_equals_int (tbq_link_push (l, pooled_buffer (pool, size, 7)),
+      GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 1);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 0);
+  /* Back in the pool of one. */
+  b = pooled_buffer (pool, size, 8);
+  gst_buffer_unref (b);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 1);
+  fail_unless (is_sink_memory (tbq_link_buffer (l, 0)));
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (tbq_link_buffer (l, 0)), 7);
+  fail_unless (gst_buffer_memcmp (tbq_link_buffer (l, 0), 0,
+          memset (g_alloca (16), 7, 16), 16) == 0);
+  tbq_link_free (l);
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+}
+
+GST_END_TEST;
+
+/* A buffer of a pool pushed into an empty queue whose src task waits for
+ * data is pushed at once: it is referenced, and the same GstBuffer arrives
+ * downstream (which gives it back to the pool when done with it).  Each
+ * buffer is pushed only when the src task is idle again after the last. */
+GST_START_TEST (test_auto_references_a_pooled_buffer_an_idle_queue_pushes)
+{
+  gsize size = pooled_sizes[__i__];
+  TbqLink *l = transfer_link ("auto");
+  GstBufferPool *pool = bounded_pool (size, 3);
+  guint k;
+
+  tbq_link_start (l);
+  for (k = 0; k < 3; k++) {
+    GstBuffer *b = pooled_buffer (pool, size, (guint8) k);
+
+    /* The src task waits for data: it signalled its underrun. */
+    tbq_link_wait_idle (l);
+    fail_unless_equals_int (tbq_link_push (l, b), GST_FLOW_OK);
+    fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"),
+        k + 1);
+    tbq_link_wait_buffers (l, k + 1);
+    fail_unless (tbq_link_buffer (l, k) == b);
+    fail_if (is_sink_memory (tbq_link_buffer (l, k)));
+  }
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 0);
+  tbq_link_free (l);
   fail_unless (gst_buffer_pool_set_active (pool, FALSE));
   gst_object_unref (pool);
 }
@@ -594,7 +664,10 @@ tbqueue_transfer_suite (void)
   tcase_add_test (tc, test_copied_buffers_stay_valid_after_the_element_is_gone);
   tcase_add_test (tc, test_auto_copies_small_plain_buffers);
   tcase_add_test (tc, test_auto_references_large_buffers_of_no_pool);
-  tcase_add_loop_test (tc, test_auto_copies_pooled_buffers_of_any_size, 0, 4);
+  tcase_add_loop_test (tc, test_auto_copies_pooled_buffers_that_would_wait, 0,
+      4);
+  tcase_add_loop_test (tc,
+      test_auto_references_a_pooled_buffer_an_idle_queue_pushes, 0, 4);
   tcase_add_test (tc, test_copies_keep_metas_that_can_be_copied);
   tcase_add_test (tc, test_copy_copies_buffers_larger_than_a_source_block);
   tcase_add_test (tc, test_other_mappable_memory_is_copied);

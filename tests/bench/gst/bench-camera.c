@@ -174,15 +174,18 @@ check_counts (Cell * cell, GbLink * l)
 }
 
 /* tbqueue moved every frame the way its transfer mode says (the frames
- * belong to the camera's pool). */
+ * belong to the camera's pool: auto copies those that would wait, and
+ * references the others), each counted once. */
 static void
 check_transfer (Cell * cell, GbLink * l)
 {
   gint want = gb_tbqueue_expects_copy (l->elem, cell->size, 1);
 
-  if (!cell->ok || want < 0)
+  if (!cell->ok || (want < 0 && cell->copied + cell->referenced == 0))
     return;
-  if ((want ? cell->copied : cell->referenced) != cell->captured) {
+  if ((want < 0 && cell->copied + cell->referenced != cell->captured)
+      || (want >= 0
+          && (want ? cell->copied : cell->referenced) != cell->captured)) {
     cell->ok = FALSE;
     g_snprintf (cell->failure, sizeof cell->failure, "%" G_GUINT64_FORMAT
         " frames copied, %" G_GUINT64_FORMAT " referenced: not the transfer "

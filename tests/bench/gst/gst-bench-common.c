@@ -668,11 +668,12 @@ gb_tbqueue_expects_copy (GstElement * e, gsize size, gint pooled)
   g_object_get (e, "transfer", &transfer, "copy-threshold", &threshold, NULL);
   /* transfer: 0 auto, 1 copy, 2 reference.  The benchmarks' buffers are
    * plain system memory without metas, and no larger than the sink pool
-   * holds: copy copies them all, auto those of a pool and the small
-   * ones. */
+   * holds: copy copies them all, auto the small ones, and those of a pool
+   * that would wait in the queue (how many depends on how the threads
+   * run: -1). */
   if (transfer == 2)
     return 0;
-  if (transfer == 1 || size <= threshold || pooled == 1)
+  if (transfer == 1 || size <= threshold)
     return 1;
   return pooled == 0 ? 0 : -1;
 }

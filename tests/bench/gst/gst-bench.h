@@ -225,10 +225,11 @@ void gb_tbqueue_transfer_counts (GstElement * e, guint64 * copied,
     guint64 * referenced);
 
 /* For a tbqueue: 1 if a plain buffer of `size` bytes must be copied
- * (transfer=copy; auto with the size up to copy-threshold or a buffer of a
- * pool), 0 if it must be referenced (transfer=reference; auto with a large
- * buffer of no pool); -1 when that is not certain (`pooled` -1: whether the
- * buffer belongs to a pool is not known) or for other elements. */
+ * (transfer=copy; auto with the size up to copy-threshold), 0 if it must
+ * be referenced (transfer=reference; auto with a large buffer of no pool);
+ * -1 when that is not certain (auto with a large buffer of a pool: copied
+ * when it would wait in the queue; `pooled` -1: whether the buffer belongs
+ * to a pool is not known) or for other elements. */
 gint gb_tbqueue_expects_copy (GstElement * e, gsize size, gint pooled);
 
 /* A few of tbqueue's stats counters as "name=value;..." (empty for other
