@@ -409,9 +409,24 @@ wait_copy_pass (TbqLink * l, guint64 passes0)
   }
 }
 
+/* The copy task has moved every sealed source block: only the block being
+ * filled is in use (a pass counted since `passes0` alone may have moved
+ * only the first of them). */
+static void
+wait_sealed_blocks_moved (TbqLink * l, guint64 passes0)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC;
+
+  wait_copy_pass (l, passes0);
+  while (tbq_stat (l->element, "source-blocks-in-use") > 1) {
+    fail_unless (g_get_monotonic_time () < end, "sealed blocks never moved");
+    g_usleep (1000);
+  }
+}
+
 /* Push copied 32-byte buffers numbered from *i until `blocks` more source
  * blocks were handed off, then `extra` more; wait until the copy task has
- * finished a pass.  Returns the bytes it moved meanwhile, and in *waited
+ * moved every sealed block.  Returns the bytes it moved meanwhile, and in *waited
  * whether the upstream thread found the source pool full (when the copy
  * task ran late): it then asks for the block being filled too. */
 static guint64
@@ -433,7 +448,7 @@ fill_source_blocks (TbqLink * l, guint * i, guint blocks, guint extra,
   for (n = *i + extra; *i < n; (*i)++)
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, *i,
                 *i * GST_MSECOND)), GST_FLOW_OK);
-  wait_copy_pass (l, passes0);
+  wait_sealed_blocks_moved (l, passes0);
   *waited = tbq_stat (l->element, "source-pool-full") != full0;
   return tbq_stat (l->element, "bytes-copied") - copied0;
 }
