@@ -194,6 +194,7 @@ G_ALWAYS_INLINE static inline GstFlowReturn
 sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstFlowReturn ret;
+  gboolean pooled = buffer->pool != NULL;
   void *rec;
 
   sink_log_buffer (tbq, buffer, size, "reference");
@@ -204,6 +205,10 @@ sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
   gst_tbq_record_write_buffer_ref (rec, buffer, 0, size);
   TBQ_ADD (tbq->counters.referenced, 1);
   tbq_writer_commit (tbq->writer);
+  /* A pool's buffer goes back only once pushed: its owner may be waiting
+   * for it, so it ends a nap of the src task (no coalescing for it). */
+  if (G_UNLIKELY (pooled))
+    tbq_writer_flush (tbq->writer);
   return GST_FLOW_OK;
 }
 

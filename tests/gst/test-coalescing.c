@@ -129,6 +129,34 @@ GST_START_TEST (test_events_queries_and_eos_end_a_nap_at_once)
 
 GST_END_TEST;
 
+/* A referenced buffer of a buffer pool goes back to the pool only once
+ * pushed: it ends a nap at once (its owner may be waiting for it). */
+GST_START_TEST (test_a_referenced_pool_buffer_ends_a_nap)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "max-coalesce-latency", LONG_BOUND,
+      "transfer", 2 /* reference */ , NULL);
+  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstBuffer *buffer = NULL;
+  guint pushed;
+
+  gst_buffer_pool_config_set_params (config, NULL, 1024, 1, 1);
+  fail_unless (gst_buffer_pool_set_config (pool, config));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  pushed = start_napping (l);
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buffer,
+          NULL), GST_FLOW_OK);
+  fail_unless_equals_int (tbq_link_push (l, buffer), GST_FLOW_OK);
+  /* Delivered, not 60 s later: the nap ended on it. */
+  tbq_link_wait_buffers (l, pushed + 1);
+  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
+  tbq_link_free (l);
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_flush_ends_a_nap)
 {
   TbqLink *l = long_bound_link ();
@@ -206,6 +234,7 @@ coalesce_suite (void)
   tcase_add_test (tc, test_buffers_pushed_during_a_nap_make_no_wake_up);
   tcase_add_test (tc, test_events_queries_and_eos_end_a_nap_at_once);
   tcase_add_test (tc, test_a_flush_ends_a_nap);
+  tcase_add_test (tc, test_a_referenced_pool_buffer_ends_a_nap);
   tcase_add_test (tc, test_zero_wakes_the_src_task_per_buffer);
   tcase_add_test (tc, test_a_bound_below_a_microsecond_is_refused);
   return s;
