@@ -713,6 +713,25 @@ tbq_buffer_new (gsize size, guint8 seed, GstClockTime pts)
   return buffer;
 }
 
+GstBufferPool *
+tbq_pool_new (gsize size, guint n)
+{
+  GstBufferPool *pool = gst_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+
+  gst_buffer_pool_config_set_params (config, NULL, (guint) size, n, n);
+  fail_unless (gst_buffer_pool_set_config (pool, config));
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  return pool;
+}
+
+void
+tbq_pool_free (GstBufferPool * pool)
+{
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+}
+
 gboolean
 tbq_buffer_has_pattern (GstBuffer * buffer, gsize size, guint8 seed)
 {

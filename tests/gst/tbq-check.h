@@ -150,6 +150,11 @@ gboolean tbq_link_push_event (TbqLink * link, GstEvent * event);
 /* A buffer of `size` bytes, each byte (seed + i), with a pts. */
 GstBuffer *tbq_buffer_new (gsize size, guint8 seed, GstClockTime pts);
 
+/* An active buffer pool of exactly `n` buffers of `size` bytes (as a
+ * camera's or a sensor's); tbq_pool_free() deactivates and unrefs it. */
+GstBufferPool *tbq_pool_new (gsize size, guint n);
+void tbq_pool_free (GstBufferPool * pool);
+
 /* TRUE when `buffer` is exactly what tbq_buffer_new (size, seed, ...) made. */
 gboolean tbq_buffer_has_pattern (GstBuffer * buffer, gsize size, guint8 seed);
 

@@ -135,14 +135,10 @@ GST_START_TEST (test_a_referenced_pool_buffer_ends_a_nap)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "max-coalesce-latency", LONG_BOUND,
       "transfer", 2 /* reference */ , NULL);
-  GstBufferPool *pool = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstBufferPool *pool = tbq_pool_new (1024, 1);
   GstBuffer *buffer = NULL;
   guint pushed;
 
-  gst_buffer_pool_config_set_params (config, NULL, 1024, 1, 1);
-  fail_unless (gst_buffer_pool_set_config (pool, config));
-  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
   pushed = start_napping (l);
   fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buffer,
           NULL), GST_FLOW_OK);
@@ -151,8 +147,7 @@ GST_START_TEST (test_a_referenced_pool_buffer_ends_a_nap)
   tbq_link_wait_buffers (l, pushed + 1);
   fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
   tbq_link_free (l);
-  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
-  gst_object_unref (pool);
+  tbq_pool_free (pool);
 }
 
 GST_END_TEST;

@@ -18,26 +18,6 @@ static const gsize frame_sizes[] = { 614400, 4194304, 2048, 65536 };
 
 static const gchar *elements[] = { "queue", "tbqueue" };
 
-/* A pool of exactly `n` buffers of `size` bytes, as a camera has. */
-static GstBufferPool *
-camera_pool (gsize size, guint n)
-{
-  GstBufferPool *pool = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-
-  gst_buffer_pool_config_set_params (config, NULL, (guint) size, n, n);
-  fail_unless (gst_buffer_pool_set_config (pool, config));
-  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
-  return pool;
-}
-
-static void
-camera_pool_free (GstBufferPool * pool)
-{
-  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
-  gst_object_unref (pool);
-}
-
 /* Frame k: its number in the first 8 bytes, then a byte that depends on k. */
 static inline guint8
 frame_byte (guint64 k)
@@ -93,7 +73,7 @@ GST_START_TEST (test_a_camera_pool_is_never_starved_by_a_blocked_consumer)
   gboolean tbqueue = strcmp (factory, "tbqueue") == 0;
   TbqLink *l = tbq_link_new (factory, "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
-  GstBufferPool *pool = camera_pool (size, POOL_BUFFERS);
+  GstBufferPool *pool = tbq_pool_new (size, POOL_BUFFERS);
   GstBufferPoolAcquireParams params = { 0, };
   GstFlowReturn ret = GST_FLOW_OK;
   guint8 *ref = g_malloc (size);
@@ -130,7 +110,7 @@ GST_START_TEST (test_a_camera_pool_is_never_starved_by_a_blocked_consumer)
               SINK_MEMORY));
   }
   tbq_link_free (l);
-  camera_pool_free (pool);
+  tbq_pool_free (pool);
   g_free (ref);
 }
 
@@ -146,7 +126,7 @@ GST_START_TEST (test_a_blocked_consumer_holds_at_most_one_pool_buffer)
   gsize size = frame_sizes[__i__];
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
-  GstBufferPool *pool = camera_pool (size, POOL_BUFFERS);
+  GstBufferPool *pool = tbq_pool_new (size, POOL_BUFFERS);
   GstBufferPoolAcquireParams params = { 0, };
   guint8 *ref = g_malloc (size);
   GstBuffer *first = NULL;
@@ -183,7 +163,7 @@ GST_START_TEST (test_a_blocked_consumer_holds_at_most_one_pool_buffer)
                 0), SINK_MEMORY), k > 0);
   }
   tbq_link_free (l);
-  camera_pool_free (pool);
+  tbq_pool_free (pool);
   g_free (ref);
 }
 
@@ -228,7 +208,7 @@ GST_START_TEST (test_a_frame_too_large_to_copy_is_referenced_with_one_warning)
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, "sink-max-bytes",
       (guint64) SMALL_SINK, NULL);
-  GstBufferPool *pool = camera_pool (LARGE_FRAME, 8);
+  GstBufferPool *pool = tbq_pool_new (LARGE_FRAME, 8);
   GstBus *bus = gst_bus_new ();
   guint8 *ref = g_malloc (LARGE_FRAME);
   GstBuffer *pushed[4];
@@ -269,7 +249,7 @@ GST_START_TEST (test_a_frame_too_large_to_copy_is_referenced_with_one_warning)
    * the element. */
   gst_bus_set_flushing (bus, TRUE);
   tbq_link_free (l);
-  camera_pool_free (pool);
+  tbq_pool_free (pool);
   gst_object_unref (bus);
   g_free (ref);
 }
@@ -285,7 +265,7 @@ GST_START_TEST (test_frames_up_to_8_mib_are_copied_with_the_default_properties)
   gsize size = sizes[__i__];
   guint n = (guint) ((10485760 + size - 1) / size), k;
   TbqLink *l = tbq_link_new ("tbqueue", NULL, NULL);
-  GstBufferPool *pool = camera_pool (size, 2);
+  GstBufferPool *pool = tbq_pool_new (size, 2);
   guint8 *ref = g_malloc (size);
   GstBufferPoolAcquireParams params = { 0, };
   GstBuffer *b;
@@ -320,7 +300,7 @@ GST_START_TEST (test_frames_up_to_8_mib_are_copied_with_the_default_properties)
       + tbq_stat (l->element, "buffers-referenced"), n + 1);
   fail_unless_equals_uint64 (tbq_stat (l->element, "copy-fallbacks"), 0);
   tbq_link_free (l);
-  camera_pool_free (pool);
+  tbq_pool_free (pool);
   g_free (ref);
 }
 
@@ -343,7 +323,7 @@ GST_START_TEST (test_a_frame_that_finds_the_sink_pool_full_leaks)
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, "sink-max-bytes",
       (guint64) 16 * 1024 * 1024, NULL);
-  GstBufferPool *pool = camera_pool (size, POOL_BUFFERS);
+  GstBufferPool *pool = tbq_pool_new (size, POOL_BUFFERS);
   GstBufferPoolAcquireParams params = { 0, };
   guint8 *ref = g_malloc (size);
   guint64 dropped, last = 0;
@@ -383,7 +363,7 @@ GST_START_TEST (test_a_frame_that_finds_the_sink_pool_full_leaks)
     last = frame;
   }
   tbq_link_free (l);
-  camera_pool_free (pool);
+  tbq_pool_free (pool);
   g_free (ref);
 }
 

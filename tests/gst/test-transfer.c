@@ -250,15 +250,11 @@ GST_START_TEST (test_copied_buffers_return_to_the_upstream_pool_at_once)
 {
   gboolean copy = __i__ == 0;
   TbqLink *l = transfer_link (copy ? "copy" : "reference");
-  GstBufferPool *pool = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
+  GstBufferPool *pool = tbq_pool_new (128, 2);
   GstBufferPoolAcquireParams params = { 0, };
   GstBuffer *b;
   guint i;
 
-  gst_buffer_pool_config_set_params (config, NULL, 128, 2, 2);
-  fail_unless (gst_buffer_pool_set_config (pool, config));
-  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
   tbq_link_start_held (l);
   for (i = 0; i < 2; i++) {
     fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b, NULL),
@@ -275,8 +271,7 @@ GST_START_TEST (test_copied_buffers_return_to_the_upstream_pool_at_once)
   tbq_link_release (l);
   tbq_link_wait_buffers (l, 2);
   tbq_link_free (l);
-  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
-  gst_object_unref (pool);
+  tbq_pool_free (pool);
 }
 
 GST_END_TEST;
@@ -414,19 +409,6 @@ GST_END_TEST;
 
 static const gsize pooled_sizes[] = { 2048, 65536, 614400, 4194304 };
 
-/* A pool of exactly `n` buffers of `size` bytes. */
-static GstBufferPool *
-bounded_pool (gsize size, guint n)
-{
-  GstBufferPool *pool = gst_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-
-  gst_buffer_pool_config_set_params (config, NULL, (guint) size, n, n);
-  fail_unless (gst_buffer_pool_set_config (pool, config));
-  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
-  return pool;
-}
-
 static GstBuffer *
 pooled_buffer (GstBufferPool * pool, gsize size, guint8 byte)
 {
@@ -449,7 +431,7 @@ GST_START_TEST (test_auto_copies_pooled_buffers_that_would_wait)
 {
   gsize size = pooled_sizes[__i__];
   TbqLink *l = transfer_link ("auto");
-  GstBufferPool *pool = bounded_pool (size, 1);
+  GstBufferPool *pool = tbq_pool_new (size, 1);
   GstBuffer *b;
 
   tbq_link_start_held (l);
@@ -467,8 +449,7 @@ GST_START_TEST (test_auto_copies_pooled_buffers_that_would_wait)
   fail_unless (gst_buffer_memcmp (tbq_link_buffer (l, 0), 0,
           memset (g_alloca (16), 7, 16), 16) == 0);
   tbq_link_free (l);
-  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
-  gst_object_unref (pool);
+  tbq_pool_free (pool);
 }
 
 GST_END_TEST;
@@ -481,7 +462,7 @@ GST_START_TEST (test_auto_references_a_pooled_buffer_an_idle_queue_pushes)
 {
   gsize size = pooled_sizes[__i__];
   TbqLink *l = transfer_link ("auto");
-  GstBufferPool *pool = bounded_pool (size, 3);
+  GstBufferPool *pool = tbq_pool_new (size, 3);
   guint k;
 
   tbq_link_start (l);
@@ -499,8 +480,7 @@ GST_START_TEST (test_auto_references_a_pooled_buffer_an_idle_queue_pushes)
   }
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 0);
   tbq_link_free (l);
-  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
-  gst_object_unref (pool);
+  tbq_pool_free (pool);
 }
 
 GST_END_TEST;
