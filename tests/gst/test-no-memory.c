@@ -5,67 +5,19 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * This executable defines mmap (and mmap64) itself and exports them, so
- * that the plugin's calls land here (symbols of the executable come first
- * in symbol lookup): every mapping of exactly FAIL_SIZE bytes fails with
- * ENOMEM while failing is on, everything else goes to the next definition
- * (libc's, or a sanitizer's interceptor).  The sink blocks are of that
- * size, which nothing else in the process maps.
+ * Mappings of FAIL_SIZE bytes fail on demand (fail-mmap.h), for the
+ * plugin's libtbq too.  The sink blocks are of that size, which nothing
+ * else in the process maps.
  */
 #include "tbq-check.h"
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <stdatomic.h>
-#include <string.h>
-#include <sys/mman.h>
+#include "fail-mmap.h"
 
-#define NO_SANITIZE \
-  __attribute__ ((no_sanitize_address, no_sanitize_thread, \
-          no_sanitize_undefined))
+#include <errno.h>
+#include <string.h>
 
 /* Sink blocks of 17 pages (page multiples are mmapped). */
 #define FAIL_SIZE (17 * 4096)
-
-static _Atomic gboolean failing;
-static _Atomic guint failed;
-
-typedef void *(*MmapFunc) (void *, size_t, int, int, int, off_t);
-
-NO_SANITIZE static void *
-failing_mmap (const char *name, MmapFunc * real, void *addr, size_t len,
-    int prot, int flags, int fd, off_t off)
-{
-  if (len == FAIL_SIZE
-      && atomic_load_explicit (&failing, memory_order_relaxed)) {
-    atomic_fetch_add_explicit (&failed, 1, memory_order_relaxed);
-    errno = ENOMEM;
-    return MAP_FAILED;
-  }
-  if (*real == NULL)
-    *real = (MmapFunc) dlsym (RTLD_NEXT, name);
-  return (*real) (addr, len, prot, flags, fd, off);
-}
-
-/* Both names: which one the plugin calls depends on _FILE_OFFSET_BITS. */
-void *test_mmap (void *, size_t, int, int, int, off_t) __asm__ ("mmap");
-void *test_mmap64 (void *, size_t, int, int, int, off_t) __asm__ ("mmap64");
-
-NO_SANITIZE void *
-test_mmap (void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-  static MmapFunc real;
-
-  return failing_mmap ("mmap", &real, addr, len, prot, flags, fd, off);
-}
-
-NO_SANITIZE void *
-test_mmap64 (void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-  static MmapFunc real;
-
-  return failing_mmap ("mmap64", &real, addr, len, prot, flags, fd, off);
-}
 
 /* Pushes `n` buffers of 1000 bytes, seeds 1..n, from a thread of its own. */
 typedef struct
@@ -128,14 +80,14 @@ GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
    * out of line, in extents, and never ask for a sink block). */
   Pusher p = { l, 200, GST_FLOW_OK };
   GThread *thread;
-  guint64 dropped;
+  guint64 dropped, failed0;
   guint i, got, last = 0;
 
   l->keep_copies = TRUE;
   gst_element_set_bus (l->element, bus);
   tbq_link_start (l);
-  atomic_store (&failing, TRUE);
-  atomic_store (&failed, 0);
+  failed0 = failed_mappings ();
+  fail_mappings_of (FAIL_SIZE);
   tbq_link_hold (l);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1000, 0, 0)),
       GST_FLOW_OK);
@@ -146,7 +98,7 @@ GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
   /* The copy task waits for a block to come back; it does not try again
    * (a retry loop would fail one mapping after another). */
   tbq_wait_stat (l->element, "sink-pressure-waits", 1);
-  fail_unless_equals_int (atomic_load (&failed), 1);
+  fail_unless_equals_uint64 (failed_mappings () - failed0, 1);
   if (leaky == 0) {
     /* The upstream thread waits for room (an overrun: the sink pool is
      * as full as it can get). */
@@ -158,8 +110,8 @@ GST_START_TEST (test_a_failed_sink_allocation_is_reported_then_leaks_or_waits)
     thread = NULL;
     fail_unless_equals_int (p.ret, GST_FLOW_OK);
   }
-  fail_unless_equals_int (atomic_load (&failed), 1);
-  atomic_store (&failing, FALSE);
+  fail_unless_equals_uint64 (failed_mappings () - failed0, 1);
+  fail_mappings_of (0);
 
   tbq_link_release (l);
   if (thread != NULL)

@@ -5,77 +5,16 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * This executable defines mmap (and mmap64) itself (symbols of the
- * executable come first in symbol lookup, so libtbq's calls land here) and
- * makes every mapping of exactly `fail_size` bytes fail with ENOMEM while
- * it is set; everything else goes to the next definition (libc's, or a
- * sanitizer's interceptor).
- * The blocks of the pools under test, and the extents of large records,
- * are page multiples, which libtbq mmaps, and of a size nothing else in
- * the process maps.
+ * Mappings of a chosen size fail on demand (fail-mmap.h).  The blocks of
+ * the pools under test, and the extents of large records, are page
+ * multiples, which libtbq mmaps, and of a size nothing else in the process
+ * maps.
  */
 #include "lib-test.h"
 
-#include <dlfcn.h>
+#include "fail-mmap.h"
+
 #include <errno.h>
-#include <stdatomic.h>
-#include <sys/mman.h>
-
-#define NO_SANITIZE \
-  __attribute__ ((no_sanitize_address, no_sanitize_thread, \
-          no_sanitize_undefined))
-
-static _Atomic size_t fail_size;
-static _Atomic uint64_t failed;
-
-typedef void *(*MmapFunc) (void *, size_t, int, int, int, off_t);
-
-NO_SANITIZE static void *
-failing_mmap (const char *name, MmapFunc * real, void *addr, size_t len,
-    int prot, int flags, int fd, off_t off)
-{
-  if (len != 0 && len == atomic_load_explicit (&fail_size,
-          memory_order_relaxed)) {
-    atomic_fetch_add_explicit (&failed, 1, memory_order_relaxed);
-    errno = ENOMEM;
-    return MAP_FAILED;
-  }
-  if (*real == NULL)
-    *real = (MmapFunc) dlsym (RTLD_NEXT, name);
-  return (*real) (addr, len, prot, flags, fd, off);
-}
-
-/* Both names: which one libtbq calls depends on _FILE_OFFSET_BITS. */
-void *test_mmap (void *, size_t, int, int, int, off_t) __asm__ ("mmap");
-void *test_mmap64 (void *, size_t, int, int, int, off_t) __asm__ ("mmap64");
-
-NO_SANITIZE void *
-test_mmap (void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-  static MmapFunc real;
-
-  return failing_mmap ("mmap", &real, addr, len, prot, flags, fd, off);
-}
-
-NO_SANITIZE void *
-test_mmap64 (void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-  static MmapFunc real;
-
-  return failing_mmap ("mmap64", &real, addr, len, prot, flags, fd, off);
-}
-
-static void
-fail_mappings_of (size_t size)
-{
-  atomic_store (&fail_size, size);
-}
-
-static uint64_t
-failed_mappings (void)
-{
-  return atomic_load (&failed);
-}
 
 #define SOURCE_BLOCK 4096
 #define SINK_BLOCK 8192
