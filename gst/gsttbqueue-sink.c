@@ -65,9 +65,10 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
 /* Upstream thread, the item being written already counted in: whether
  * it would wait behind other data.  Not when the queue held nothing and
  * the src task, having pushed everything taken out, waits for data: it
- * pushes this one at once.  Relaxed loads: both counters only grow (a
- * stale idle_out_items is lower), so a stale answer says "it would
- * wait", which only costs a copy. */
+ * pushes this one at once.  Relaxed loads: in_items is this thread's own
+ * count, and idle_out_items only grows between flushes (a stale value is
+ * lower), so a stale answer says "it would wait", which only costs a
+ * copy. */
 static inline gboolean
 sink_would_wait (GstTbQueue * tbq)
 {
