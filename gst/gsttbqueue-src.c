@@ -418,7 +418,12 @@ adjust_position (GstTbQueue * tbq, GstQuery * query)
   gst_query_set_position (query, format, MAX (pos, 0));
 }
 
-/* The peer's answer to a latency query, plus what we may add. */
+/* The peer's answer to a latency query, plus what we may add: queue's
+ * thresholds, and the wake coalescing bound.  A nap of the src task holds
+ * a buffer for up to max-coalesce-latency, so that much is added to the
+ * minimum (a live pipeline's sinks then wait for it, and coalescing never
+ * makes a buffer late) and to a known maximum (which stays at least the
+ * minimum).  max-coalesce-latency=0 answers exactly as queue does. */
 static void
 adjust_latency (GstTbQueue * tbq, GstQuery * query)
 {
@@ -427,6 +432,12 @@ adjust_latency (GstTbQueue * tbq, GstQuery * query)
   guint64 max_time = TBQ_LOAD (tbq->max_time);
   guint64 min_time = TBQ_LOAD (tbq->min_time);
   gint leaky = TBQ_LOAD (tbq->leaky);
+  guint64 coalesce;
+
+  /* Geometry: set in READY or below only, so this is the bound in force. */
+  GST_OBJECT_LOCK (tbq);
+  coalesce = tbq->max_coalesce_latency;
+  GST_OBJECT_UNLOCK (tbq);
 
   gst_query_parse_latency (query, &live, &min, &max);
   /* We can delay by up to our time limit (unknown without one). */
@@ -439,6 +450,12 @@ adjust_latency (GstTbQueue * tbq, GstQuery * query)
     max = GST_CLOCK_TIME_NONE;
   if (min_time > 0)
     min += min_time;
+  min += coalesce;
+  if (max != GST_CLOCK_TIME_NONE)
+    max += coalesce;
+  GST_DEBUG_OBJECT (tbq, "latency: live %d, min %" GST_TIME_FORMAT ", max %"
+      GST_TIME_FORMAT " (with %" GST_TIME_FORMAT " of coalescing)", live,
+      GST_TIME_ARGS (min), GST_TIME_ARGS (max), GST_TIME_ARGS (coalesce));
   gst_query_set_latency (query, live, min, max);
 }
 

@@ -7,6 +7,8 @@
  */
 #include "tbq-check.h"
 
+#include <gst/base/gstbasesink.h>
+
 typedef struct
 {
   const gchar *factory;
@@ -272,14 +274,18 @@ typedef struct
   GstClockTime min, max;
 } Latency;
 
+/* tbqueue's answer with max-coalesce-latency `coalesce` (queue has none). */
 static Latency
-latency_of (const gchar * factory, gint leaky, guint64 max_time,
-    guint64 min_threshold, GstClockTime upstream_max)
+latency_with (const gchar * factory, gint leaky, guint64 max_time,
+    guint64 min_threshold, GstClockTime upstream_max, guint64 coalesce)
 {
   TbqLink *l = tbq_link_new (factory, "leaky", leaky, "max-size-time",
       max_time, "min-threshold-time", min_threshold, NULL);
   GstQuery *q = gst_query_new_latency ();
   Latency r;
+
+  if (g_str_equal (factory, "tbqueue"))
+    g_object_set (l->element, "max-coalesce-latency", coalesce, NULL);
 
   l->latency_live = TRUE;
   l->latency_min = 10 * GST_MSECOND;
@@ -292,6 +298,15 @@ latency_of (const gchar * factory, gint leaky, guint64 max_time,
   return r;
 }
 
+static Latency
+latency_of (const gchar * factory, gint leaky, guint64 max_time,
+    guint64 min_threshold, GstClockTime upstream_max)
+{
+  return latency_with (factory, leaky, max_time, min_threshold,
+      upstream_max, 0);
+}
+
+/* Without wake coalescing, tbqueue answers exactly as queue. */
 GST_START_TEST (test_latency_query_adds_thresholds_as_queue_does)
 {
   const guint64 max_times[] = { 0, 2 * GST_SECOND, 20 * GST_MSECOND };
@@ -323,6 +338,138 @@ GST_START_TEST (test_latency_query_adds_thresholds_as_queue_does)
   fail_unless (plain.live);
   fail_unless_equals_uint64 (plain.min, 40 * GST_MSECOND);
   fail_unless_equals_uint64 (plain.max, 1050 * GST_MSECOND);
+}
+
+GST_END_TEST;
+
+/* A nap may hold a buffer for up to max-coalesce-latency: the answer says
+ * so, on top of what queue adds, in every leaky mode and limit. */
+GST_START_TEST (test_latency_query_adds_the_coalescing_bound)
+{
+  const guint64 max_times[] = { 0, 2 * GST_SECOND };
+  const guint64 bounds[] = { 500 * GST_USECOND, 300 * GST_MSECOND,
+    60 * GST_SECOND
+  };
+  const GstClockTime upstream_maxes[] = { 50 * GST_MSECOND,
+    GST_CLOCK_TIME_NONE
+  };
+  gint leaky;
+  guint a, b, c;
+
+  for (leaky = 0; leaky <= 2; leaky++)
+    for (a = 0; a < G_N_ELEMENTS (max_times); a++)
+      for (b = 0; b < G_N_ELEMENTS (bounds); b++)
+        for (c = 0; c < G_N_ELEMENTS (upstream_maxes); c++) {
+          Latency q = latency_of ("queue", leaky, max_times[a],
+              30 * GST_MSECOND, upstream_maxes[c]);
+          Latency t = latency_with ("tbqueue", leaky, max_times[a],
+              30 * GST_MSECOND, upstream_maxes[c], bounds[b]);
+
+          fail_unless_equals_int (t.live, q.live);
+          fail_unless_equals_uint64 (t.min, q.min + bounds[b]);
+          if (q.max == GST_CLOCK_TIME_NONE) {
+            fail_unless_equals_uint64 (t.max, GST_CLOCK_TIME_NONE);
+          } else {
+            fail_unless_equals_uint64 (t.max, q.max + bounds[b]);
+          }
+          fail_unless (t.max >= t.min);
+        }
+}
+
+GST_END_TEST;
+
+#define LIVE_BUFFERS 15
+
+typedef struct
+{
+  GstSegment segment;
+  guint buffers;
+  GstClockTime rt[LIVE_BUFFERS], arrived[LIVE_BUFFERS];
+} Arrivals;
+
+/* Each buffer's running time and when it reached the sink. */
+static GstPadProbeReturn
+arrival_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Arrivals *st = user_data;
+  GstElement *sink = GST_PAD_PARENT (pad);
+
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_SEGMENT)
+      gst_event_copy_segment (e, &st->segment);
+  } else if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER (info);
+    GstClock *clock = gst_element_get_clock (sink);
+
+    fail_unless (clock != NULL);
+    fail_unless (st->buffers < LIVE_BUFFERS);
+    st->arrived[st->buffers] = gst_clock_get_time (clock)
+        - gst_element_get_base_time (sink);
+    gst_object_unref (clock);
+    st->rt[st->buffers++] = gst_segment_to_running_time (&st->segment,
+        GST_FORMAT_TIME, GST_BUFFER_PTS (b));
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* A live source (its latency: one frame, 100 ms) into a sync sink through
+ * a tbqueue that may nap for 300 ms: the pipeline's latency covers the
+ * naps, so no buffer reaches the sink after its render time (its running
+ * time plus the latency the sink was given; the first buffer prerolls the
+ * sink before the latency is known, and is rendered after it). */
+GST_START_TEST (test_a_live_stream_with_a_large_coalescing_bound_is_never_late)
+{
+  GstElement *pipeline = gst_parse_launch ("videotestsrc is-live=true "
+      "num-buffers=15 ! video/x-raw,width=16,height=16,framerate=10/1 ! "
+      "tbqueue max-coalesce-latency=300000000 ! fakesink name=sink "
+      "sync=true", NULL);
+  GstElement *sink;
+  GstPad *pad;
+  GstBus *bus;
+  GstMessage *msg;
+  GstClockTime latency;
+  Arrivals st = { {0}, 0 };
+  guint i, late = 0;
+  GstClockTimeDiff worst = G_MININT64;
+
+  fail_unless (pipeline != NULL);
+  gst_segment_init (&st.segment, GST_FORMAT_TIME);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, arrival_probe, &st, NULL);
+  gst_object_unref (pad);
+  bus = gst_element_get_bus (pipeline);
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  latency = gst_base_sink_get_latency (GST_BASE_SINK (sink));
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  /* The source's frame, the sink's processing deadline and the bound. */
+  fail_unless (latency >= 400 * GST_MSECOND, "latency %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (latency));
+  fail_unless_equals_int (st.buffers, LIVE_BUFFERS);
+  for (i = 0; i < st.buffers; i++) {
+    GstClockTimeDiff d = GST_CLOCK_DIFF (st.rt[i] + latency, st.arrived[i]);
+
+    GST_INFO ("buffer %u: running time %" GST_TIME_FORMAT ", arrived %"
+        GST_TIME_FORMAT, i, GST_TIME_ARGS (st.rt[i]),
+        GST_TIME_ARGS (st.arrived[i]));
+    late += d > 0;
+    worst = MAX (worst, d);
+  }
+  fail_unless (late == 0, "%u of %u buffers late, the latest by %"
+      GST_STIME_FORMAT " (latency %" GST_TIME_FORMAT ")", late, st.buffers,
+      GST_STIME_ARGS (worst), GST_TIME_ARGS (latency));
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
 }
 
 GST_END_TEST;
@@ -383,6 +530,9 @@ tbqueue_queries_suite (void)
   tcase_add_loop_test (tc, test_scheduling_query_on_src_reports_push_mode, 0,
       n);
   tcase_add_test (tc, test_latency_query_adds_thresholds_as_queue_does);
+  tcase_add_test (tc, test_latency_query_adds_the_coalescing_bound);
+  tcase_add_test (tc,
+      test_a_live_stream_with_a_large_coalescing_bound_is_never_late);
   tcase_add_loop_test (tc, test_position_query_is_adjusted_by_the_level, 0, n);
   return s;
 }
