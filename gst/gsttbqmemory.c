@@ -11,18 +11,42 @@
  * go to system memory.
  *
  * A buffer of several memories becomes several *parts* of one memory (their
- * GstMemory parent) covering the whole record: adjacent parts of one parent
- * are a span, so mapping the whole buffer shares the parent instead of
- * merging the parts into a copy, and each part stays writable in place (the
- * parent, locked by its parts, is never written).
+ * GstMemory parent, the *whole*) covering the whole record: adjacent parts
+ * of one parent are a span, so mapping the whole buffer shares the whole
+ * instead of merging the parts into a copy, and each part stays writable in
+ * place (the whole, locked by its parts, is never written).
+ *
+ * Shares (gst_memory_share, and so sub-buffers) follow one rule: a share of
+ * a whole or of a part takes that very memory as its parent, so that the
+ * exclusive lock gst_memory_init takes on the parent makes it shared: while
+ * the share lives, the memory it shares is not writable, and a write in
+ * place (gst_buffer_map_range with GST_MAP_WRITE, as gst_video_frame_map
+ * does plane by plane) goes to a copy, as with system memory.  Only a share
+ * of a share takes that share's parent: a share is read-only
+ * (LOCK_READONLY), and its parent is the memory whose bytes both read,
+ * which the new share then locks too.  System memory takes the parent of
+ * any memory it shares that has one; that is right for it only because its
+ * buffer memories have no parent.  A part has one and is writable: a share
+ * that locked the whole instead would leave the part writable, and a write
+ * to the part would change the share's bytes.  Each memory knows which of
+ * the three it is (TbqMemKind), rather than guessing it from its flags.
  */
 #include "gsttbqmemory.h"
+
+/* What a memory is, which decides the parent of its shares. */
+typedef enum
+{
+  TBQ_MEM_WHOLE,                /* a record's payload; no parent */
+  TBQ_MEM_PART,                 /* part of a whole, which is its parent */
+  TBQ_MEM_SHARE                 /* read-only share of a whole or a part */
+} TbqMemKind;
 
 typedef struct
 {
   GstMemory mem;
   TbqBlock *block;
   guint8 *data;                 /* start of the record's payload */
+  TbqMemKind kind;
 } GstTbqMemory;
 
 typedef struct
@@ -66,8 +90,9 @@ data_align (const guint8 * data)
 }
 
 static GstTbqMemory *
-tbq_memory_make (TbqBlock * block, guint8 * data, GstMemory * parent,
-    gsize maxsize, gsize offset, gsize size, GstMemoryFlags flags)
+tbq_memory_make (TbqMemKind kind, TbqBlock * block, guint8 * data,
+    GstMemory * parent, gsize maxsize, gsize offset, gsize size,
+    GstMemoryFlags flags)
 {
   GstTbqMemory *tm = g_slice_new (GstTbqMemory);
 
@@ -76,6 +101,7 @@ tbq_memory_make (TbqBlock * block, guint8 * data, GstMemory * parent,
   tbq_block_ref (block);
   tm->block = block;
   tm->data = data;
+  tm->kind = kind;
   return tm;
 }
 
@@ -94,13 +120,14 @@ static GstMemory *
 tbq_mem_share (GstMemory * mem, gssize offset, gssize size)
 {
   GstTbqMemory *tm = (GstTbqMemory *) mem;
-  GstMemory *parent = mem->parent ? mem->parent : mem;
+  /* The memory shared, locked by the share: see the comment at the top. */
+  GstMemory *parent = tm->kind == TBQ_MEM_SHARE ? mem->parent : mem;
 
   if (size == -1)
     size = mem->size - offset;
   /* Same bytes, same block: the share holds its own block reference. */
-  return GST_MEMORY_CAST (tbq_memory_make (tm->block, tm->data, parent,
-          mem->maxsize, mem->offset + offset, size,
+  return GST_MEMORY_CAST (tbq_memory_make (TBQ_MEM_SHARE, tm->block,
+          tm->data, parent, mem->maxsize, mem->offset + offset, size,
           GST_MINI_OBJECT_FLAGS (parent) | GST_MINI_OBJECT_FLAG_LOCK_READONLY));
 }
 
@@ -124,17 +151,23 @@ tbq_mem_copy (GstMemory * mem, gssize offset, gssize size)
   return copy;
 }
 
+/* Called by gst_memory_is_span, once it has seen that both memories have
+ * the same parent, not NULL: the whole of two parts, or the whole or part
+ * two shares share.  Offsets of every memory of a record count from the
+ * start of its payload; `offset` is mem1's from its parent's, where
+ * gst_memory_share (parent, offset, ...) starts (a memory that starts
+ * before its parent cannot be shared from it: no span). */
 static gboolean
 tbq_mem_is_span (GstMemory * mem1, GstMemory * mem2, gsize * offset)
 {
   GstTbqMemory *a = (GstTbqMemory *) mem1, *b = (GstTbqMemory *) mem2;
 
-  if (offset) {
-    GstTbqMemory *parent = (GstTbqMemory *) mem1->parent;
-
-    *offset = mem1->offset - (parent ? parent->mem.offset : 0);
-  }
-  return a->data == b->data && mem1->offset + mem1->size == mem2->offset;
+  if (a->data != b->data || mem1->offset + mem1->size != mem2->offset
+      || mem1->offset < mem1->parent->offset)
+    return FALSE;
+  if (offset)
+    *offset = mem1->offset - mem1->parent->offset;
+  return TRUE;
 }
 
 static void
@@ -179,8 +212,8 @@ gst_tbq_memory_init_once (void)
 GstMemory *
 gst_tbq_memory_new (TbqBlock * block, gpointer data, gsize size)
 {
-  return GST_MEMORY_CAST (tbq_memory_make (block, data, NULL, size, 0, size,
-          0));
+  return GST_MEMORY_CAST (tbq_memory_make (TBQ_MEM_WHOLE, block, data, NULL,
+          size, 0, size, 0));
 }
 
 GstMemory *
@@ -188,10 +221,10 @@ gst_tbq_memory_new_part (GstMemory * whole, gsize offset, gsize size)
 {
   GstTbqMemory *tm = (GstTbqMemory *) whole;
 
-  g_return_val_if_fail (whole->parent == NULL, NULL);
+  g_return_val_if_fail (tm->kind == TBQ_MEM_WHOLE, NULL);
   g_return_val_if_fail (offset + size <= whole->size, NULL);
-  return GST_MEMORY_CAST (tbq_memory_make (tm->block, tm->data, whole,
-          whole->maxsize, whole->offset + offset, size, 0));
+  return GST_MEMORY_CAST (tbq_memory_make (TBQ_MEM_PART, tm->block, tm->data,
+          whole, whole->maxsize, whole->offset + offset, size, 0));
 }
 
 gboolean
