@@ -4,6 +4,11 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "levels-check.h"
 
 #define LIMIT 5                 /* max-size-buffers of queue and tbqueue */
@@ -374,6 +379,55 @@ tracer_samples_every_buffer_with_period_0 (void)
   CHECK (tbqueue_samples ("file=%s,period=0", 50) >= 2 * 50);
 }
 
+/* A process killed by SIGTERM runs no exit handler and flushes no stdio
+ * buffer: the CSV must hold every sample the tracer took before.  A child
+ * runs a pipeline with the tracer, tells how many samples it recorded
+ * (its tracer records: one per CSV row), and kills itself. */
+static void
+tracer_keeps_every_sample_taken_before_a_sigterm (void)
+{
+  int fds[2];
+  pid_t pid;
+  int status;
+  guint taken = 0;
+  gchar path[4096] = "";
+  FILE *in;
+  Csv *csv;
+  gchar *dir;
+
+  CHECK (pipe (fds) == 0);
+  pid = fork ();
+  CHECK (pid >= 0);
+  if (pid == 0) {
+    gchar *csv_path = start ("file=%s,period=0");
+    FILE *out = fdopen (fds[1], "w");
+
+    close (fds[0]);
+    run_tbqueue (200);
+    fprintf (out, "%u %s\n", records->len, csv_path);
+    fclose (out);
+    raise (SIGTERM);
+    _exit (3);                  /* not reached */
+  }
+  close (fds[1]);
+  in = fdopen (fds[0], "r");
+  CHECK (fscanf (in, "%u %4095s", &taken, path) == 2);
+  fclose (in);
+  CHECK (waitpid (pid, &status, 0) == pid);
+  CHECK (WIFSIGNALED (status) && WTERMSIG (status) == SIGTERM);
+  /* 200 buffers in and out, and the state changes. */
+  CHECK (taken >= 2 * 200);
+  csv = csv_read (path);
+  CHECK_EQ (csv->rows->len, taken);
+  CHECK_EQ (value (csv, last_row (csv, "tbq", NULL), "current-level-buffers"),
+      0);
+  csv_free (csv);
+  dir = g_path_get_dirname (path);
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (dir);
+}
+
 static void
 tracer_warns_about_bad_parameters_and_keeps_working (void)
 {
@@ -408,5 +462,6 @@ TAP_MAIN (TAP_TEST (tracer_records_the_backlog_of_queue_queue2_and_tbqueue),
     TAP_TEST (tracer_tracks_subclasses_of_queue),
     TAP_TEST (tracer_period_bounds_the_samples),
     TAP_TEST (tracer_samples_every_buffer_with_period_0),
+    TAP_TEST (tracer_keeps_every_sample_taken_before_a_sigterm),
     TAP_TEST (tracer_warns_about_bad_parameters_and_keeps_working),
     TAP_TEST (tracer_warns_about_unparsable_parameters))

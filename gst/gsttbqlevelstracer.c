@@ -21,7 +21,9 @@
  *
  * Each sample is logged in the `tbqlevels` debug category (DEBUG level), as
  * a `tbqlevels` tracer record (`GST_DEBUG=GST_TRACER:7`, readable as a
- * #GstStructure) and, with `file=`, as a CSV line.
+ * #GstStructure) and, with `file=`, as a CSV line, written through as it is
+ * taken: a process that is killed (SIGTERM, SIGINT, even SIGKILL) keeps
+ * every sample taken before.
  *
  * ## Parameters
  *
@@ -378,11 +380,6 @@ do_change_state_post (GObject * object, GstClockTime ts,
   if (t == NULL)
     return;
   sample (self, ts, element, t->kind);
-  /* A pipeline that stops writes its last levels out now, not at exit. */
-  g_mutex_lock (&self->lock);
-  if (self->file != NULL)
-    fflush (self->file);
-  g_mutex_unlock (&self->lock);
 }
 
 /* Every new element: remember the queue-like ones. */
@@ -483,6 +480,12 @@ open_csv (GstTbqLevelsTracer * self)
         self->path, g_strerror (errno));
     return;
   }
+  /* Each sample is written through, a line at a time, so that a process
+   * killed by a signal (SIGTERM, SIGINT, SIGKILL alike: none runs stdio's
+   * exit flush) keeps every sample taken before it: the moments before a
+   * stall are the ones that matter.  At most one write per element per
+   * period (a write per buffer with period=0). */
+  setvbuf (self->file, NULL, _IOLBF, 0);
   fputs (CSV_HEADER, self->file);
   GST_INFO_OBJECT (self, "writing levels to %s every %" GST_TIME_FORMAT,
       self->path, GST_TIME_ARGS (self->period));
