@@ -8,14 +8,35 @@
  * task's enter callback, before STREAM_STATUS ENTER is posted: an
  * application's sync handler on ENTER sees it in place and may still
  * change it.  What a thread had before is kept and put back when the task
- * leaves the thread (GStreamer's task pool reuses threads).  A property
- * changed while a task runs is applied to its thread at once, from the
+ * leaves the thread (GStreamer's task pool reuses threads), and when a
+ * property goes back to its default while the task runs.
+ *
+ * A property changed while a task runs is applied to its thread from the
  * thread that changes it (Linux applies affinity, policy and nice value
- * to a thread id).  Whatever the system refuses (no CAP_SYS_NICE for a
- * real-time policy or a negative nice value, a CPU that is not online or
- * not allowed, a malformed CPU list) becomes a GST_ELEMENT_WARNING on the
- * bus naming the task, the setting and the system's reason; the task
- * runs on where it was.
+ * to a thread id), once every property of the g_object_set () call is
+ * stored: the setters only store, and the element's
+ * dispatch_properties_changed, which GObject calls at the end of the call,
+ * commits (gsttbqueue.c).  A policy and a priority set together are
+ * applied as one pair.  A policy and a priority that do not go together
+ * (fifo with 0) while the task runs are a change half made, whose other
+ * half comes in a later call, in either order: the thread is left as it
+ * is and nothing is posted.  A pair still not valid when the tasks next
+ * start is an error then.
+ *
+ * What cannot be applied becomes a GST_ELEMENT_WARNING on the bus naming
+ * the task, the setting and the reason, and the task runs on where it
+ * was:
+ *  - what the system refuses (no CAP_SYS_NICE for a real-time policy or a
+ *    lower nice value, a CPU that is not online or not allowed), as it
+ *    refuses: in the task's thread as it enters, or in the thread that
+ *    changes the property;
+ *  - what the element cannot make sense of (a malformed CPU list, a
+ *    priority that does not go with its policy), when the tasks start, in
+ *    the state change that starts them (READY_TO_PAUSED), once per start:
+ *    a property is usually set before the element has a bus (on a
+ *    gst-launch-1.0 line, it is set before the element is put in the
+ *    pipeline), where a warning would be lost.  A malformed CPU list set
+ *    while the tasks run is a warning at once.
  *
  * The src pad's task is GstPad's: its enter and leave callbacks are
  * replaced when the pad posts STREAM_STATUS CREATE (before the task
@@ -34,10 +55,12 @@ static const gchar *const task_names[GST_TBQUEUE_N_TASKS] = {
   "copy task", "src task"
 };
 
-/* Warnings collected under placement_lock, posted after it. */
+/* Warnings collected under placement_lock, posted after it: at most
+ * three at a time for each task (its CPUs, malformed and refused, and its
+ * scheduling). */
 typedef struct
 {
-  gchar *text[3];
+  gchar *text[3 * GST_TBQUEUE_N_TASKS];
   guint n;
 } Warnings;
 
@@ -72,6 +95,7 @@ gst_tbqueue_placement_init (GstTbQueue * tbq)
     memset (&tbq->placement[i], 0, sizeof tbq->placement[i]);
     tbq->placement[i].policy = GST_TBQUEUE_SCHED_INHERIT;
   }
+  tbq->placement_started = FALSE;
 }
 
 void
@@ -79,8 +103,10 @@ gst_tbqueue_placement_clear (GstTbQueue * tbq)
 {
   guint i;
 
-  for (i = 0; i < GST_TBQUEUE_N_TASKS; i++)
+  for (i = 0; i < GST_TBQUEUE_N_TASKS; i++) {
     g_free (tbq->placement[i].cpus);
+    g_free (tbq->placement[i].malformed);
+  }
   g_mutex_clear (&tbq->placement_lock);
 }
 
@@ -184,6 +210,34 @@ apply_cpus (GstTbQueuePlacement * pl, guint which, pid_t tid, Warnings * w)
   g_free (list);
 }
 
+/* Put back the CPUs thread `tid` had when the task entered it, if the
+ * element changed them.  FALSE, with errno, when the system refuses. */
+static gboolean
+restore_cpus (GstTbQueuePlacement * pl, pid_t tid)
+{
+  if (!pl->changed_cpus)
+    return TRUE;
+  /* An empty set: they could not be read at enter. */
+  if (CPU_COUNT (&pl->saved_cpu_set) > 0
+      && sched_setaffinity (tid, sizeof pl->saved_cpu_set,
+          &pl->saved_cpu_set) != 0)
+    return FALSE;
+  pl->changed_cpus = FALSE;
+  return TRUE;
+}
+
+/* The CPU list set, or with none (the default) the CPUs the thread had. */
+static void
+apply_cpu_setting (GstTbQueuePlacement * pl, guint which, pid_t tid,
+    Warnings * w)
+{
+  if (pl->cpus != NULL)
+    apply_cpus (pl, which, tid, w);
+  else if (!restore_cpus (pl, tid))
+    warn (w, g_strdup_printf ("Cannot put the %s back on the CPUs its thread "
+            "had: %s", task_names[which], g_strerror (errno)));
+}
+
 static int
 policy_to_linux (GstTbQueueSchedPolicy policy)
 {
@@ -211,37 +265,73 @@ policy_nick (GstTbQueueSchedPolicy policy)
 }
 
 /* The priority means a real-time priority (fifo, rr: 1..99) or a nice
- * value (other, batch: -20..19); idle has none. */
+ * value (other, batch: -20..19); idle has none, and inherit leaves the
+ * thread alone. */
 static gboolean
 priority_valid (GstTbQueueSchedPolicy policy, gint priority)
 {
   if (policy == GST_TBQUEUE_SCHED_FIFO || policy == GST_TBQUEUE_SCHED_RR)
     return priority >= 1 && priority <= 99;
-  if (policy == GST_TBQUEUE_SCHED_IDLE)
+  if (policy == GST_TBQUEUE_SCHED_IDLE || policy == GST_TBQUEUE_SCHED_INHERIT)
     return TRUE;
   return priority >= -20 && priority <= 19;
 }
 
-static void
-apply_sched (GstTbQueuePlacement * pl, guint which, pid_t tid, Warnings * w)
+/* Put back the policy, priority and nice value thread `tid` had when the
+ * task entered it, if the element changed them.  FALSE, with errno, when
+ * the system refuses. */
+static gboolean
+restore_sched (GstTbQueuePlacement * pl, pid_t tid)
 {
+  if (!pl->changed_sched)
+    return TRUE;
+  /* A negative policy: it could not be read at enter. */
+  if (pl->saved_policy >= 0
+      && (sched_setscheduler (tid, pl->saved_policy, &pl->saved_param) != 0
+          || setpriority (PRIO_PROCESS, (id_t) tid, pl->saved_nice) != 0))
+    return FALSE;
+  pl->changed_sched = FALSE;
+  return TRUE;
+}
+
+/* Give thread `tid` the policy and priority set: with inherit (the
+ * default), what the thread had.  A pair that does not go together is a
+ * change half made: the thread is left as it is (the state change that
+ * starts the tasks warns about a pair still invalid then). */
+static void
+apply_sched (GstTbQueue * tbq, guint which, pid_t tid, Warnings * w)
+{
+  GstTbQueuePlacement *pl = &tbq->placement[which];
   struct sched_param sp = { 0 };
   gboolean realtime = pl->policy == GST_TBQUEUE_SCHED_FIFO
       || pl->policy == GST_TBQUEUE_SCHED_RR;
+  int err;
 
+  if (pl->policy == GST_TBQUEUE_SCHED_INHERIT) {
+    if (restore_sched (pl, tid))
+      return;
+    /* Read once: g_strerror () may change errno. */
+    err = errno;
+    warn (w, g_strdup_printf ("Cannot give the %s back the scheduling "
+            "policy and nice value its thread had: %s%s", task_names[which],
+            g_strerror (err), err == EPERM || err == EACCES ?
+            " (a lower nice value, or leaving policy idle, needs "
+            "CAP_SYS_NICE or RLIMIT_NICE)" : ""));
+    return;
+  }
   if (!priority_valid (pl->policy, pl->priority)) {
-    warn (w, g_strdup_printf ("Priority %d is not valid for the %s with "
-            "policy %s (fifo and rr: 1 to 99; other and batch: a nice value, "
-            "-20 to 19)", pl->priority, task_names[which],
-            policy_nick (pl->policy)));
+    GST_INFO_OBJECT (tbq, "%s: priority %d does not go with policy %s: "
+        "not applied, the thread is left as it is until the pair is valid",
+        task_names[which], pl->priority, policy_nick (pl->policy));
     return;
   }
   if (realtime)
     sp.sched_priority = pl->priority;
   if (sched_setscheduler (tid, policy_to_linux (pl->policy), &sp) != 0) {
+    err = errno;
     warn (w, g_strdup_printf ("Cannot give the %s scheduling policy %s%s: "
             "%s%s", task_names[which], policy_nick (pl->policy), realtime ?
-            " with that priority" : "", g_strerror (errno), errno == EPERM ?
+            " with that priority" : "", g_strerror (err), err == EPERM ?
             " (real-time policies need CAP_SYS_NICE or an RLIMIT_RTPRIO "
             "of at least the priority)" : ""));
     return;
@@ -249,23 +339,29 @@ apply_sched (GstTbQueuePlacement * pl, guint which, pid_t tid, Warnings * w)
   pl->changed_sched = TRUE;
   if (realtime || pl->policy == GST_TBQUEUE_SCHED_IDLE)
     return;
-  if (setpriority (PRIO_PROCESS, (id_t) tid, pl->priority) != 0)
+  if (setpriority (PRIO_PROCESS, (id_t) tid, pl->priority) != 0) {
+    err = errno;
     warn (w, g_strdup_printf ("Cannot give the %s nice value %d: %s%s",
-            task_names[which], pl->priority, g_strerror (errno),
-            errno == EPERM || errno == EACCES ? " (a lower nice value than "
+            task_names[which], pl->priority, g_strerror (err),
+            err == EPERM || err == EACCES ? " (a lower nice value than "
             "the thread has needs CAP_SYS_NICE or RLIMIT_NICE)" : ""));
+  }
 }
 
-/* Apply what is set to thread `tid`; placement_lock held. */
-static void
-locked_apply (GstTbQueue * tbq, guint which, pid_t tid, Warnings * w)
+static gchar *
+malformed_text (GstTbQueuePlacement * pl, guint which)
 {
-  GstTbQueuePlacement *pl = &tbq->placement[which];
+  return g_strdup_printf ("\"%s\" is not a CPU list for the %s (CPU numbers "
+      "from 0 to %d and ranges of them, as \"0-1,3\"): placement unchanged",
+      pl->malformed, task_names[which], CPU_SETSIZE - 1);
+}
 
-  if (pl->cpus != NULL)
-    apply_cpus (pl, which, tid, w);
-  if (pl->policy != GST_TBQUEUE_SCHED_INHERIT)
-    apply_sched (pl, which, tid, w);
+static gchar *
+pair_text (GstTbQueuePlacement * pl, guint which)
+{
+  return g_strdup_printf ("Priority %d is not valid for the %s with policy "
+      "%s (fifo and rr: 1 to 99; other and batch: a nice value, -20 to 19): "
+      "not applied", pl->priority, task_names[which], policy_nick (pl->policy));
 }
 
 /* ---- properties ---- */
@@ -275,30 +371,30 @@ gst_tbqueue_placement_set_cpus (GstTbQueue * tbq, GstTbQueueThread which,
     const gchar * cpus)
 {
   GstTbQueuePlacement *pl = &tbq->placement[which];
-  Warnings w = { {NULL}, 0 };
+  gboolean valid;
   cpu_set_t set;
 
   if (cpus != NULL && *cpus == '\0')
     cpus = NULL;
-  if (cpus != NULL && !parse_cpu_list (cpus, &set)) {
-    warn (&w, g_strdup_printf ("\"%s\" is not a CPU list for the %s (CPU "
-            "numbers and ranges, as \"0-1,3\"): placement unchanged", cpus,
-            task_names[which]));
-    post_warnings (tbq, &w);
-    return;
-  }
+  CPU_ZERO (&set);
+  valid = cpus == NULL || parse_cpu_list (cpus, &set);
   g_mutex_lock (&tbq->placement_lock);
-  g_free (pl->cpus);
-  pl->cpus = g_strdup (cpus);
-  if (cpus != NULL) {
+  g_free (pl->malformed);
+  pl->malformed = NULL;
+  if (valid) {
+    g_free (pl->cpus);
+    pl->cpus = g_strdup (cpus);
     pl->cpu_set = set;
-    if (pl->tid != 0)
-      apply_cpus (pl, which, pl->tid, &w);
+    pl->cpus_set = TRUE;
+  } else {
+    /* The placement stays as it is; the value is kept for the warning. */
+    pl->malformed = g_strdup (cpus);
+    pl->malformed_set = TRUE;
   }
   g_mutex_unlock (&tbq->placement_lock);
-  post_warnings (tbq, &w);
 }
 
+/* The last well-formed list: what the thread is placed with. */
 gchar *
 gst_tbqueue_placement_get_cpus (GstTbQueue * tbq, GstTbQueueThread which)
 {
@@ -310,20 +406,26 @@ gst_tbqueue_placement_get_cpus (GstTbQueue * tbq, GstTbQueueThread which)
   return cpus;
 }
 
+/* Policy and priority are stored one by one (each under the lock, so that
+ * two threads setting one each lose neither) and applied as a pair. */
 void
 gst_tbqueue_placement_set_policy (GstTbQueue * tbq, GstTbQueueThread which,
-    GstTbQueueSchedPolicy policy, gint priority)
+    GstTbQueueSchedPolicy policy)
 {
-  GstTbQueuePlacement *pl = &tbq->placement[which];
-  Warnings w = { {NULL}, 0 };
-
   g_mutex_lock (&tbq->placement_lock);
-  pl->policy = policy;
-  pl->priority = priority;
-  if (pl->tid != 0 && policy != GST_TBQUEUE_SCHED_INHERIT)
-    apply_sched (pl, which, pl->tid, &w);
+  tbq->placement[which].policy = policy;
+  tbq->placement[which].sched_set = TRUE;
   g_mutex_unlock (&tbq->placement_lock);
-  post_warnings (tbq, &w);
+}
+
+void
+gst_tbqueue_placement_set_priority (GstTbQueue * tbq, GstTbQueueThread which,
+    gint priority)
+{
+  g_mutex_lock (&tbq->placement_lock);
+  tbq->placement[which].priority = priority;
+  tbq->placement[which].sched_set = TRUE;
+  g_mutex_unlock (&tbq->placement_lock);
 }
 
 void
@@ -333,6 +435,63 @@ gst_tbqueue_placement_get_policy (GstTbQueue * tbq, GstTbQueueThread which,
   g_mutex_lock (&tbq->placement_lock);
   *policy = tbq->placement[which].policy;
   *priority = tbq->placement[which].priority;
+  g_mutex_unlock (&tbq->placement_lock);
+}
+
+void
+gst_tbqueue_placement_commit (GstTbQueue * tbq)
+{
+  Warnings w = { {NULL}, 0 };
+  guint i;
+
+  g_mutex_lock (&tbq->placement_lock);
+  for (i = 0; i < GST_TBQUEUE_N_TASKS; i++) {
+    GstTbQueuePlacement *pl = &tbq->placement[i];
+
+    /* Before the tasks start, start () warns. */
+    if (pl->malformed_set && pl->malformed != NULL && tbq->placement_started)
+      warn (&w, malformed_text (pl, i));
+    /* A task without a thread applies it all as it enters one. */
+    if (pl->tid != 0 && pl->cpus_set)
+      apply_cpu_setting (pl, i, pl->tid, &w);
+    if (pl->tid != 0 && pl->sched_set)
+      apply_sched (tbq, i, pl->tid, &w);
+    pl->cpus_set = pl->malformed_set = pl->sched_set = FALSE;
+  }
+  g_mutex_unlock (&tbq->placement_lock);
+  post_warnings (tbq, &w);
+}
+
+/* ---- the state changes ---- */
+
+void
+gst_tbqueue_placement_start (GstTbQueue * tbq)
+{
+  Warnings w = { {NULL}, 0 };
+  guint i;
+
+  g_mutex_lock (&tbq->placement_lock);
+  tbq->placement_started = TRUE;
+  for (i = 0; i < GST_TBQUEUE_N_TASKS; i++) {
+    GstTbQueuePlacement *pl = &tbq->placement[i];
+
+    if (pl->malformed != NULL)
+      warn (&w, malformed_text (pl, i));
+    if (!priority_valid (pl->policy, pl->priority))
+      warn (&w, pair_text (pl, i));
+    /* Said: a commit still to come for it (notifications frozen across
+     * the state change) has no more to say. */
+    pl->malformed_set = FALSE;
+  }
+  g_mutex_unlock (&tbq->placement_lock);
+  post_warnings (tbq, &w);
+}
+
+void
+gst_tbqueue_placement_stop (GstTbQueue * tbq)
+{
+  g_mutex_lock (&tbq->placement_lock);
+  tbq->placement_started = FALSE;
   g_mutex_unlock (&tbq->placement_lock);
 }
 
@@ -348,7 +507,8 @@ gst_tbqueue_placement_enter (GstTbQueue * tbq, GstTbQueueThread which)
   g_mutex_lock (&tbq->placement_lock);
   pl->tid = tid;
   pl->changed_cpus = pl->changed_sched = FALSE;
-  /* What to put back when the task leaves this thread. */
+  /* What to put back when the task leaves this thread, or when a property
+   * goes back to its default. */
   if (sched_getaffinity (0, sizeof pl->saved_cpu_set, &pl->saved_cpu_set))
     CPU_ZERO (&pl->saved_cpu_set);
   pl->saved_policy = sched_getscheduler (0);
@@ -358,7 +518,9 @@ gst_tbqueue_placement_enter (GstTbQueue * tbq, GstTbQueueThread which)
   pl->saved_nice = getpriority (PRIO_PROCESS, (id_t) tid);
   if (errno != 0)
     pl->saved_nice = 0;
-  locked_apply (tbq, which, tid, &w);
+  /* The defaults have nothing to put back yet: the thread stays alone. */
+  apply_cpu_setting (pl, which, tid, &w);
+  apply_sched (tbq, which, tid, &w);
   GST_DEBUG_OBJECT (tbq, "%s in thread %d: CPUs %s, policy %s, priority %d",
       task_names[which], (int) tid, pl->cpus ? pl->cpus : "as they were",
       policy_nick (pl->policy), pl->priority);
@@ -371,20 +533,18 @@ gst_tbqueue_placement_leave (GstTbQueue * tbq, GstTbQueueThread which)
 {
   GstTbQueuePlacement *pl = &tbq->placement[which];
   Warnings w = { {NULL}, 0 };
+  gboolean changed;
 
   g_mutex_lock (&tbq->placement_lock);
-  if (pl->changed_cpus && CPU_COUNT (&pl->saved_cpu_set) > 0)
-    sched_setaffinity (0, sizeof pl->saved_cpu_set, &pl->saved_cpu_set);
-  if (pl->changed_sched && pl->saved_policy >= 0
-      && (sched_setscheduler (0, pl->saved_policy, &pl->saved_param) != 0
-          || setpriority (PRIO_PROCESS, (id_t) pl->tid,
-              pl->saved_nice) != 0))
+  changed = pl->changed_cpus || pl->changed_sched;
+  /* Its own CPUs: the thread had them a moment ago. */
+  restore_cpus (pl, pl->tid);
+  if (!restore_sched (pl, pl->tid))
     warn (&w, g_strdup_printf ("The %s's thread goes back to its pool "
             "without its former scheduling policy or nice value: %s",
             task_names[which], g_strerror (errno)));
   GST_DEBUG_OBJECT (tbq, "%s leaves thread %d%s", task_names[which],
-      (int) pl->tid, pl->changed_cpus || pl->changed_sched ?
-      ", placement put back" : "");
+      (int) pl->tid, changed ? ", placement put back" : "");
   pl->tid = 0;
   g_mutex_unlock (&tbq->placement_lock);
   post_warnings (tbq, &w);

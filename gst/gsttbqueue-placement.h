@@ -14,16 +14,27 @@ G_BEGIN_DECLS
 void gst_tbqueue_placement_init (GstTbQueue * tbq);
 void gst_tbqueue_placement_clear (GstTbQueue * tbq);
 
-/* Properties (any thread).  A new setting also applies at once to a task
- * thread that runs. */
+/* Properties (any thread).  A setter only stores the value (a malformed
+ * CPU list is noted, the last valid one stays); commit applies what was
+ * set to the task threads that run, once every property of one
+ * g_object_set () call is stored, and posts what cannot be applied. */
 void gst_tbqueue_placement_set_cpus (GstTbQueue * tbq,
     GstTbQueueThread which, const gchar * cpus);
 gchar *gst_tbqueue_placement_get_cpus (GstTbQueue * tbq,
     GstTbQueueThread which);
 void gst_tbqueue_placement_set_policy (GstTbQueue * tbq,
-    GstTbQueueThread which, GstTbQueueSchedPolicy policy, gint priority);
+    GstTbQueueThread which, GstTbQueueSchedPolicy policy);
+void gst_tbqueue_placement_set_priority (GstTbQueue * tbq,
+    GstTbQueueThread which, gint priority);
 void gst_tbqueue_placement_get_policy (GstTbQueue * tbq,
     GstTbQueueThread which, GstTbQueueSchedPolicy * policy, gint * priority);
+void gst_tbqueue_placement_commit (GstTbQueue * tbq);
+
+/* The state-change thread: the tasks are about to start (READY_TO_PAUSED:
+ * what is set and cannot be applied is a warning now, and from now on as
+ * it is set), or have stopped (PAUSED_TO_READY). */
+void gst_tbqueue_placement_start (GstTbQueue * tbq);
+void gst_tbqueue_placement_stop (GstTbQueue * tbq);
 
 /* In the task's own thread, when it starts (its enter callback, before
  * STREAM_STATUS ENTER) and before it leaves (what it changed is put back:

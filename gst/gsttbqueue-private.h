@@ -32,8 +32,10 @@
  *  - The copy task's lock (held while its function runs) is taken by a
  *    flush without qlock, to know that the paused task is out of its
  *    function (gst_tbqueue_copy_task_wait_paused).
- *  - placement_lock: innermost, taken alone by property changes and by
- *    each task thread when it starts and leaves (gsttbqueue-placement.c);
+ *  - placement_lock: innermost, taken alone by property changes (as they
+ *    are stored, and as they are applied at the end of the g_object_set ()
+ *    call), by each task thread when it starts and leaves, and by the state
+ *    changes that start and stop the tasks (gsttbqueue-placement.c);
  *    nothing is posted or waited for while holding it.
  *
  * THE FLOW (srcresult, written under qlock, read anywhere)
@@ -159,15 +161,27 @@ typedef enum
   GST_TBQUEUE_N_TASKS = 2
 } GstTbQueueThread;
 
-/* Where one task's thread runs (gsttbqueue-placement.c); under
- * placement_lock. */
+/* Where one task's thread runs (gsttbqueue-placement.c).  Every field is
+ * under the element's placement_lock: the properties write them from any
+ * application thread, the task's own thread reads and writes them when it
+ * enters and leaves, the state-change thread reads them when the tasks
+ * start. */
 typedef struct
 {
   /* As the properties say. */
-  gchar *cpus;                  /* CPU list ("0-1,3"); NULL: leave alone */
+  gchar *cpus;                  /* the last well-formed CPU list ("0-1,3");
+                                 * NULL: leave alone */
   cpu_set_t cpu_set;            /* parsed from `cpus` */
+  gchar *malformed;             /* a CPU list set since that does not parse
+                                 * (NULL: none), warned about at each start
+                                 * of the tasks until a valid one is set */
   GstTbQueueSchedPolicy policy; /* INHERIT: leave alone */
   gint priority;
+  /* Set since the last commit (the end of the g_object_set () call that
+   * set them), which applies them to a running thread. */
+  gboolean cpus_set;
+  gboolean malformed_set;
+  gboolean sched_set;
   /* The thread running the task now (0: none), and what it had before. */
   pid_t tid;
   cpu_set_t saved_cpu_set;
@@ -303,6 +317,10 @@ struct _GstTbQueue
    * lock: nothing is taken, posted or waited for while holding it. */
   GMutex placement_lock;
   GstTbQueuePlacement placement[GST_TBQUEUE_N_TASKS];
+  /* From READY_TO_PAUSED (the tasks start) to PAUSED_TO_READY: what
+   * cannot be applied is warned about as it is set, not at the next
+   * start.  Under placement_lock. */
+  gboolean placement_started;
 
   GstTbQueueCounters counters;
 };

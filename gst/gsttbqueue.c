@@ -211,6 +211,8 @@ static void gst_tbqueue_finalize (GObject * object);
 static void gst_tbqueue_close (GstTbQueue * tbq);
 static void gst_tbqueue_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec);
+static void gst_tbqueue_dispatch_properties_changed (GObject * object,
+    guint n_pspecs, GParamSpec ** pspecs);
 static void gst_tbqueue_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
@@ -304,6 +306,21 @@ gst_tbqueue_sched_policy_get_type (void)
 #define RW_READY (G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY | \
     G_PARAM_STATIC_STRINGS)
 
+/* The six placement properties' specs, as installed (class_init writes
+ * them before any instance exists). */
+static GParamSpec *placement_pspecs[3 * GST_TBQUEUE_N_TASKS];
+
+static gboolean
+is_placement_pspec (GParamSpec * pspec)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (placement_pspecs); i++)
+    if (pspec == placement_pspecs[i])
+      return TRUE;
+  return FALSE;
+}
+
 /* Thread placement, for each task: where it runs and how it is
  * scheduled (gsttbqueue-placement.c). */
 static void
@@ -330,10 +347,18 @@ install_placement_properties (GObjectClass * gobject_class)
    * The CPUs the copy task's thread may run on, as a list such as "0-1,3".
    * Empty (the default) leaves the thread as GStreamer created it.  Applied
    * by the thread itself when the task starts, before its STREAM_STATUS
-   * ENTER message, and at once when changed while it runs.  CPUs that are
-   * not online or not allowed to the process, or a malformed list, are
-   * reported with a warning message on the bus; the CPUs that exist are
-   * used.
+   * ENTER message, and at once when changed while it runs; set back to
+   * empty (or %NULL) while it runs, the thread goes back to the CPUs it
+   * had when the task started.  CPUs that are not online or not allowed to
+   * the process are reported with a warning message on the bus; the CPUs
+   * that exist are used.
+   *
+   * A malformed list (not CPU numbers from 0 to 1023 and ranges of them)
+   * changes nothing: the property keeps, and reads back, the last valid
+   * list.  Its warning message names it, and is posted when the tasks
+   * start (the READY to PAUSED change; on a gst-launch-1.0 line the
+   * element has no bus yet when its properties are set), at each start
+   * until a valid list is set, and at once when it is set while they run.
    *
    * Since: 0.2
    */
@@ -341,9 +366,21 @@ install_placement_properties (GObjectClass * gobject_class)
    * GstTbQueue:copy-task-policy:
    *
    * The scheduling policy of the copy task's thread (Linux's SCHED_*):
-   * inherit (the default) leaves it as it is.  A policy the system refuses
-   * (a real-time one without CAP_SYS_NICE or RLIMIT_RTPRIO) is reported
-   * with a warning message on the bus, and the thread runs on as it was.
+   * inherit (the default) leaves it as it is; set back to inherit while the
+   * task runs, the thread gets back the policy, priority and nice value it
+   * had when the task started.  A policy the system refuses (a real-time
+   * one without CAP_SYS_NICE or RLIMIT_RTPRIO) is reported with a warning
+   * message on the bus as it refuses, and the thread runs on as it was.
+   *
+   * The policy and #GstTbQueue:copy-task-priority are applied as a pair:
+   * set in one g_object_set() call, they are applied together, once both
+   * are set.  While the task runs, a pair that does not go together (fifo
+   * with priority 0, half-way from other 0 to fifo 20 set in two calls, in
+   * either order) is a change half made, not an error: the thread is left
+   * as it is and no message is posted (the debug log says so at INFO
+   * level), until a later change makes the pair valid and it is applied.
+   * A pair still not valid when the tasks start (the READY to PAUSED
+   * change) is reported with a warning message then.
    *
    * Since: 0.2
    */
@@ -352,7 +389,8 @@ install_placement_properties (GObjectClass * gobject_class)
    *
    * The priority that goes with #GstTbQueue:copy-task-policy: the real-time
    * priority (1 to 99) with fifo and rr, the nice value (-20 to 19) with
-   * other and batch.
+   * other and batch.  Applied with the policy, as a pair (see
+   * #GstTbQueue:copy-task-policy).
    *
    * Since: 0.2
    */
@@ -386,24 +424,29 @@ install_placement_properties (GObjectClass * gobject_class)
     blurb = g_strdup_printf ("CPUs the %s's thread may run on, as "
         "\"0-1,3\" (empty = leave it as it is); applied when the task "
         "starts and at once while it runs", tasks[i].what);
-    g_object_class_install_property (gobject_class, tasks[i].cpus,
-        g_param_spec_string (tasks[i].names[0], "CPUs", blurb, "",
-            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    placement_pspecs[3 * i] = g_param_spec_string (tasks[i].names[0],
+        "CPUs", blurb, "", G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING);
     g_free (blurb);
     blurb = g_strdup_printf ("Scheduling policy of the %s's thread "
         "(inherit = leave it as it is)", tasks[i].what);
-    g_object_class_install_property (gobject_class, tasks[i].policy,
-        g_param_spec_enum (tasks[i].names[1], "Scheduling policy", blurb,
-            GST_TYPE_TBQUEUE_SCHED_POLICY, GST_TBQUEUE_SCHED_INHERIT,
-            G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    placement_pspecs[3 * i + 1] = g_param_spec_enum (tasks[i].names[1],
+        "Scheduling policy", blurb, GST_TYPE_TBQUEUE_SCHED_POLICY,
+        GST_TBQUEUE_SCHED_INHERIT,
+        G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING);
     g_free (blurb);
     blurb = g_strdup_printf ("Priority of the %s's thread with its policy: "
         "1 to 99 with fifo and rr, a nice value (-20 to 19) with other and "
         "batch", tasks[i].what);
-    g_object_class_install_property (gobject_class, tasks[i].priority,
-        g_param_spec_int (tasks[i].names[2], "Scheduling priority", blurb,
-            -20, 99, 0, G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING));
+    placement_pspecs[3 * i + 2] = g_param_spec_int (tasks[i].names[2],
+        "Scheduling priority", blurb, -20, 99, 0,
+        G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING);
     g_free (blurb);
+    g_object_class_install_property (gobject_class, tasks[i].cpus,
+        placement_pspecs[3 * i]);
+    g_object_class_install_property (gobject_class, tasks[i].policy,
+        placement_pspecs[3 * i + 1]);
+    g_object_class_install_property (gobject_class, tasks[i].priority,
+        placement_pspecs[3 * i + 2]);
   }
 }
 
@@ -854,6 +897,8 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
 
   gobject_class->set_property = gst_tbqueue_set_property;
   gobject_class->get_property = gst_tbqueue_get_property;
+  gobject_class->dispatch_properties_changed =
+      gst_tbqueue_dispatch_properties_changed;
   gobject_class->finalize = gst_tbqueue_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
   element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
@@ -1130,13 +1175,20 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && tbq->q == NULL
       && !gst_tbqueue_open (tbq))
     return GST_STATE_CHANGE_FAILURE;
+  /* The tasks start in the parent's change (the pads' activation): what
+   * of their placement cannot be applied is said now, to the bus the
+   * element has by now (it may have had none when it was set). */
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    gst_tbqueue_placement_start (tbq);
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
       || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE))
+          && ret == GST_STATE_CHANGE_FAILURE)) {
     gst_tbqueue_close (tbq);
+    gst_tbqueue_placement_stop (tbq);
+  }
   return ret;
 }
 
@@ -1273,26 +1325,21 @@ placement_of (guint prop_id, GstTbQueueThread * which, guint * what)
   return TRUE;
 }
 
+/* Stored only: applied by gst_tbqueue_dispatch_properties_changed. */
 static gboolean
 set_placement (GstTbQueue * tbq, guint prop_id, const GValue * value)
 {
   GstTbQueueThread which;
-  GstTbQueueSchedPolicy policy;
-  gint priority;
   guint what;
 
   if (!placement_of (prop_id, &which, &what))
     return FALSE;
-  if (what == 0) {
+  if (what == 0)
     gst_tbqueue_placement_set_cpus (tbq, which, g_value_get_string (value));
-    return TRUE;
-  }
-  gst_tbqueue_placement_get_policy (tbq, which, &policy, &priority);
-  if (what == 1)
-    policy = g_value_get_enum (value);
+  else if (what == 1)
+    gst_tbqueue_placement_set_policy (tbq, which, g_value_get_enum (value));
   else
-    priority = g_value_get_int (value);
-  gst_tbqueue_placement_set_policy (tbq, which, policy, priority);
+    gst_tbqueue_placement_set_priority (tbq, which, g_value_get_int (value));
   return TRUE;
 }
 
@@ -1388,6 +1435,26 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
   if (tbq->reader != NULL)
     tbq_reader_wake (tbq->reader);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
+/* GObject calls this once every property of a g_object_set () (or
+ * g_object_set_property (), or a g_object_freeze_notify () section) is
+ * set, with their notifications: the placement properties are applied
+ * here, together, so that a policy and a priority set in one call are
+ * applied as one pair, never the new policy with the old priority. */
+static void
+gst_tbqueue_dispatch_properties_changed (GObject * object, guint n_pspecs,
+    GParamSpec ** pspecs)
+{
+  guint i;
+
+  for (i = 0; i < n_pspecs; i++)
+    if (is_placement_pspec (pspecs[i])) {
+      gst_tbqueue_placement_commit (GST_TBQUEUE (object));
+      break;
+    }
+  G_OBJECT_CLASS (parent_class)->dispatch_properties_changed (object,
+      n_pspecs, pspecs);
 }
 
 static void

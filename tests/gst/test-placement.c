@@ -10,10 +10,17 @@
  *
  * Every placement is read back from inside the thread it is meant for: a
  * sync bus handler runs in the thread that posts ENTER, a pad probe on the
- * element's src pad in the src task.  The tests use what any user may do
- * (batch, idle and a higher nice value need no privilege) and, for the
- * refusals, a CPU that does not exist and a real-time policy without
- * CAP_SYS_NICE (dropped by the test for its own threads).
+ * element's src pad in the src task; after ENTER, the copy task's thread
+ * is read through its thread id.  A property set while the tasks run is
+ * applied before g_object_set () returns, and a warning is posted from
+ * there or from the state change that starts the tasks: the tests look
+ * right after, they wait for nothing but the threads and buffers.  The
+ * tests use what any user may do (batch, idle and a higher nice value need
+ * no privilege) and, for the refusals, a CPU that does not exist and a
+ * real-time policy without CAP_SYS_NICE (dropped by the test for its own
+ * threads).  What needs privilege (SCHED_FIFO, a lower nice value, leaving
+ * SCHED_IDLE) is tried first in a thread of its own, and a test does
+ * without it when the process has none.
  */
 #include "tbq-check.h"
 
@@ -38,6 +45,7 @@ typedef struct
   pid_t tid;
   cpu_set_t cpus;
   int policy;
+  int rt_priority;              /* SCHED_FIFO and SCHED_RR: 1 to 99 */
   int nice;
 } ThreadView;
 
@@ -54,15 +62,27 @@ typedef struct
   GstTaskPool *app_pool;        /* set on the tasks at CREATE */
 } Seen;
 
+/* Linux keeps all of it per thread id: any thread may read it. */
+static void
+view_thread (pid_t tid, ThreadView * v)
+{
+  struct sched_param sp;
+
+  v->seen = TRUE;
+  v->tid = tid;
+  fail_unless (sched_getaffinity (tid, sizeof v->cpus, &v->cpus) == 0);
+  v->policy = sched_getscheduler (tid);
+  fail_unless (sched_getparam (tid, &sp) == 0);
+  v->rt_priority = sp.sched_priority;
+  errno = 0;
+  v->nice = getpriority (PRIO_PROCESS, (id_t) tid);
+  fail_unless_equals_int (errno, 0);
+}
+
 static void
 view_self (ThreadView * v)
 {
-  v->seen = TRUE;
-  v->tid = (pid_t) syscall (SYS_gettid);
-  fail_unless (sched_getaffinity (0, sizeof v->cpus, &v->cpus) == 0);
-  v->policy = sched_getscheduler (0);
-  errno = 0;
-  v->nice = getpriority (PRIO_PROCESS, (id_t) v->tid);
+  view_thread ((pid_t) syscall (SYS_gettid), v);
 }
 
 static GstBusSyncReply
@@ -229,6 +249,115 @@ cpu_string (guint cpu)
   return g_strdup_printf ("%u", cpu);
 }
 
+/* The src task, seen from inside, now: it pushes one more buffer, and the
+ * pad probe looks at its thread before the buffer reaches our sink pad. */
+static ThreadView
+src_task_view (Seen * s, TbqLink * l)
+{
+  guint n = tbq_link_n_buffers (l);
+  ThreadView v;
+
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, 1,
+              (n + 1) * GST_MSECOND)), GST_FLOW_OK);
+  tbq_link_wait_buffers (l, n + 1);
+  g_mutex_lock (&s->lock);
+  v = s->probe;
+  g_mutex_unlock (&s->lock);
+  return v;
+}
+
+/* The copy task's thread, now (the one that entered). */
+static ThreadView
+copy_task_view (Seen * s)
+{
+  ThreadView v;
+
+  view_thread (s->enter[COPY].tid, &v);
+  return v;
+}
+
+/* Warnings posted so far whose text contains `word`. */
+static guint
+count_warnings (Seen * s, const gchar * word)
+{
+  guint i, n = 0;
+
+  g_mutex_lock (&s->lock);
+  for (i = 0; i < s->warnings->len; i++)
+    n += strstr (g_ptr_array_index (s->warnings, i), word) != NULL;
+  g_mutex_unlock (&s->lock);
+  return n;
+}
+
+static void
+assert_no_warning (Seen * s)
+{
+  gchar *first = NULL;
+
+  g_mutex_lock (&s->lock);
+  if (s->warnings->len > 0)
+    first = g_strdup (g_ptr_array_index (s->warnings, 0));
+  g_mutex_unlock (&s->lock);
+  fail_unless (first == NULL, "unexpected warning: %s", first);
+}
+
+static void
+set_policy (TbqLink * l, const gchar * property, const gchar * nick)
+{
+  gst_util_set_object_arg (G_OBJECT (l->element), property, nick);
+}
+
+/* The value of a policy's nick, for g_object_set (). */
+static gint
+policy_value (TbqLink * l, const gchar * nick)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS
+      (l->element), "src-task-policy");
+  GEnumValue *v = g_enum_get_value_by_nick (g_type_class_peek
+      (p->value_type), nick);
+
+  fail_unless (v != NULL);
+  return v->value;
+}
+
+/* ---- what this process may do, tried in a thread that ends with it ---- */
+
+static gpointer
+try_fifo (gpointer data)
+{
+  struct sched_param sp = { 1 };
+
+  return GINT_TO_POINTER (sched_setscheduler (0, SCHED_FIFO, &sp) == 0);
+}
+
+static gpointer
+try_lower_nice (gpointer data)
+{
+  id_t tid = (id_t) syscall (SYS_gettid);
+  int nice = getpriority (PRIO_PROCESS, tid);
+
+  /* Up is allowed to anyone; back down is what needs the privilege. */
+  return GINT_TO_POINTER (setpriority (PRIO_PROCESS, tid, nice + 1) == 0
+      && setpriority (PRIO_PROCESS, tid, nice) == 0);
+}
+
+/* SCHED_FIFO: CAP_SYS_NICE or an RLIMIT_RTPRIO, and no container limit. */
+static gboolean
+may_use_fifo (void)
+{
+  return GPOINTER_TO_INT (g_thread_join (g_thread_new ("try-fifo", try_fifo,
+              NULL)));
+}
+
+/* Putting back a lower nice value (and leaving SCHED_IDLE): CAP_SYS_NICE
+ * or an RLIMIT_NICE. */
+static gboolean
+may_lower_nice (void)
+{
+  return GPOINTER_TO_INT (g_thread_join (g_thread_new ("try-nice",
+              try_lower_nice, NULL)));
+}
+
 GST_START_TEST (test_each_task_thread_starts_where_its_properties_say)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
@@ -315,6 +444,88 @@ GST_START_TEST (test_a_change_while_running_applies_at_once)
 
 GST_END_TEST;
 
+GST_START_TEST (test_cpus_back_to_empty_while_running_restore_the_threads)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  guint lo, hi;
+  gchar *cpus;
+  cpu_set_t mine;
+  ThreadView v;
+  Seen s;
+
+  fail_unless (sched_getaffinity (0, sizeof mine, &mine) == 0);
+  allowed_cpus (&lo, &hi);
+  seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
+  cpus = cpu_string (hi);
+  g_object_set (l->element, "copy-task-cpus", cpus, "src-task-cpus", cpus,
+      NULL);
+  v = copy_task_view (&s);
+  fail_unless (only_cpu (&v.cpus, hi));
+  v = src_task_view (&s, l);
+  fail_unless (only_cpu (&v.cpus, hi));
+  /* Empty and NULL are the default: the CPUs the thread had when the task
+   * entered it, this process's. */
+  g_object_set (l->element, "copy-task-cpus", NULL, "src-task-cpus", "", NULL);
+  v = copy_task_view (&s);
+  fail_unless (CPU_EQUAL (&v.cpus, &s.enter[COPY].cpus));
+  fail_unless (CPU_EQUAL (&v.cpus, &mine));
+  v = src_task_view (&s, l);
+  fail_unless (CPU_EQUAL (&v.cpus, &s.enter[SRC].cpus));
+  fail_unless (CPU_EQUAL (&v.cpus, &mine));
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+  g_free (cpus);
+}
+
+GST_END_TEST;
+
+/* The thread as it entered, policy, real-time priority and nice value. */
+static void
+assert_scheduled_as (const ThreadView * v, const ThreadView * entered)
+{
+  fail_unless_equals_int (v->policy, entered->policy);
+  fail_unless_equals_int (v->rt_priority, entered->rt_priority);
+  fail_unless_equals_int (v->nice, entered->nice);
+}
+
+GST_START_TEST (test_policy_back_to_inherit_while_running_restores_the_threads)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  /* Going back down from a nice value of 5 needs CAP_SYS_NICE; without
+   * it, the test changes the policy only.  SCHED_FIFO (a real-time
+   * priority to take back) too; without it, batch again. */
+  gint nice = may_lower_nice ()? 5 : 0;
+  gboolean fifo = may_use_fifo ();
+  ThreadView v;
+  Seen s;
+
+  seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
+  g_object_set (l->element, "src-task-priority", nice, "copy-task-priority",
+      fifo ? 20 : nice, NULL);
+  set_policy (l, "src-task-policy", "batch");
+  set_policy (l, "copy-task-policy", fifo ? "fifo" : "batch");
+  v = src_task_view (&s, l);
+  fail_unless_equals_int (v.policy, SCHED_BATCH);
+  fail_unless_equals_int (v.nice, nice);
+  v = copy_task_view (&s);
+  fail_unless_equals_int (v.policy, fifo ? SCHED_FIFO : SCHED_BATCH);
+  fail_unless_equals_int (fifo ? v.rt_priority : v.nice, fifo ? 20 : nice);
+  set_policy (l, "src-task-policy", "inherit");
+  set_policy (l, "copy-task-policy", "inherit");
+  v = src_task_view (&s, l);
+  assert_scheduled_as (&v, &s.enter[SRC]);
+  v = copy_task_view (&s);
+  assert_scheduled_as (&v, &s.enter[COPY]);
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_an_application_handler_at_enter_has_the_last_word)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
@@ -365,24 +576,173 @@ GST_START_TEST (test_a_cpu_that_does_not_exist_is_a_warning)
 
 GST_END_TEST;
 
-GST_START_TEST (test_a_malformed_cpu_list_is_a_warning_and_changes_nothing)
+GST_START_TEST (test_a_malformed_cpu_list_while_running_is_a_warning_at_once)
 {
-  TbqLink *l = tbq_link_new ("tbqueue", "src-task-cpus", "0", NULL);
-  gchar *cpus;
+  TbqLink *l;
+  guint lo, hi;
+  gchar *first, *cpus;
+  ThreadView v;
   Seen s;
 
+  allowed_cpus (&lo, &hi);
+  first = cpu_string (lo);
+  l = tbq_link_new ("tbqueue", "src-task-cpus", first, NULL);
   seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
   g_object_set (l->element, "src-task-cpus", "0-", NULL);
+  fail_unless_equals_int (count_warnings (&s, "\"0-\""), 1);
   WAIT_WARNING (&s, "\"0-\"", "not a CPU list", "src task");
   g_object_set (l->element, "copy-task-cpus", "3-1", NULL);
   WAIT_WARNING (&s, "\"3-1\"", "copy task");
+  /* Nothing changed: the property reads the last valid list, and the
+   * thread is where that list put it. */
   g_object_get (l->element, "src-task-cpus", &cpus, NULL);
-  fail_unless_equals_string (cpus, "0");
+  fail_unless_equals_string (cpus, first);
   g_free (cpus);
   g_object_get (l->element, "copy-task-cpus", &cpus, NULL);
   fail_unless_equals_string (cpus, "");
   g_free (cpus);
+  v = src_task_view (&s, l);
+  fail_unless (only_cpu (&v.cpus, lo));
   seen_free_link (&s, l);
+  g_free (first);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_malformed_cpu_list_is_a_warning_at_each_start)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  Seen s;
+
+  seen_init (&s, l);
+  /* Noted, for the tasks that are not running yet. */
+  g_object_set (l->element, "copy-task-cpus", "abc", NULL);
+  fail_unless_equals_int (count_warnings (&s, "\"abc\""), 0);
+  tbq_link_set_state (l, GST_STATE_PAUSED);
+  fail_unless_equals_int (count_warnings (&s, "\"abc\""), 1);
+  WAIT_WARNING (&s, "\"abc\"", "not a CPU list", "copy task");
+  tbq_link_set_state (l, GST_STATE_READY);
+  tbq_link_set_state (l, GST_STATE_PAUSED);
+  fail_unless_equals_int (count_warnings (&s, "\"abc\""), 2);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+/* ---- on a launch line: the warnings come when the tasks start, to the
+ * bus the element has by then ---- */
+
+/* A warning message with every one of the words. */
+static gboolean
+warning_has (GstMessage * m, const gchar * const *words)
+{
+  gboolean all = TRUE;
+  GError *err;
+  gchar *dbg;
+  guint k;
+
+  gst_message_parse_warning (m, &err, &dbg);
+  GST_INFO ("warning: %s", err->message);
+  for (k = 0; words[k] != NULL; k++)
+    all = all && strstr (err->message, words[k]) != NULL;
+  g_error_free (err);
+  g_free (dbg);
+  return all;
+}
+
+/* `props` given to a tbqueue named q on a launch line. */
+static GstElement *
+launch_with (const gchar * props, GstElement ** q)
+{
+  gchar *desc = g_strdup_printf ("fakesrc num-buffers=10 ! tbqueue name=q "
+      "%s ! fakesink", props);
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &err);
+
+  fail_unless (pipeline != NULL && err == NULL, "%s: %s", desc,
+      err ? err->message : "");
+  g_free (desc);
+  *q = gst_bin_get_by_name (GST_BIN (pipeline), "q");
+  return pipeline;
+}
+
+/* Play to the end, as gst-launch-1.0 does, and see the warning on the
+ * way, before or after EOS (a task's thread may enter late).  Not stopped
+ * before EOS: tbqueue stopped while a serialized query (fakesrc's
+ * ALLOCATION) is still in its source pool hangs, a bug of its own. */
+static void
+play_until_warning (GstElement * pipeline, const gchar * const *words)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  gboolean warned = FALSE, eos = FALSE;
+
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  while (!warned || !eos) {
+    GstMessage *m = tbq_bus_wait (bus, GST_MESSAGE_WARNING | GST_MESSAGE_EOS
+        | GST_MESSAGE_ERROR);
+
+    fail_unless (m != NULL, "no %s", warned ? "EOS" : words[0]);
+    fail_if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR);
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS)
+      eos = TRUE;
+    else
+      warned = warned || warning_has (m, words);
+    gst_message_unref (m);
+  }
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+}
+
+static const gchar *const malformed_lists[] = { "99999", "0-", "1,,2", "abc" };
+
+GST_START_TEST (test_a_malformed_cpu_list_on_a_launch_line_is_a_warning)
+{
+  const gchar *list = malformed_lists[__i__];
+  gchar *props = g_strdup_printf ("copy-task-cpus=%s", list);
+  gchar *quoted = g_strdup_printf ("\"%s\"", list);
+  const gchar *words[] = { quoted, "not a CPU list", "copy task", NULL };
+  GstElement *q, *pipeline = launch_with (props, &q);
+  gchar *cpus;
+
+  /* The property keeps the last valid list (here the default). */
+  g_object_get (q, "copy-task-cpus", &cpus, NULL);
+  fail_unless_equals_string (cpus, "");
+  g_free (cpus);
+  play_until_warning (pipeline, words);
+  gst_object_unref (q);
+  gst_object_unref (pipeline);
+  g_free (props);
+  g_free (quoted);
+}
+
+GST_END_TEST;
+
+/* What else the element cannot do, given on a launch line, and words of
+ * its warning. */
+static const struct
+{
+  const gchar *props;
+  const gchar *words[4];
+} launch_refusals[] = {
+  /* Checked when the tasks start. */
+  {"src-task-policy=fifo", {"Priority 0", "src task", "fifo"}},
+  {"copy-task-policy=other copy-task-priority=50",
+      {"Priority 50", "copy task", "other"}},
+  /* Refused by the system when the task's thread enters. */
+  {"copy-task-cpus=1000", {"copy task", "1000"}},
+};
+
+GST_START_TEST (test_other_placement_errors_on_a_launch_line_are_warnings)
+{
+  GstElement *q, *pipeline = launch_with (launch_refusals[__i__].props, &q);
+
+  play_until_warning (pipeline, launch_refusals[__i__].words);
+  gst_object_unref (q);
+  gst_object_unref (pipeline);
 }
 
 GST_END_TEST;
@@ -417,10 +777,177 @@ GST_START_TEST (test_a_realtime_policy_without_permission_is_a_warning)
   WAIT_WARNING (&s, "src task", "fifo", "CAP_SYS_NICE");
   wait_entered (&s);
   fail_unless_equals_int (s.enter[SRC].policy, sched_getscheduler (0));
-  /* A priority that does not go with the policy is refused too. */
-  g_object_set (l->element, "copy-task-priority", 0, NULL);
-  gst_util_set_object_arg (G_OBJECT (l->element), "copy-task-policy", "rr");
+  /* While running too, as the property changes. */
+  g_object_set (l->element, "copy-task-priority", 10, "copy-task-policy",
+      policy_value (l, "rr"), NULL);
+  fail_unless_equals_int (count_warnings (&s, "copy task"), 1);
+  WAIT_WARNING (&s, "copy task", "rr", "CAP_SYS_NICE");
+  fail_unless_equals_int (copy_task_view (&s).policy, sched_getscheduler (0));
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+/* ---- a policy and its priority ---- */
+
+GST_START_TEST (test_a_pair_not_valid_at_start_is_a_warning)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "copy-task-priority", 0, NULL);
+  Seen s;
+
+  set_policy (l, "copy-task-policy", "rr");
+  seen_init (&s, l);
+  tbq_link_set_state (l, GST_STATE_PAUSED);
+  fail_unless_equals_int (count_warnings (&s, "Priority 0"), 1);
   WAIT_WARNING (&s, "Priority 0", "copy task", "rr");
+  push_one_buffer (l);
+  wait_entered (&s);
+  fail_unless_equals_int (s.enter[COPY].policy, sched_getscheduler (0));
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_pair_left_invalid_is_a_warning_at_the_next_start)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  ThreadView v;
+  Seen s;
+
+  seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
+  /* Half of a change (the priority would come next): the thread is left
+   * as it is, and nothing is said yet. */
+  set_policy (l, "src-task-policy", "fifo");
+  v = src_task_view (&s, l);
+  assert_scheduled_as (&v, &s.enter[SRC]);
+  assert_no_warning (&s);
+  /* The task starts again with it: now it is an error. */
+  tbq_link_set_state (l, GST_STATE_READY);
+  tbq_link_set_state (l, GST_STATE_PAUSED);
+  fail_unless_equals_int (count_warnings (&s, "Priority 0"), 1);
+  WAIT_WARNING (&s, "Priority 0", "src task", "fifo");
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+/* A change of policy and priority while the src task runs whose every pair
+ * half-way (the new policy with the old priority, the old policy with the
+ * new priority) is not valid: from other 0 to fifo 20 (20 is no nice
+ * value, 0 no real-time priority).  When this process cannot get
+ * SCHED_FIFO (no CAP_SYS_NICE, no RLIMIT_RTPRIO, a container's real-time
+ * limit), policies that need no privilege: from inherit 50 to batch 10,
+ * where only the new policy with the old priority is not valid. */
+typedef struct
+{
+  const gchar *from_policy;
+  gint from_priority;
+  const gchar *to_policy;
+  gint to_priority;
+  int to_linux_policy;
+} PairChange;
+
+static PairChange
+pair_change (void)
+{
+  static const PairChange realtime = { "other", 0, "fifo", 20, SCHED_FIFO };
+  static const PairChange unprivileged =
+      { "inherit", 50, "batch", 10, SCHED_BATCH };
+
+  return may_use_fifo ()? realtime : unprivileged;
+}
+
+/* The tasks run, the src task with the first pair. */
+static TbqLink *
+start_with_first_pair (Seen * s, const PairChange * c)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "src-task-priority",
+      c->from_priority, NULL);
+
+  set_policy (l, "src-task-policy", c->from_policy);
+  seen_init (s, l);
+  push_one_buffer (l);
+  wait_entered (s);
+  return l;
+}
+
+/* The src task's thread is scheduled with the second pair. */
+static void
+assert_second_pair (Seen * s, TbqLink * l, const PairChange * c)
+{
+  ThreadView v = src_task_view (s, l);
+
+  fail_unless_equals_int (v.policy, c->to_linux_policy);
+  /* A real-time priority, or a nice value. */
+  fail_unless_equals_int (c->to_linux_policy == SCHED_FIFO ? v.rt_priority :
+      v.nice, c->to_priority);
+}
+
+GST_START_TEST (test_policy_then_priority_while_running_is_no_warning)
+{
+  PairChange c = pair_change ();
+  Seen s;
+  TbqLink *l = start_with_first_pair (&s, &c);
+
+  set_policy (l, "src-task-policy", c.to_policy);
+  g_object_set (l->element, "src-task-priority", c.to_priority, NULL);
+  assert_second_pair (&s, l, &c);
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_priority_then_policy_while_running_is_no_warning)
+{
+  PairChange c = pair_change ();
+  Seen s;
+  TbqLink *l = start_with_first_pair (&s, &c);
+
+  g_object_set (l->element, "src-task-priority", c.to_priority, NULL);
+  set_policy (l, "src-task-policy", c.to_policy);
+  assert_second_pair (&s, l, &c);
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_policy_and_priority_in_one_call_is_no_warning)
+{
+  PairChange c = pair_change ();
+  Seen s;
+  TbqLink *l = start_with_first_pair (&s, &c);
+
+  g_object_set (l->element, "src-task-policy", policy_value (l, c.to_policy),
+      "src-task-priority", c.to_priority, NULL);
+  assert_second_pair (&s, l, &c);
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_policy_and_priority_set_in_one_call_apply_as_one_pair)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  ThreadView v;
+  Seen s;
+
+  set_policy (l, "src-task-policy", "other");
+  seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
+  /* Applied one after the other, the priority would first be a nice
+   * value of "other"; as a pair, idle has none: the nice value stays. */
+  g_object_set (l->element, "src-task-priority", 10, "src-task-policy",
+      policy_value (l, "idle"), NULL);
+  v = src_task_view (&s, l);
+  fail_unless_equals_int (v.policy, SCHED_IDLE);
+  fail_unless_equals_int (v.nice, s.enter[SRC].nice);
+  assert_no_warning (&s);
   seen_free_link (&s, l);
 }
 
@@ -531,11 +1058,29 @@ placement_suite (void)
   tcase_add_test (tc, test_each_task_thread_starts_where_its_properties_say);
   tcase_add_test (tc, test_unset_properties_leave_the_threads_alone);
   tcase_add_test (tc, test_a_change_while_running_applies_at_once);
+  tcase_add_test (tc,
+      test_cpus_back_to_empty_while_running_restore_the_threads);
+  tcase_add_test (tc,
+      test_policy_back_to_inherit_while_running_restores_the_threads);
   tcase_add_test (tc, test_an_application_handler_at_enter_has_the_last_word);
   tcase_add_test (tc, test_a_cpu_that_does_not_exist_is_a_warning);
   tcase_add_test (tc,
-      test_a_malformed_cpu_list_is_a_warning_and_changes_nothing);
+      test_a_malformed_cpu_list_while_running_is_a_warning_at_once);
+  tcase_add_test (tc, test_a_malformed_cpu_list_is_a_warning_at_each_start);
+  tcase_add_loop_test (tc,
+      test_a_malformed_cpu_list_on_a_launch_line_is_a_warning, 0,
+      G_N_ELEMENTS (malformed_lists));
+  tcase_add_loop_test (tc,
+      test_other_placement_errors_on_a_launch_line_are_warnings, 0,
+      G_N_ELEMENTS (launch_refusals));
   tcase_add_test (tc, test_a_realtime_policy_without_permission_is_a_warning);
+  tcase_add_test (tc, test_a_pair_not_valid_at_start_is_a_warning);
+  tcase_add_test (tc, test_a_pair_left_invalid_is_a_warning_at_the_next_start);
+  tcase_add_test (tc, test_policy_then_priority_while_running_is_no_warning);
+  tcase_add_test (tc, test_priority_then_policy_while_running_is_no_warning);
+  tcase_add_test (tc, test_policy_and_priority_in_one_call_is_no_warning);
+  tcase_add_test (tc,
+      test_a_policy_and_priority_set_in_one_call_apply_as_one_pair);
   tcase_add_test (tc, test_an_application_task_pool_runs_both_tasks_placed);
   return s;
 }
