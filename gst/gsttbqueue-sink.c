@@ -638,13 +638,9 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
       ret = gst_pad_push_event (tbq->srcpad, event);
+      /* Also releases a query waiter, once the src task has stopped. */
       gst_tbqueue_stop_streaming (tbq);
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "loop and copy task stopped");
-      /* Only now, with the src task stopped, release a query waiter. */
-      GST_TBQUEUE_MUTEX_LOCK (tbq);
-      tbq->last_query = FALSE;
-      GST_TBQUEUE_BROADCAST (tbq, query_handled);
-      GST_TBQUEUE_MUTEX_UNLOCK (tbq);
       break;
     case GST_EVENT_FLUSH_STOP:
       ret = gst_pad_push_event (tbq->srcpad, event);

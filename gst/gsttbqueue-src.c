@@ -58,7 +58,11 @@ gst_tbqueue_start_streaming (GstTbQueue * tbq)
 }
 
 /* FLUSHING (every wait returns), then wait until neither the src task nor
- * the copy task runs.  No qlock held. */
+ * the copy task runs, then release a serialized query's waiter: its query
+ * will not be answered now.  That waiter holds the sink pad's stream lock,
+ * which a flush and the sink pad's deactivation take next, and only
+ * query_handled wakes it; released before the src task stopped, it could
+ * miss an answer being pushed.  No qlock held. */
 void
 gst_tbqueue_stop_streaming (GstTbQueue * tbq)
 {
@@ -67,6 +71,10 @@ gst_tbqueue_stop_streaming (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   gst_pad_pause_task (tbq->srcpad);
   gst_tbqueue_copy_task_wait_paused (tbq);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->last_query = FALSE;
+  GST_TBQUEUE_BROADCAST (tbq, query_handled);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 }
 
 /* ---- pushing ---- */

@@ -203,6 +203,51 @@ push_flush_stop (gpointer data)
 }
 
 /* queue's test_state_change_when_flushing. */
+static gpointer
+drain_query_thread (gpointer data)
+{
+  TbqLink *l = data;
+  GstQuery *q = gst_query_new_drain ();
+  gboolean res = gst_pad_peer_query (l->srcpad, q);
+
+  gst_query_unref (q);
+  return GINT_TO_POINTER (res);
+}
+
+/* A serialized query waits for its answer in the upstream thread, which
+ * holds the sink pad's stream lock; stopping the element takes that lock.
+ * Stopped at any moment of the query's way (in the source pool, the sink
+ * pool, downstream), the element releases the waiter and the state change
+ * returns.  Each round stops at another moment; a hang fails the test at
+ * its timeout. */
+GST_START_TEST (test_stopping_while_a_serialized_query_waits_never_hangs)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  guint round, rounds = tbq_scaled (300, 30);
+
+  for (round = 0; round < rounds; round++) {
+    GThread *t;
+    guint i;
+
+    tbq_link_start (l);
+    for (i = 0; i < round % 4; i++)
+      fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, i, i)),
+          GST_FLOW_OK);
+    t = g_thread_new ("query", drain_query_thread, l);
+    if (round % 3 == 1)
+      g_thread_yield ();
+    tbq_link_set_state (l, round % 2 ? GST_STATE_NULL : GST_STATE_READY);
+    /* Answered, or refused by the stop: either way it returns. */
+    g_thread_join (t);
+    fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+        0);
+    tbq_link_clear (l);
+  }
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_state_change_while_flushing)
 {
   TbqLink *l = variant_link (&variants[__i__], 0);
@@ -233,6 +278,8 @@ tbqueue_state_suite (void)
   tcase_add_loop_test (tc, test_playing_to_null_with_a_100000_buffer_backlog,
       0, n);
   tcase_add_loop_test (tc, test_state_change_while_flushing, 0, n);
+  tcase_add_loop_test (tc,
+      test_stopping_while_a_serialized_query_waits_never_hangs, 0, n);
   return s;
 }
 
