@@ -12,7 +12,8 @@
  * Samples the levels of every `queue`, `queue2`, `multiqueue` and `tbqueue`
  * (and of every subclass of them) in the process: buffers, bytes and time
  * queued and the element's `max-size-*` limits; for tbqueue also its pools
- * (source blocks in use, sink pool bytes in use, `sink-max-bytes`).  A
+ * (source blocks in use, sink pool bytes in use: its blocks and the memory
+ * of copied frames, `sink-max-bytes`).  A
  * sample is taken when a buffer or buffer list enters or leaves the element,
  * at most once per `period` milliseconds per element, and at every state
  * change of the element.  Levels are read through the elements' own
@@ -165,12 +166,13 @@ read_limits (GstElement * element, Levels * l)
   l->max_time = get_u64 (element, "max-size-time");
 }
 
-/* tbqueue's pools, from its stats structure. */
+/* tbqueue's pools, from its stats structure.  The sink pool's memory in
+ * use is all that counts against sink-max-bytes: its blocks and the
+ * memory of copied frames (stats' sink-bytes-in-use). */
 static void
 read_pools (GstElement * element, Levels * l)
 {
   GstStructure *s = NULL;
-  guint64 sink_blocks = 0, sink_block_size = 0;
 
   g_object_get (element, "stats", &s, NULL);
   if (s == NULL)
@@ -179,10 +181,9 @@ read_pools (GstElement * element, Levels * l)
       gst_structure_get_uint64 (s, "source-blocks-in-use",
       &l->source_blocks_in_use)
       && gst_structure_get_uint64 (s, "source-blocks", &l->source_blocks)
-      && gst_structure_get_uint64 (s, "sink-blocks-in-use", &sink_blocks)
-      && gst_structure_get_uint64 (s, "sink-block-size", &sink_block_size);
+      && gst_structure_get_uint64 (s, "sink-bytes-in-use",
+      &l->sink_bytes_in_use);
   gst_structure_free (s);
-  l->sink_bytes_in_use = sink_blocks * sink_block_size;
   l->sink_max_bytes = get_u64 (element, "sink-max-bytes");
 }
 
@@ -266,8 +267,8 @@ emit (GstTbqLevelsTracer * self, GstClockTime ts, GstElement * element,
   if (l->has_pools)
     GST_DEBUG_OBJECT (element, "source pool %" G_GUINT64_FORMAT " of %"
         G_GUINT64_FORMAT " blocks, sink pool %" G_GUINT64_FORMAT " of %"
-        G_GUINT64_FORMAT " bytes", l->source_blocks_in_use, l->source_blocks,
-        l->sink_bytes_in_use, l->sink_max_bytes);
+        G_GUINT64_FORMAT " bytes in use", l->source_blocks_in_use,
+        l->source_blocks, l->sink_bytes_in_use, l->sink_max_bytes);
 
   gst_tracer_record_log (self->record, (guint64) ts, name, kind,
       l->queue >= 0, (guint) MAX (l->queue, 0), l->buffers, l->bytes, l->time,
@@ -533,7 +534,9 @@ record_new (void)
       "max-size-time", FIELD (G_TYPE_UINT64, "time limit (ns, 0: none)"),
       "source-blocks-in-use", OPTIONAL (G_TYPE_UINT64, "tbqueue"),
       "source-blocks", OPTIONAL (G_TYPE_UINT64, "tbqueue: source pool size"),
-      "sink-bytes-in-use", OPTIONAL (G_TYPE_UINT64, "tbqueue: blocks x size"),
+      "sink-bytes-in-use", OPTIONAL (G_TYPE_UINT64,
+          "tbqueue: sink pool memory counted against sink-max-bytes "
+          "(blocks and frames)"),
       "sink-max-bytes", OPTIONAL (G_TYPE_UINT64, "tbqueue"), NULL);
   /* One per tracer, alive as long as it: not a leak. */
   GST_OBJECT_FLAG_SET (r, GST_OBJECT_FLAG_MAY_BE_LEAKED);

@@ -7,7 +7,10 @@
  * Whoever holds qlock takes records: the src task to push them, a leak or
  * a flush to drop them.  An item leaves the levels when it is taken, a
  * buffer list when it is whole (threads, locks, and lists:
- * gsttbqueue-private.h).
+ * gsttbqueue-private.h).  What leaky=downstream drops, and how it counts
+ * it, is gsttbqueue-leaks.c's: this file only offers it the oldest record
+ * and the list being gathered, and hands the src task's dequeue the rest
+ * of a list whose beginning went (DEQUEUE_REST) for it to drop.
  */
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-levels.h"
@@ -58,8 +61,8 @@ abandoned_query:
 
 /* qlock: the list position of the next visible record (0 for anything
  * but a list member).  FALSE when nothing is visible. */
-static gboolean
-locked_peek_position (GstTbQueue * tbq, guint32 * position)
+gboolean
+gst_tbqueue_locked_peek_position (GstTbQueue * tbq, guint32 * position)
 {
   TbqRecord rec;
 
@@ -114,24 +117,6 @@ gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
   }
 }
 
-/* Drop a dequeued item as a leak: counted, and the next buffer pushed is
- * marked DISCONT.  qlock. */
-void
-gst_tbqueue_locked_leak_item (GstTbQueue * tbq, GstMiniObject * item)
-{
-  guint buffers = 0;
-
-  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq,
-      "queue is full, leaking item %p on downstream end", item);
-  if (GST_IS_BUFFER (item))
-    buffers = 1;
-  else if (GST_IS_BUFFER_LIST (item))
-    buffers = gst_buffer_list_length (GST_BUFFER_LIST_CAST (item));
-  TBQ_ADD (tbq->counters.dropped_downstream, buffers);
-  gst_tbqueue_locked_drop_item (tbq, item, FALSE);
-  tbq->head_needs_discont = TRUE;
-}
-
 /* TbqReleaseFunc for tbq_queue_discard() and tbq_queue_free(): release
  * what a discarded record owns.  With the element as `user_data` (a flush)
  * events go as drop_event() drops them; with NULL (the pads are inactive)
@@ -173,32 +158,27 @@ locked_take_partial (GstTbQueue * tbq)
   return bl;
 }
 
-/* qlock: the list the src task is gathering, if any, goes: leaked (the
- * oldest item) or flushed.  The rest of it is dropped as it shows up. */
-void
-gst_tbqueue_locked_drop_partial (GstTbQueue * tbq, gboolean leak)
+/* qlock: the list the src task is gathering, if any, leaves the queue
+ * before it is whole (a leak or a flush drops it), counted out: returned,
+ * NULL when there is none.  The rest of it is dropped as it shows up
+ * (leaking_list, DEQUEUE_REST). */
+GstBufferList *
+gst_tbqueue_locked_remove_partial (GstTbQueue * tbq)
 {
-  GstMiniObject *bl;
-
   if (tbq->partial == NULL)
-    return;
-  bl = GST_MINI_OBJECT_CAST (locked_take_partial (tbq));
-  if (leak)
-    gst_tbqueue_locked_leak_item (tbq, bl);
-  else
-    gst_mini_object_unref (bl);
+    return NULL;
   tbq->leaking_list = TRUE;
+  return locked_take_partial (tbq);
 }
 
-/* qlock: a record of the rest of a list whose beginning went (leaked,
- * flushed, or never written: a list cut by leaky=upstream) reached the
- * head: it goes too. */
+/* qlock: a flush drops the list being gathered, if any. */
 static void
-locked_drop_rest (GstTbQueue * tbq, GstTbqItem * item)
+locked_flush_partial (GstTbQueue * tbq)
 {
-  gst_tbqueue_locked_leak_item (tbq, item->object);
-  if (item->list & GST_TBQ_LIST_LAST)
-    tbq->leaking_list = FALSE;
+  GstBufferList *bl = gst_tbqueue_locked_remove_partial (tbq);
+
+  if (bl != NULL)
+    gst_buffer_list_unref (bl);
 }
 
 /* qlock: the members gathered so far stop holding sink blocks: the copies
@@ -245,7 +225,7 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
     guint32 position;
     GstTbqItem item;
 
-    if (!locked_peek_position (tbq, &position)) {
+    if (!gst_tbqueue_locked_peek_position (tbq, &position)) {
       if (locked_partial_is_all (tbq))
         break;
       if (!tbq_queue_sink_can_take (tbq->q))
@@ -253,7 +233,7 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
       gst_tbqueue_locked_wait_sink (tbq, key);
       if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {
         /* Whatever is left of the list goes with the flush. */
-        gst_tbqueue_locked_drop_partial (tbq, FALSE);
+        locked_flush_partial (tbq);
         return DEQUEUE_FLUSHING;
       }
       if (tbq->partial == NULL)
@@ -276,112 +256,41 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
 /* ---- the src task's dequeue ---- */
 
 /* Src task, qlock: dequeue one item to push: a buffer, a whole buffer
- * list, an event or a query.  DEQUEUE_EMPTY when nothing is visible
- * (records on their way: wait for the copier), DEQUEUE_AGAIN when a record
- * was dropped or skipped. */
+ * list, an event or a query, in item->object.  DEQUEUE_EMPTY when nothing
+ * is visible (records on their way: wait for the copier), DEQUEUE_AGAIN
+ * when a record was dropped or skipped, DEQUEUE_REST when `item` is a
+ * record of the rest of a list whose beginning went (leaked, flushed, or
+ * never written: a list cut by leaky=upstream), counted out: the caller
+ * drops it as a leak (gst_tbqueue_locked_leak_rest). */
 DequeueResult
-gst_tbqueue_locked_dequeue (GstTbQueue * tbq, GstMiniObject ** out)
+gst_tbqueue_locked_dequeue (GstTbQueue * tbq, GstTbqItem * item)
 {
-  GstTbqItem item;
-
-  if (!locked_take_record (tbq, &item))
+  if (!locked_take_record (tbq, item))
     return DEQUEUE_EMPTY;
-  if (item.object == NULL)
+  if (item->object == NULL)
     return DEQUEUE_AGAIN;
   if (G_UNLIKELY (tbq->flush_until != 0)) {
     /* Counted in before a flush-on-eos: flushed. */
     if (TBQ_LOAD (tbq->out_items) < tbq->flush_until) {
-      locked_count_out (tbq, &item);
-      gst_tbqueue_locked_drop_item (tbq, item.object, TRUE);
+      locked_count_out (tbq, item);
+      gst_tbqueue_locked_drop_item (tbq, item->object, TRUE);
       return DEQUEUE_AGAIN;
     }
     tbq->flush_until = 0;
   }
-  if (G_UNLIKELY (GST_TBQ_LIST_IS_REST (item.list))) {
-    locked_count_out (tbq, &item);
-    locked_drop_rest (tbq, &item);
-    return DEQUEUE_AGAIN;
+  if (G_UNLIKELY (GST_TBQ_LIST_IS_REST (item->list))) {
+    locked_count_out (tbq, item);
+    return DEQUEUE_REST;
   }
   tbq->leaking_list = FALSE;
-  if (G_LIKELY (!(item.list & GST_TBQ_LIST_FIRST)
-          || (item.list & GST_TBQ_LIST_LAST))) {
-    locked_count_out (tbq, &item);
-    *out = item.object;
+  if (G_LIKELY (!(item->list & GST_TBQ_LIST_FIRST)
+          || (item->list & GST_TBQ_LIST_LAST))) {
+    locked_count_out (tbq, item);
     return DEQUEUE_ITEM;
   }
   tbq->partial = gst_buffer_list_new ();
-  gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item.object));
-  return locked_gather (tbq, out);
-}
-
-/* ---- leaking ---- */
-
-/* qlock: leak the oldest item, or the next record of a leaked list.
- * FALSE when nothing is visible. */
-static gboolean
-locked_leak_one (GstTbQueue * tbq)
-{
-  GstTbqItem item;
-
-  if (tbq->partial != NULL) {
-    gst_tbqueue_locked_drop_partial (tbq, TRUE);
-    return TRUE;
-  }
-  if (!gst_tbqueue_locked_take_item (tbq, &item))
-    return FALSE;
-  if (item.object == NULL)
-    return TRUE;
-  if (GST_TBQ_LIST_IS_REST (item.list)) {
-    locked_drop_rest (tbq, &item);
-    return TRUE;
-  }
-  /* A list is one item: its rest goes as it shows up. */
-  tbq->leaking_list = (item.list & GST_TBQ_LIST_FIRST)
-      && !(item.list & GST_TBQ_LIST_LAST);
-  gst_tbqueue_locked_leak_item (tbq, item.object);
-  return TRUE;
-}
-
-/* qlock: whether the next visible record is the rest of a leaked list. */
-static gboolean
-locked_rest_is_next (GstTbQueue * tbq)
-{
-  guint32 position;
-
-  return tbq->leaking_list && locked_peek_position (tbq, &position)
-      && GST_TBQ_LIST_IS_REST (position);
-}
-
-/* qlock: as queue's gst_queue_leak_downstream, with what is visible: leak
- * the oldest items while the queue is filled (and the rest of a leaked
- * list).  TRUE when it is no longer filled; FALSE when the items to leak
- * are not visible yet. */
-gboolean
-gst_tbqueue_locked_leak_visible (GstTbQueue * tbq)
-{
-  for (;;) {
-    if (!gst_tbqueue_is_filled (tbq)) {
-      while (locked_rest_is_next (tbq))
-        locked_leak_one (tbq);
-      return TRUE;
-    }
-    if (!locked_leak_one (tbq))
-      return FALSE;
-  }
-}
-
-/* qlock: leak the oldest items until the sink pool can take a record of
- * `size` bytes: a block, or an extent for a frame (a sink block or an
- * extent goes back to the pool once the reader has moved past it and
- * nothing downstream holds memory in it).  FALSE when nothing visible is
- * left and it still cannot. */
-gboolean
-gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq, guint32 size)
-{
-  while (!tbq_queue_sink_can_take_record (tbq->q, size))
-    if (!locked_leak_one (tbq))
-      return FALSE;
-  return TRUE;
+  gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item->object));
+  return locked_gather (tbq, &item->object);
 }
 
 /* ---- flushing ---- */
@@ -393,7 +302,7 @@ gst_tbqueue_locked_drain_visible (GstTbQueue * tbq)
 {
   GstTbqItem item;
 
-  gst_tbqueue_locked_drop_partial (tbq, FALSE);
+  locked_flush_partial (tbq);
   while (gst_tbqueue_locked_take_item (tbq, &item))
     if (item.object != NULL)
       gst_tbqueue_locked_drop_item (tbq, item.object, TRUE);

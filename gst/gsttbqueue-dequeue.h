@@ -16,20 +16,22 @@ typedef enum
 {
   DEQUEUE_ITEM,                 /* an item to push */
   DEQUEUE_AGAIN,                /* a record was dropped or skipped: look again */
+  DEQUEUE_REST,                 /* the rest of a list whose beginning went:
+                                 * a leak, for gsttbqueue-leaks.c */
   DEQUEUE_EMPTY,                /* nothing visible: wait for the copier */
   DEQUEUE_FLUSHING,             /* the flow stopped while gathering a list */
 } DequeueResult;
 
 DequeueResult gst_tbqueue_locked_dequeue (GstTbQueue * tbq,
-    GstMiniObject ** out);
-gboolean gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item);
+    GstTbqItem * item);
 
+/* The primitives a leak takes records with (gsttbqueue-leaks.c). */
+gboolean gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item);
+gboolean gst_tbqueue_locked_peek_position (GstTbQueue * tbq,
+    guint32 * position);
+GstBufferList *gst_tbqueue_locked_remove_partial (GstTbQueue * tbq);
 void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
     gboolean flushing);
-void gst_tbqueue_locked_leak_item (GstTbQueue * tbq, GstMiniObject * item);
-void gst_tbqueue_locked_drop_partial (GstTbQueue * tbq, gboolean leak);
-gboolean gst_tbqueue_locked_leak_visible (GstTbQueue * tbq);
-gboolean gst_tbqueue_locked_leak_for_sink (GstTbQueue * tbq, guint32 size);
 
 void gst_tbqueue_locked_drain_visible (GstTbQueue * tbq);
 void gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full);

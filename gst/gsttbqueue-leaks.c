@@ -1,4 +1,5 @@
-/* tbqueue leaks: what the element does when it is full.
+/* tbqueue leaks: what the element does when it is full, and
+ * leaky=downstream from the decision to what it drops.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -20,7 +21,18 @@
  * are visible (the upstream thread publishes them and waits for the copy
  * task).  When the oldest cannot be reached because the sink pool is full
  * and held downstream, leaky=downstream drops the incoming buffer instead:
- * no leaky mode ever waits for downstream.  Threads and locks:
+ * no leaky mode ever waits for downstream.
+ *
+ * What leaky=downstream drops is decided here too, as queue's
+ * gst_queue_leak_downstream drops it: the oldest item, a buffer list
+ * whole (the one the src task is gathering, or the rest of a leaked list
+ * as it shows up, whoever takes it), each one counted in
+ * dropped-downstream, and the next buffer pushed marked DISCONT.  It takes
+ * records through gsttbqueue-dequeue.c's primitives (the oldest record,
+ * the list being gathered) and releases them as that file releases any
+ * dropped item.  It is started from four places: the upstream thread at a
+ * limit or with a full sink pool, a property change that lowers a limit,
+ * and the src task while a leak is pending (below).  Threads and locks:
  * gsttbqueue-private.h.
  */
 #include "gsttbqueue-leaks.h"
@@ -52,6 +64,109 @@ publish_held (GstTbQueue * tbq)
 {
   if (G_UNLIKELY (tbq->batching))
     tbq_writer_flush (tbq->writer);
+}
+
+/* ---- what leaky=downstream drops (qlock) ---- */
+
+/* A dequeued item goes as a leak: counted, and the next buffer pushed is
+ * marked DISCONT. */
+static void
+locked_leak_item (GstTbQueue * tbq, GstMiniObject * item)
+{
+  guint buffers = 0;
+
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq,
+      "queue is full, leaking item %p on downstream end", item);
+  if (GST_IS_BUFFER (item))
+    buffers = 1;
+  else if (GST_IS_BUFFER_LIST (item))
+    buffers = gst_buffer_list_length (GST_BUFFER_LIST_CAST (item));
+  TBQ_ADD (tbq->counters.dropped_downstream, buffers);
+  gst_tbqueue_locked_drop_item (tbq, item, FALSE);
+  tbq->head_needs_discont = TRUE;
+}
+
+/* A record of the rest of a list whose beginning went (leaked, flushed,
+ * or never written: a list cut by leaky=upstream) reached the head,
+ * counted out: it goes too, whoever took it (a leak, or the src task's
+ * dequeue: DEQUEUE_REST). */
+void
+gst_tbqueue_locked_leak_rest (GstTbQueue * tbq, const GstTbqItem * item)
+{
+  locked_leak_item (tbq, item->object);
+  if (item->list & GST_TBQ_LIST_LAST)
+    tbq->leaking_list = FALSE;
+}
+
+/* Leak the oldest item, or the next record of a leaked list.  FALSE when
+ * nothing is visible. */
+static gboolean
+locked_leak_one (GstTbQueue * tbq)
+{
+  GstBufferList *partial;
+  GstTbqItem item;
+
+  /* The list the src task is gathering is the oldest item: it goes whole,
+   * and its rest as it shows up. */
+  if ((partial = gst_tbqueue_locked_remove_partial (tbq)) != NULL) {
+    locked_leak_item (tbq, GST_MINI_OBJECT_CAST (partial));
+    return TRUE;
+  }
+  if (!gst_tbqueue_locked_take_item (tbq, &item))
+    return FALSE;
+  if (item.object == NULL)
+    return TRUE;
+  if (GST_TBQ_LIST_IS_REST (item.list)) {
+    gst_tbqueue_locked_leak_rest (tbq, &item);
+    return TRUE;
+  }
+  /* A list is one item: its rest goes as it shows up. */
+  tbq->leaking_list = (item.list & GST_TBQ_LIST_FIRST)
+      && !(item.list & GST_TBQ_LIST_LAST);
+  locked_leak_item (tbq, item.object);
+  return TRUE;
+}
+
+/* Whether the next visible record is the rest of a leaked list. */
+static gboolean
+locked_rest_is_next (GstTbQueue * tbq)
+{
+  guint32 position;
+
+  return tbq->leaking_list && gst_tbqueue_locked_peek_position (tbq,
+      &position) && GST_TBQ_LIST_IS_REST (position);
+}
+
+/* As queue's gst_queue_leak_downstream, with what is visible: leak the
+ * oldest items while the queue is filled (and the rest of a leaked list).
+ * TRUE when it is no longer filled; FALSE when the items to leak are not
+ * visible yet. */
+static gboolean
+locked_leak_visible (GstTbQueue * tbq)
+{
+  for (;;) {
+    if (!gst_tbqueue_is_filled (tbq)) {
+      while (locked_rest_is_next (tbq))
+        locked_leak_one (tbq);
+      return TRUE;
+    }
+    if (!locked_leak_one (tbq))
+      return FALSE;
+  }
+}
+
+/* Leak the oldest items until the sink pool can take a record of `size`
+ * bytes: a block, or an extent for a frame (a sink block or an extent
+ * goes back to the pool once the reader has moved past it and nothing
+ * downstream holds memory in it).  FALSE when nothing visible is left and
+ * it still cannot. */
+static gboolean
+locked_leak_for_sink (GstTbQueue * tbq, guint32 size)
+{
+  while (!tbq_queue_sink_can_take_record (tbq->q, size))
+    if (!locked_leak_one (tbq))
+      return FALSE;
+  return TRUE;
 }
 
 /* ---- at a max-size-* limit ---- */
@@ -95,7 +210,7 @@ locked_leak_until_not_filled (GstTbQueue * tbq, gboolean publish)
   for (;;) {
     guint32 key = tbq_reader_prepare_wait (tbq->reader);
 
-    if (gst_tbqueue_locked_leak_visible (tbq))
+    if (locked_leak_visible (tbq))
       return GST_FLOW_OK;
     /* Filled, and the oldest items are not visible yet. */
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
@@ -105,7 +220,7 @@ locked_leak_until_not_filled (GstTbQueue * tbq, gboolean publish)
     } else if (tbq_writer_wait_copied (tbq->writer, 0) == TBQ_OK) {
       /* Everything published is visible now; the rest was not published:
        * out of reach. */
-      return gst_tbqueue_locked_leak_visible (tbq) ? GST_FLOW_OK :
+      return locked_leak_visible (tbq) ? GST_FLOW_OK :
           GST_FLOW_CUSTOM_SUCCESS;
     }
     if (!tbq_queue_sink_can_take (tbq->q))
@@ -150,7 +265,7 @@ out_flushing:
 }
 
 /* Upstream thread: a limit lowered with leaky=downstream left items to
- * leak that were not published yet (gst_tbqueue_locked_leak_after_change):
+ * leak that were not published yet (gst_tbqueue_locked_limit_changed):
  * queue would have dropped them already, with no signal. */
 static GstFlowReturn
 leak_pending (GstTbQueue * tbq)
@@ -208,19 +323,32 @@ gst_tbqueue_make_room (GstTbQueue * tbq)
   return GST_FLOW_OK;
 }
 
-/* Application thread, qlock: a max-size-* limit was lowered with
- * leaky=downstream: leak down to it at once, as queue does, waiting for
+/* ---- after a property change, and in the src task ---- */
+
+/* Application thread, qlock: a max-size-* limit changed.  Lowered with
+ * leaky=downstream, leak down to it at once, as queue does, waiting for
  * the copy task (qlock released) for what it has still to move.  What
  * the upstream thread has not published yet is left to it or to the src
  * task (leak_pending), as is everything while the flow is not OK. */
 void
-gst_tbqueue_locked_leak_after_change (GstTbQueue * tbq)
+gst_tbqueue_locked_limit_changed (GstTbQueue * tbq)
 {
   gboolean pending = tbq->q != NULL;
 
+  if (TBQ_LOAD (tbq->leaky) != GST_TBQUEUE_LEAK_DOWNSTREAM)
+    return;
   if (pending && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK)
     pending = locked_leak_until_not_filled (tbq, FALSE) != GST_FLOW_OK;
   TBQ_STORE (tbq->leak_pending, pending);
+}
+
+/* Application thread, qlock: the leaky property.  A leak left pending by
+ * the former mode is forgotten: the new one decides at the next limit. */
+void
+gst_tbqueue_locked_set_leaky (GstTbQueue * tbq, GstTbQueueLeaky leaky)
+{
+  TBQ_STORE (tbq->leaky, leaky);
+  TBQ_STORE (tbq->leak_pending, FALSE);
 }
 
 /* Src task, qlock: what a lowered limit left to leak, now visible. */
@@ -228,7 +356,7 @@ void
 gst_tbqueue_locked_leak_pending (GstTbQueue * tbq)
 {
   if (TBQ_LOAD (tbq->leaky) != GST_TBQUEUE_LEAK_DOWNSTREAM
-      || gst_tbqueue_locked_leak_visible (tbq))
+      || locked_leak_visible (tbq))
     TBQ_STORE (tbq->leak_pending, FALSE);
 }
 
@@ -252,7 +380,7 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
       return GST_TBQUEUE_FLOW (tbq);
   }
   if (leaky == GST_TBQUEUE_LEAK_DOWNSTREAM
-      && gst_tbqueue_locked_leak_for_sink (tbq, size))
+      && locked_leak_for_sink (tbq, size))
     return GST_FLOW_OK;
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "sink pool full, leaking buffer on "
       "upstream end");

@@ -9,30 +9,37 @@
  */
 #include "gsttbqueue-levels.h"
 
-/* Buffers between two refreshes of the sink side's view (peaks are sampled
- * at this interval and at every limit check). */
+/* Buffers between two refreshes of the sink side's view. */
 #define SINK_REFRESH_INTERVAL 32
 
-/* Upstream thread: re-read the src side's counters and sample the peaks. */
+/* Upstream thread: re-read the src side's counters. */
 void
 gst_tbqueue_sink_refresh (GstTbQueue * tbq)
 {
-  GstTbQueueCounters *c = &tbq->counters;
-  guint64 b, y, t;
-
   tbq->seen_out_buffers = TBQ_LOAD (tbq->out_buffers);
   tbq->seen_out_bytes = TBQ_LOAD (tbq->out_bytes);
   tbq->seen_srctime = TBQ_LOAD (tbq->srctime);
   tbq->refresh_countdown = SINK_REFRESH_INTERVAL;
-  b = gst_tbqueue_level_buffers (tbq);
-  y = gst_tbqueue_level_bytes (tbq);
-  t = gst_tbqueue_level_time (tbq);
-  if (b > TBQ_LOAD (c->peak_buffers))
-    TBQ_STORE (c->peak_buffers, b);
-  if (y > TBQ_LOAD (c->peak_bytes))
-    TBQ_STORE (c->peak_bytes, y);
-  if (t > TBQ_LOAD (c->peak_time))
-    TBQ_STORE (c->peak_time, t);
+}
+
+/* ---- peaks ---- */
+
+/* The levels are about to drop: keep them where they are the highest yet.
+ * Called just before every drop: a buffer counted out (a push, a leak, a
+ * list made whole), the time at the src moving on or at the sink stepping
+ * back, a flush.  Between two drops the levels only rise (buffers counted
+ * in, the sink's time moving on), so the highest level ever is the level
+ * just before some drop, or the current one: the peaks kept here with the
+ * current levels (gst_tbqueue_stats) are exact, and the upstream thread
+ * does nothing for them per buffer.  (A buffer whose write failed is
+ * counted in and out again by the upstream thread without a note: it was
+ * never queued.)  qlock holders, or the upstream thread. */
+void
+gst_tbqueue_note_peaks (GstTbQueue * tbq)
+{
+  gst_tbqueue_note_peak (&tbq->peak_buffers, gst_tbqueue_level_buffers (tbq));
+  gst_tbqueue_note_peak (&tbq->peak_bytes, gst_tbqueue_level_bytes (tbq));
+  gst_tbqueue_note_peak (&tbq->peak_time, gst_tbqueue_level_time (tbq));
 }
 
 /* ---- time levels (as queue: running time at the sink minus at the src) ---- */
@@ -122,10 +129,13 @@ gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
   if (GST_IS_BUFFER (item)) {
     GstBuffer *buffer = GST_BUFFER_CAST (item);
 
+    /* The levels drop: the one before is a candidate peak (noted once,
+     * for the time too). */
+    gst_tbqueue_note_peaks (tbq);
     TBQ_ADD (tbq->out_buffers, 1);
     TBQ_ADD (tbq->out_bytes, bytes);
-    gst_tbqueue_advance (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
-        GST_BUFFER_DURATION (buffer), FALSE);
+    gst_tbqueue_advance_full (tbq, GST_BUFFER_DTS_OR_PTS (buffer),
+        GST_BUFFER_DURATION (buffer), FALSE, FALSE);
     GST_TBQUEUE_SIGNAL_DEL (tbq);
   } else if (GST_IS_EVENT (item)) {
     GstEvent *event = GST_EVENT_CAST (item);
@@ -146,6 +156,7 @@ gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
 void
 gst_tbqueue_reset_levels (GstTbQueue * tbq)
 {
+  gst_tbqueue_note_peaks (tbq);
   TBQ_STORE (tbq->in_buffers, 0);
   TBQ_STORE (tbq->in_bytes, 0);
   TBQ_STORE (tbq->in_items, 0);
@@ -156,8 +167,8 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   TBQ_STORE (tbq->tail_is_buffer, FALSE);
   gst_segment_init (&tbq->sink_segment, GST_FORMAT_TIME);
   gst_segment_init (&tbq->src_segment, GST_FORMAT_TIME);
-  gst_tbqueue_update_time (tbq, TRUE);
-  gst_tbqueue_update_time (tbq, FALSE);
+  gst_tbqueue_update_time_full (tbq, TRUE, FALSE);
+  gst_tbqueue_update_time_full (tbq, FALSE, FALSE);
   tbq->head_needs_discont = tbq->tail_needs_discont = FALSE;
   tbq->eos_drain_until = tbq->flush_until = 0;
   tbq->seen_out_buffers = tbq->seen_out_bytes = 0;
@@ -243,6 +254,7 @@ gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg,
     tbq_queue_get_stats (tbq->q, &st);
     sink_max = (guint64) cfg->sink.max_blocks * cfg->sink.block_size;
   }
+  /* The sink pool's budget: blocks and frames' extents alike. */
   gst_debug_log (DATAFLOW, GST_LEVEL_LOG, file, function, line,
       G_OBJECT (tbq), "(%s:%s) %s: %" G_GUINT64_FORMAT " of %u-%u buffers, %"
       G_GUINT64_FORMAT " of %u-%u bytes, %" G_GUINT64_FORMAT " of %"
@@ -255,5 +267,5 @@ gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg,
       TBQ_LOAD (tbq->max_bytes), gst_tbqueue_level_time (tbq),
       (guint64) TBQ_LOAD (tbq->min_time), (guint64) TBQ_LOAD (tbq->max_time),
       st.source.blocks_in_use, st.source.blocks_total,
-      st.sink.blocks_in_use * st.sink.block_size, sink_max);
+      st.extents.budget_used, sink_max);
 }

@@ -60,6 +60,23 @@ gst_tbqueue_is_filled (GstTbQueue * tbq)
       || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
 }
 
+/* ---- peaks ---- */
+
+/* Raise `peak` to `v`.  Relaxed CAS: a statistic that orders nothing; its
+ * writers are qlock holders and, rarely, the upstream thread without
+ * qlock (gst_tbqueue_update_time). */
+static inline void
+gst_tbqueue_note_peak (_Atomic guint64 * peak, guint64 v)
+{
+  guint64 old = atomic_load_explicit (peak, memory_order_relaxed);
+
+  while (v > old && !atomic_compare_exchange_weak_explicit (peak, &old, v,
+          memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
+void gst_tbqueue_note_peaks (GstTbQueue * tbq);
+
 /* ---- the sink side's view ---- */
 
 void gst_tbqueue_sink_refresh (GstTbQueue * tbq);
@@ -118,24 +135,43 @@ gst_tbqueue_running_time (GstSegment * segment, GstClockTime val)
   return GST_CLOCK_STIME_NONE;
 }
 
-/* Recompute the running time at the sink (or src) from its segment. */
+/* Recompute the running time at the sink (or src) from its segment.  With
+ * `note`, a change that lowers the time level (the sink's time stepping
+ * back, the src's moving on) keeps the peaks first: see
+ * gst_tbqueue_note_peaks().  On the buffer's path the test is one compare
+ * with this thread's own time. */
+static inline void
+gst_tbqueue_update_time_full (GstTbQueue * tbq, gboolean sink, gboolean note)
+{
+  if (sink) {
+    gint64 t = gst_tbqueue_running_time (&tbq->sink_segment,
+        tbq->sink_segment.position);
+
+    if (G_UNLIKELY (note && t < TBQ_LOAD (tbq->sinktime)))
+      gst_tbqueue_note_peaks (tbq);
+    TBQ_STORE (tbq->sinktime, t);
+  } else {
+    gint64 t = gst_tbqueue_running_time (&tbq->src_segment,
+        tbq->src_segment.position);
+
+    if (note && t > TBQ_LOAD (tbq->srctime))
+      gst_tbqueue_note_peaks (tbq);
+    TBQ_STORE (tbq->srctime, t);
+  }
+}
+
 static inline void
 gst_tbqueue_update_time (GstTbQueue * tbq, gboolean sink)
 {
-  if (sink)
-    TBQ_STORE (tbq->sinktime, gst_tbqueue_running_time (&tbq->sink_segment,
-            tbq->sink_segment.position));
-  else
-    TBQ_STORE (tbq->srctime, gst_tbqueue_running_time (&tbq->src_segment,
-            tbq->src_segment.position));
+  gst_tbqueue_update_time_full (tbq, sink, TRUE);
 }
 
 /* Move the sink (or src) position to the end of data at `timestamp`
  * lasting `duration` (a buffer's DTS or PTS and duration); either may be
  * unknown: no timestamp is continuous with what came before. */
 static inline void
-gst_tbqueue_advance (GstTbQueue * tbq, GstClockTime timestamp,
-    GstClockTime duration, gboolean sink)
+gst_tbqueue_advance_full (GstTbQueue * tbq, GstClockTime timestamp,
+    GstClockTime duration, gboolean sink, gboolean note)
 {
   GstSegment *segment = sink ? &tbq->sink_segment : &tbq->src_segment;
 
@@ -144,7 +180,14 @@ gst_tbqueue_advance (GstTbQueue * tbq, GstClockTime timestamp,
   if (duration != GST_CLOCK_TIME_NONE)
     timestamp += duration;
   segment->position = timestamp;
-  gst_tbqueue_update_time (tbq, sink);
+  gst_tbqueue_update_time_full (tbq, sink, note);
+}
+
+static inline void
+gst_tbqueue_advance (GstTbQueue * tbq, GstClockTime timestamp,
+    GstClockTime duration, gboolean sink)
+{
+  gst_tbqueue_advance_full (tbq, timestamp, duration, sink, TRUE);
 }
 
 /* ---- counting items in and out ---- */

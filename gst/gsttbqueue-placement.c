@@ -1,5 +1,5 @@
-/* tbqueue thread placement: the CPU set, scheduling policy and priority
- * of the copy task and of the src pad task.
+/* tbqueue thread placement: the CPU set, scheduling policy, real-time
+ * priority and nice value of the copy task and of the src pad task.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -16,9 +16,11 @@
  * to a thread id), once every property of the g_object_set () call is
  * stored: the setters only store, and the element's
  * dispatch_properties_changed, which GObject calls at the end of the call,
- * commits (gsttbqueue.c).  A policy and a priority set together are
- * applied as one pair.  A policy and a priority that do not go together
- * (fifo with 0) while the task runs are a change half made, whose other
+ * commits (the commit hook of the placement properties in
+ * gsttbqueue-properties.c).  A policy and its real-time priority or nice
+ * value set together are applied as one pair.  A policy and a priority
+ * that do not go together (fifo with 0, other with 20) while the task
+ * runs are a change half made, whose other
  * half comes in a later call, in either order: the thread is left as it
  * is and nothing is posted.  A pair still not valid when the tasks next
  * start is an error then.
@@ -36,7 +38,13 @@
  *    a property is usually set before the element has a bus (on a
  *    gst-launch-1.0 line, it is set before the element is put in the
  *    pipeline), where a warning would be lost.  A malformed CPU list set
- *    while the tasks run is a warning at once.
+ *    while the tasks run is a warning at once;
+ *  - everything, where this build cannot place threads (the portable
+ *    fallback of gsttbqplatform.c: not Linux, or -Dplacement=disabled): a
+ *    property set to other than its default is "not supported on this
+ *    platform", when the tasks start and at once while they run, and the
+ *    threads are left as they are.  The system calls themselves are
+ *    gsttbqplatform.c's.
  *
  * The src pad's task is GstPad's: its enter and leave callbacks are
  * replaced when the pad posts STREAM_STATUS CREATE (before the task
@@ -44,12 +52,10 @@
  * exactly as GstPad does.
  */
 #include "gsttbqueue-placement.h"
+#include "gsttbqueue-enums.h"
 
 #include <errno.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 static const gchar *const task_names[GST_TBQUEUE_N_TASKS] = {
   "copy task", "src task"
@@ -110,100 +116,28 @@ gst_tbqueue_placement_clear (GstTbQueue * tbq)
   g_mutex_clear (&tbq->placement_lock);
 }
 
-/* ---- CPU lists ("0-1,3", as taskset and /sys/devices/system/cpu) ---- */
-
-static gboolean
-parse_cpu (const gchar ** p, guint * cpu)
-{
-  gchar *end;
-  guint64 v;
-
-  while (g_ascii_isspace (**p))
-    (*p)++;
-  if (!g_ascii_isdigit (**p))
-    return FALSE;
-  v = g_ascii_strtoull (*p, &end, 10);
-  if (v >= CPU_SETSIZE)
-    return FALSE;
-  *cpu = (guint) v;
-  *p = end;
-  while (g_ascii_isspace (**p))
-    (*p)++;
-  return TRUE;
-}
-
-/* TRUE and the set for a well-formed, non-empty list. */
-static gboolean
-parse_cpu_list (const gchar * s, cpu_set_t * set)
-{
-  const gchar *p = s;
-
-  CPU_ZERO (set);
-  for (;;) {
-    guint first, last, c;
-
-    if (!parse_cpu (&p, &first))
-      return FALSE;
-    last = first;
-    if (*p == '-') {
-      p++;
-      if (!parse_cpu (&p, &last) || last < first)
-        return FALSE;
-    }
-    for (c = first; c <= last; c++)
-      CPU_SET (c, set);
-    if (*p == '\0')
-      return TRUE;
-    if (*p++ != ',')
-      return FALSE;
-  }
-}
-
-static gchar *
-format_cpu_list (const cpu_set_t * set)
-{
-  GString *s = g_string_new (NULL);
-  guint c = 0;
-
-  while (c < CPU_SETSIZE) {
-    guint last;
-
-    if (!CPU_ISSET (c, set)) {
-      c++;
-      continue;
-    }
-    for (last = c; last + 1 < CPU_SETSIZE && CPU_ISSET (last + 1, set);)
-      last++;
-    g_string_append_printf (s, "%s%u", s->len ? "," : "", c);
-    if (last > c)
-      g_string_append_printf (s, "-%u", last);
-    c = last + 1;
-  }
-  return g_string_free (s, FALSE);
-}
-
 /* ---- applying, to a thread id (this thread or another one) ---- */
 
 static void
-apply_cpus (GstTbQueuePlacement * pl, guint which, pid_t tid, Warnings * w)
+apply_cpus (GstTbQueuePlacement * pl, guint which, GstTbqThreadId tid,
+    Warnings * w)
 {
-  cpu_set_t got, missing;
+  GstTbqCpuSet got, missing;
   gchar *list;
 
-  if (sched_setaffinity (tid, sizeof pl->cpu_set, &pl->cpu_set) != 0) {
+  if (!gst_tbq_thread_set_cpus (tid, &pl->cpu_set)) {
     warn (w, g_strdup_printf ("Cannot run the %s on CPUs %s: %s (a CPU "
             "must be online and allowed to this process)", task_names[which],
             pl->cpus, g_strerror (errno)));
     return;
   }
   pl->changed_cpus = TRUE;
-  if (sched_getaffinity (tid, sizeof got, &got) != 0)
+  if (!gst_tbq_thread_get_cpus (tid, &got))
     return;
-  CPU_XOR (&missing, &pl->cpu_set, &got);
-  CPU_AND (&missing, &missing, &pl->cpu_set);
-  if (CPU_COUNT (&missing) == 0)
+  gst_tbq_cpu_set_missing (&pl->cpu_set, &got, &missing);
+  if (gst_tbq_cpu_set_is_empty (&missing))
     return;
-  list = format_cpu_list (&missing);
+  list = gst_tbq_cpu_set_format (&missing);
   warn (w, g_strdup_printf ("CPUs %s asked for the %s are not online or not "
           "allowed to this process: it runs on the others of %s",
           list, task_names[which], pl->cpus));
@@ -213,14 +147,13 @@ apply_cpus (GstTbQueuePlacement * pl, guint which, pid_t tid, Warnings * w)
 /* Put back the CPUs thread `tid` had when the task entered it, if the
  * element changed them.  FALSE, with errno, when the system refuses. */
 static gboolean
-restore_cpus (GstTbQueuePlacement * pl, pid_t tid)
+restore_cpus (GstTbQueuePlacement * pl, GstTbqThreadId tid)
 {
   if (!pl->changed_cpus)
     return TRUE;
   /* An empty set: they could not be read at enter. */
-  if (CPU_COUNT (&pl->saved_cpu_set) > 0
-      && sched_setaffinity (tid, sizeof pl->saved_cpu_set,
-          &pl->saved_cpu_set) != 0)
+  if (!gst_tbq_cpu_set_is_empty (&pl->saved_cpu_set)
+      && !gst_tbq_thread_set_cpus (tid, &pl->saved_cpu_set))
     return FALSE;
   pl->changed_cpus = FALSE;
   return TRUE;
@@ -228,7 +161,7 @@ restore_cpus (GstTbQueuePlacement * pl, pid_t tid)
 
 /* The CPU list set, or with none (the default) the CPUs the thread had. */
 static void
-apply_cpu_setting (GstTbQueuePlacement * pl, guint which, pid_t tid,
+apply_cpu_setting (GstTbQueuePlacement * pl, guint which, GstTbqThreadId tid,
     Warnings * w)
 {
   if (pl->cpus != NULL)
@@ -236,23 +169,6 @@ apply_cpu_setting (GstTbQueuePlacement * pl, guint which, pid_t tid,
   else if (!restore_cpus (pl, tid))
     warn (w, g_strdup_printf ("Cannot put the %s back on the CPUs its thread "
             "had: %s", task_names[which], g_strerror (errno)));
-}
-
-static int
-policy_to_linux (GstTbQueueSchedPolicy policy)
-{
-  switch (policy) {
-    case GST_TBQUEUE_SCHED_FIFO:
-      return SCHED_FIFO;
-    case GST_TBQUEUE_SCHED_RR:
-      return SCHED_RR;
-    case GST_TBQUEUE_SCHED_BATCH:
-      return SCHED_BATCH;
-    case GST_TBQUEUE_SCHED_IDLE:
-      return SCHED_IDLE;
-    default:
-      return SCHED_OTHER;
-  }
 }
 
 static const gchar *
@@ -264,31 +180,31 @@ policy_nick (GstTbQueueSchedPolicy policy)
   return v != NULL ? v->value_nick : "?";
 }
 
-/* The priority means a real-time priority (fifo, rr: 1..99) or a nice
- * value (other, batch: -20..19); idle has none, and inherit leaves the
- * thread alone. */
+/* The real-time priority goes with fifo and rr, which need one (1..99);
+ * other, batch and idle take none (0: not set): a priority with them is
+ * taken for a mistake, not dropped in silence.  The nice value (other and
+ * batch; ignored by the others) is always valid: its property's range is
+ * the system's.  Inherit leaves the thread alone. */
 static gboolean
 priority_valid (GstTbQueueSchedPolicy policy, gint priority)
 {
   if (policy == GST_TBQUEUE_SCHED_FIFO || policy == GST_TBQUEUE_SCHED_RR)
     return priority >= 1 && priority <= 99;
-  if (policy == GST_TBQUEUE_SCHED_IDLE || policy == GST_TBQUEUE_SCHED_INHERIT)
+  if (policy == GST_TBQUEUE_SCHED_INHERIT)
     return TRUE;
-  return priority >= -20 && priority <= 19;
+  return priority == 0;
 }
 
 /* Put back the policy, priority and nice value thread `tid` had when the
  * task entered it, if the element changed them.  FALSE, with errno, when
  * the system refuses. */
 static gboolean
-restore_sched (GstTbQueuePlacement * pl, pid_t tid)
+restore_sched (GstTbQueuePlacement * pl, GstTbqThreadId tid)
 {
   if (!pl->changed_sched)
     return TRUE;
-  /* A negative policy: it could not be read at enter. */
-  if (pl->saved_policy >= 0
-      && (sched_setscheduler (tid, pl->saved_policy, &pl->saved_param) != 0
-          || setpriority (PRIO_PROCESS, (id_t) tid, pl->saved_nice) != 0))
+  /* What could not be read at enter is not put back. */
+  if (!gst_tbq_thread_restore_sched (tid, &pl->saved_sched))
     return FALSE;
   pl->changed_sched = FALSE;
   return TRUE;
@@ -299,10 +215,9 @@ restore_sched (GstTbQueuePlacement * pl, pid_t tid)
  * change half made: the thread is left as it is (the state change that
  * starts the tasks warns about a pair still invalid then). */
 static void
-apply_sched (GstTbQueue * tbq, guint which, pid_t tid, Warnings * w)
+apply_sched (GstTbQueue * tbq, guint which, GstTbqThreadId tid, Warnings * w)
 {
   GstTbQueuePlacement *pl = &tbq->placement[which];
-  struct sched_param sp = { 0 };
   gboolean realtime = pl->policy == GST_TBQUEUE_SCHED_FIFO
       || pl->policy == GST_TBQUEUE_SCHED_RR;
   int err;
@@ -325,9 +240,8 @@ apply_sched (GstTbQueue * tbq, guint which, pid_t tid, Warnings * w)
         task_names[which], pl->priority, policy_nick (pl->policy));
     return;
   }
-  if (realtime)
-    sp.sched_priority = pl->priority;
-  if (sched_setscheduler (tid, policy_to_linux (pl->policy), &sp) != 0) {
+  if (!gst_tbq_thread_set_policy (tid, pl->policy,
+          realtime ? pl->priority : 0)) {
     err = errno;
     warn (w, g_strdup_printf ("Cannot give the %s scheduling policy %s%s: "
             "%s%s", task_names[which], policy_nick (pl->policy), realtime ?
@@ -339,10 +253,10 @@ apply_sched (GstTbQueue * tbq, guint which, pid_t tid, Warnings * w)
   pl->changed_sched = TRUE;
   if (realtime || pl->policy == GST_TBQUEUE_SCHED_IDLE)
     return;
-  if (setpriority (PRIO_PROCESS, (id_t) tid, pl->priority) != 0) {
+  if (!gst_tbq_thread_set_nice (tid, pl->nice)) {
     err = errno;
     warn (w, g_strdup_printf ("Cannot give the %s nice value %d: %s%s",
-            task_names[which], pl->priority, g_strerror (err),
+            task_names[which], pl->nice, g_strerror (err),
             err == EPERM || err == EACCES ? " (a lower nice value than "
             "the thread has needs CAP_SYS_NICE or RLIMIT_NICE)" : ""));
   }
@@ -353,15 +267,49 @@ malformed_text (GstTbQueuePlacement * pl, guint which)
 {
   return g_strdup_printf ("\"%s\" is not a CPU list for the %s (CPU numbers "
       "from 0 to %d and ranges of them, as \"0-1,3\"): placement unchanged",
-      pl->malformed, task_names[which], CPU_SETSIZE - 1);
+      pl->malformed, task_names[which], GST_TBQ_CPU_SETSIZE - 1);
 }
 
 static gchar *
 pair_text (GstTbQueuePlacement * pl, guint which)
 {
   return g_strdup_printf ("Priority %d is not valid for the %s with policy "
-      "%s (fifo and rr: 1 to 99; other and batch: a nice value, -20 to 19): "
-      "not applied", pl->priority, task_names[which], policy_nick (pl->policy));
+      "%s (a real-time priority, 1 to 99, goes with fifo and rr only; other "
+      "and batch take a nice value, -task-nice, and priority 0): not "
+      "applied", pl->priority, task_names[which], policy_nick (pl->policy));
+}
+
+/* ---- where threads cannot be placed (gsttbqplatform.c) ---- */
+
+/* Whether a task's properties are all at their defaults: nothing asked of
+ * the system. */
+static gboolean
+placement_is_default (const GstTbQueuePlacement * pl)
+{
+  return pl->cpus == NULL && pl->policy == GST_TBQUEUE_SCHED_INHERIT
+      && pl->priority == 0 && pl->nice == 0;
+}
+
+static gchar *
+unsupported_text (guint which)
+{
+  return g_strdup_printf ("Thread placement is not supported on this "
+      "platform: the %s's CPUs and scheduling properties are not applied, "
+      "and it runs as the system schedules it", task_names[which]);
+}
+
+/* Commit, where threads cannot be placed: a property set to other than
+ * its default while the tasks run is a warning at once (before, the start
+ * warns), and nothing is applied. */
+static void
+warn_unsupported (GstTbQueue * tbq, guint which, Warnings * w)
+{
+  GstTbQueuePlacement *pl = &tbq->placement[which];
+
+  if ((pl->cpus_set || pl->sched_set) && tbq->placement_started
+      && !placement_is_default (pl))
+    warn (w, unsupported_text (which));
+  pl->cpus_set = pl->sched_set = FALSE;
 }
 
 /* ---- properties ---- */
@@ -372,12 +320,12 @@ gst_tbqueue_placement_set_cpus (GstTbQueue * tbq, GstTbQueueThread which,
 {
   GstTbQueuePlacement *pl = &tbq->placement[which];
   gboolean valid;
-  cpu_set_t set;
+  GstTbqCpuSet set;
 
   if (cpus != NULL && *cpus == '\0')
     cpus = NULL;
-  CPU_ZERO (&set);
-  valid = cpus == NULL || parse_cpu_list (cpus, &set);
+  gst_tbq_cpu_set_clear (&set);
+  valid = cpus == NULL || gst_tbq_cpu_set_parse (cpus, &set);
   g_mutex_lock (&tbq->placement_lock);
   g_free (pl->malformed);
   pl->malformed = NULL;
@@ -406,8 +354,9 @@ gst_tbqueue_placement_get_cpus (GstTbQueue * tbq, GstTbQueueThread which)
   return cpus;
 }
 
-/* Policy and priority are stored one by one (each under the lock, so that
- * two threads setting one each lose neither) and applied as a pair. */
+/* Policy, priority and nice value are stored one by one (each under the
+ * lock, so that two threads setting one each lose neither) and applied
+ * together, as one pair: the policy with what goes with it. */
 void
 gst_tbqueue_placement_set_policy (GstTbQueue * tbq, GstTbQueueThread which,
     GstTbQueueSchedPolicy policy)
@@ -429,12 +378,23 @@ gst_tbqueue_placement_set_priority (GstTbQueue * tbq, GstTbQueueThread which,
 }
 
 void
-gst_tbqueue_placement_get_policy (GstTbQueue * tbq, GstTbQueueThread which,
-    GstTbQueueSchedPolicy * policy, gint * priority)
+gst_tbqueue_placement_set_nice (GstTbQueue * tbq, GstTbQueueThread which,
+    gint nice)
+{
+  g_mutex_lock (&tbq->placement_lock);
+  tbq->placement[which].nice = nice;
+  tbq->placement[which].sched_set = TRUE;
+  g_mutex_unlock (&tbq->placement_lock);
+}
+
+void
+gst_tbqueue_placement_get_sched (GstTbQueue * tbq, GstTbQueueThread which,
+    GstTbQueueSchedPolicy * policy, gint * priority, gint * nice)
 {
   g_mutex_lock (&tbq->placement_lock);
   *policy = tbq->placement[which].policy;
   *priority = tbq->placement[which].priority;
+  *nice = tbq->placement[which].nice;
   g_mutex_unlock (&tbq->placement_lock);
 }
 
@@ -451,6 +411,8 @@ gst_tbqueue_placement_commit (GstTbQueue * tbq)
     /* Before the tasks start, start () warns. */
     if (pl->malformed_set && pl->malformed != NULL && tbq->placement_started)
       warn (&w, malformed_text (pl, i));
+    if (!gst_tbq_platform_can_place ())
+      warn_unsupported (tbq, i, &w);
     /* A task without a thread applies it all as it enters one. */
     if (pl->tid != 0 && pl->cpus_set)
       apply_cpu_setting (pl, i, pl->tid, &w);
@@ -477,6 +439,8 @@ gst_tbqueue_placement_start (GstTbQueue * tbq)
 
     if (pl->malformed != NULL)
       warn (&w, malformed_text (pl, i));
+    if (!gst_tbq_platform_can_place () && !placement_is_default (pl))
+      warn (&w, unsupported_text (i));
     if (!priority_valid (pl->policy, pl->priority))
       warn (&w, pair_text (pl, i));
     /* Said: a commit still to come for it (notifications frozen across
@@ -502,28 +466,27 @@ gst_tbqueue_placement_enter (GstTbQueue * tbq, GstTbQueueThread which)
 {
   GstTbQueuePlacement *pl = &tbq->placement[which];
   Warnings w = { {NULL}, 0 };
-  pid_t tid = (pid_t) syscall (SYS_gettid);
+  GstTbqThreadId tid = gst_tbq_thread_self ();
 
   g_mutex_lock (&tbq->placement_lock);
   pl->tid = tid;
   pl->changed_cpus = pl->changed_sched = FALSE;
   /* What to put back when the task leaves this thread, or when a property
    * goes back to its default. */
-  if (sched_getaffinity (0, sizeof pl->saved_cpu_set, &pl->saved_cpu_set))
-    CPU_ZERO (&pl->saved_cpu_set);
-  pl->saved_policy = sched_getscheduler (0);
-  if (sched_getparam (0, &pl->saved_param) != 0)
-    pl->saved_param.sched_priority = 0;
-  errno = 0;
-  pl->saved_nice = getpriority (PRIO_PROCESS, (id_t) tid);
-  if (errno != 0)
-    pl->saved_nice = 0;
-  /* The defaults have nothing to put back yet: the thread stays alone. */
-  apply_cpu_setting (pl, which, tid, &w);
-  apply_sched (tbq, which, tid, &w);
-  GST_DEBUG_OBJECT (tbq, "%s in thread %d: CPUs %s, policy %s, priority %d",
-      task_names[which], (int) tid, pl->cpus ? pl->cpus : "as they were",
-      policy_nick (pl->policy), pl->priority);
+  if (!gst_tbq_thread_get_cpus (tid, &pl->saved_cpu_set))
+    gst_tbq_cpu_set_clear (&pl->saved_cpu_set);
+  gst_tbq_thread_save_sched (tid, &pl->saved_sched);
+  /* The defaults have nothing to put back yet: the thread stays alone.
+   * Where threads cannot be placed, it always does (said at the start and
+   * as a property is set: warn_unsupported). */
+  if (gst_tbq_platform_can_place ()) {
+    apply_cpu_setting (pl, which, tid, &w);
+    apply_sched (tbq, which, tid, &w);
+  }
+  GST_DEBUG_OBJECT (tbq, "%s in thread %d: CPUs %s, policy %s, priority %d, "
+      "nice %d", task_names[which], (int) tid,
+      pl->cpus ? pl->cpus : "as they were", policy_nick (pl->policy),
+      pl->priority, pl->nice);
   g_mutex_unlock (&tbq->placement_lock);
   post_warnings (tbq, &w);
 }

@@ -1,5 +1,5 @@
-/* tbqueue thread placement: the CPU set, scheduling policy and priority
- * of the copy task and of the src pad task.
+/* tbqueue thread placement: the CPU set, scheduling policy, real-time
+ * priority and nice value of the copy task and of the src pad task.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -26,8 +26,11 @@ void gst_tbqueue_placement_set_policy (GstTbQueue * tbq,
     GstTbQueueThread which, GstTbQueueSchedPolicy policy);
 void gst_tbqueue_placement_set_priority (GstTbQueue * tbq,
     GstTbQueueThread which, gint priority);
-void gst_tbqueue_placement_get_policy (GstTbQueue * tbq,
-    GstTbQueueThread which, GstTbQueueSchedPolicy * policy, gint * priority);
+void gst_tbqueue_placement_set_nice (GstTbQueue * tbq,
+    GstTbQueueThread which, gint nice);
+void gst_tbqueue_placement_get_sched (GstTbQueue * tbq,
+    GstTbQueueThread which, GstTbQueueSchedPolicy * policy, gint * priority,
+    gint * nice);
 void gst_tbqueue_placement_commit (GstTbQueue * tbq);
 
 /* The state-change thread: the tasks are about to start (READY_TO_PAUSED:

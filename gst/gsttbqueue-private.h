@@ -1,5 +1,5 @@
-/* tbqueue internals: the instance, its threads and locks, and the lock
- * and wait macros every gsttbqueue-*.c file uses.
+/* tbqueue internals: the element's type and instance, its threads and
+ * locks, and the lock and wait macros every gsttbqueue-*.c file uses.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -15,6 +15,8 @@
  *  - The src pad task is the libtbq reader: it takes records under qlock
  *    and pushes them with qlock released (gsttbqueue-src.c).
  *  - Any application thread: properties, stats, and the signal handlers.
+ *  - The system clock's thread: the levels message, when an interval is
+ *    set (gsttbqueue-stats.c); it reads the stats as an application does.
  *  - Both tasks' threads may be placed on CPUs and given a scheduling
  *    policy (gsttbqueue-placement.c), when they start and while they run.
  *
@@ -96,17 +98,17 @@
  *  Each counter has one writer (a thread, or whoever holds qlock): it bumps
  *  it with TBQ_ADD, anyone reads it with TBQ_LOAD.  The in-counters are
  *  bumped before a record is published, so the src side never takes out
- *  more than the sink side put in.
+ *  more than the sink side put in.  The peaks are the exception: raised
+ *  with a CAS by more than one thread (gst_tbqueue_note_peaks).
  */
 #ifndef __GST_TBQUEUE_PRIVATE_H__
 #define __GST_TBQUEUE_PRIVATE_H__
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <sys/types.h>
 
-#include "gsttbqueue.h"
+#include "gsttbqueue-enums.h"
+#include "gsttbqplatform.h"
 #include "gsttbqrecord.h"
 #include "tbq.h"
 
@@ -133,6 +135,7 @@ typedef struct
 {
   /* The upstream thread's. */
   _Atomic guint64 copied;       /* buffers written by value */
+  _Atomic guint64 copied_bytes; /* their payload bytes */
   _Atomic guint64 referenced;   /* buffers written by reference */
   _Atomic guint64 copy_fallbacks;       /* buffers transfer would copy that
                                          * had to be referenced: */
@@ -142,9 +145,6 @@ typedef struct
   _Atomic guint64 dropped_upstream;     /* buffers leaked on the upstream end */
   _Atomic guint64 overruns;
   _Atomic guint64 level_waits;  /* upstream waits for the level to drop */
-  _Atomic guint64 peak_buffers;
-  _Atomic guint64 peak_bytes;
-  _Atomic guint64 peak_time;
   /* qlock's. */
   _Atomic guint64 dropped_downstream;   /* buffers leaked on the downstream end */
   _Atomic guint64 copier_waits; /* waits for the copy task (leaky modes,
@@ -171,26 +171,30 @@ typedef struct
   /* As the properties say. */
   gchar *cpus;                  /* the last well-formed CPU list ("0-1,3");
                                  * NULL: leave alone */
-  cpu_set_t cpu_set;            /* parsed from `cpus` */
+  GstTbqCpuSet cpu_set;         /* parsed from `cpus` */
   gchar *malformed;             /* a CPU list set since that does not parse
                                  * (NULL: none), warned about at each start
                                  * of the tasks until a valid one is set */
   GstTbQueueSchedPolicy policy; /* INHERIT: leave alone */
-  gint priority;
+  gint priority;                /* real-time: fifo and rr; 0 = not set */
+  gint nice;                    /* other and batch */
   /* Set since the last commit (the end of the g_object_set () call that
    * set them), which applies them to a running thread. */
   gboolean cpus_set;
   gboolean malformed_set;
   gboolean sched_set;
   /* The thread running the task now (0: none), and what it had before. */
-  pid_t tid;
-  cpu_set_t saved_cpu_set;
-  int saved_policy;
-  struct sched_param saved_param;
-  int saved_nice;
+  GstTbqThreadId tid;
+  GstTbqCpuSet saved_cpu_set;   /* empty: could not be read */
+  GstTbqSched saved_sched;
   gboolean changed_cpus;
   gboolean changed_sched;
 } GstTbQueuePlacement;
+
+/* The element's type.  Final: its instance is the struct below, which
+ * only the element's own files see; its class is GstElement's. */
+#define GST_TYPE_TBQUEUE (gst_tbqueue_get_type ())
+G_DECLARE_FINAL_TYPE (GstTbQueue, gst_tbqueue, GST, TBQUEUE, GstElement)
 
 struct _GstTbQueue
 {
@@ -240,6 +244,10 @@ struct _GstTbQueue
                                  * (gst_tbqueue_sink_publish_if_idle) */
 
   gboolean geometry_in_use;     /* qlock: from open() to close() */
+  GPtrArray *refused;           /* object lock: why property values were
+                                 * refused while the element had no bus
+                                 * (a gst-launch-1.0 line), said again when
+                                 * the tasks start; NULL: none */
 
   pthread_mutex_t qlock;        /* POSIX, so ThreadSanitizer sees it */
   pthread_cond_t item_del;
@@ -299,6 +307,13 @@ struct _GstTbQueue
   _Atomic guint64 out_bytes;
   _Atomic guint64 out_items;
   _Atomic gint64 srctime;
+  /* The highest levels, raised just before a level drops
+   * (gst_tbqueue_note_peaks): by qlock holders, beside the counters they
+   * write for every buffer out, and rarely by the upstream thread (its
+   * running time stepping back).  A relaxed CAS: statistics. */
+  _Atomic guint64 peak_buffers;
+  _Atomic guint64 peak_bytes;
+  _Atomic guint64 peak_time;
   _Atomic guint64 idle_out_items;       /* out_items when the src task last
                                          * found nothing to push and waited
                                          * (gst_tbqueue_loop).  Written under
@@ -321,6 +336,14 @@ struct _GstTbQueue
    * cannot be applied is warned about as it is set, not at the next
    * start.  Under placement_lock. */
   gboolean placement_started;
+
+  /* The "tbqueue-levels" element message (gsttbqueue-stats.c), under the
+   * object lock.  levels_interval is the hook for a property: ns between
+   * two messages, 0 = none (the default); set it with
+   * gst_tbqueue_stats_set_post_interval(), which applies it at once. */
+  guint64 levels_interval;
+  GstClockID levels_clock_id;   /* the periodic id while posting */
+  gboolean levels_running;      /* READY_TO_PAUSED to PAUSED_TO_READY */
 
   GstTbQueueCounters counters;
 };

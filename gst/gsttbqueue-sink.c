@@ -174,6 +174,7 @@ sink_fill_record (GstTbQueue * tbq, void *rec, GstTbqBufferPlan * r,
   if (r->type == GST_TBQ_RECORD_BUFFER_COPY) {
     gst_tbq_record_write_copy (rec, r);
     TBQ_ADD (tbq->counters.copied, 1);
+    TBQ_ADD (tbq->counters.copied_bytes, r->payload);
   } else {
     gst_tbq_record_write_buffer_ref (rec, buffer, r->info, r->payload);
     TBQ_ADD (tbq->counters.referenced, 1);
@@ -233,6 +234,7 @@ sink_write_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
   }
   gst_tbq_record_write_copy (rec, &r);
   TBQ_ADD (tbq->counters.copied, 1);
+  TBQ_ADD (tbq->counters.copied_bytes, size);
   tbq_writer_commit (tbq->writer);
   gst_buffer_unref (buffer);
   return GST_FLOW_OK;
@@ -254,6 +256,8 @@ sink_write_small (GstTbQueue * tbq, GstBuffer * buffer, GstMapInfo * map)
     gst_memory_unmap (map->memory, map);
     return ret;
   }
+  /* Counted before the write, which unmaps `map`. */
+  TBQ_ADD (tbq->counters.copied_bytes, map->size);
   gst_tbq_record_write_small (rec, buffer, map, info);
   TBQ_ADD (tbq->counters.copied, 1);
   tbq_writer_commit (tbq->writer);
@@ -401,7 +405,8 @@ sink_buffer_not_written (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   if (!old_tail)
     TBQ_STORE (tbq->tail_is_buffer, FALSE);
   tbq->sink_segment.position = old_position;
-  gst_tbqueue_update_time (tbq, TRUE);
+  /* No peak to note: it was never queued. */
+  gst_tbqueue_update_time_full (tbq, TRUE, FALSE);
   gst_buffer_unref (buffer);
   return sink_not_queued (tbq, 1, ret);
 }

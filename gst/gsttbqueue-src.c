@@ -316,24 +316,27 @@ locked_wait_for_records (GstTbQueue * tbq, guint32 key)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
 }
 
-/* Src task, qlock: take the next item and push it, or wait for it. */
+/* Src task, qlock: take the next item and push it, or wait for it.  What
+ * a leak left to it is leaked (gsttbqueue-leaks.c). */
 static GstFlowReturn
 locked_push_one (GstTbQueue * tbq)
 {
-  GstMiniObject *data = NULL;
+  GstTbqItem item;
   guint32 key;
 
-  if (G_UNLIKELY (TBQ_LOAD (tbq->leak_pending)))
-    gst_tbqueue_locked_leak_pending (tbq);
+  gst_tbqueue_locked_leak_if_pending (tbq);
   key = tbq_reader_prepare_wait (tbq->reader);
-  switch (gst_tbqueue_locked_dequeue (tbq, &data)) {
+  switch (gst_tbqueue_locked_dequeue (tbq, &item)) {
     case DEQUEUE_ITEM:
       if (G_UNLIKELY (TBQ_LOAD (tbq->src_idle)))
         TBQ_STORE (tbq->src_idle, FALSE);
-      return locked_push_item (tbq, data);
+      return locked_push_item (tbq, item.object);
     case DEQUEUE_EMPTY:
       locked_wait_for_records (tbq, key);
       return GST_TBQUEUE_FLOW (tbq);
+    case DEQUEUE_REST:
+      gst_tbqueue_locked_leak_rest (tbq, &item);
+      return GST_FLOW_OK;
     case DEQUEUE_AGAIN:
       return GST_FLOW_OK;
     default:

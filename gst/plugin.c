@@ -5,7 +5,8 @@
  */
 #include <gst/gst.h>
 
-GST_ELEMENT_REGISTER_DECLARE (tbqueue);
+#include "gsttbqueue.h"
+
 gboolean gst_tbq_levels_tracer_register (GstPlugin * plugin);
 
 static gboolean

@@ -416,6 +416,11 @@ tbq_extents_stats (TbqExtents * x, TbqExtentStats * st)
       memory_order_relaxed);
   st->budget_limit = atomic_load_explicit (&x->sink->bytes_limit,
       memory_order_relaxed);
+  st->budget_peak = atomic_load_explicit (&x->sink->bytes_peak,
+      memory_order_relaxed);
+  /* Relaxed snapshots: the peak is never shown below the use beside it. */
+  if (st->budget_peak < st->budget_used)
+    st->budget_peak = st->budget_used;
 }
 
 TbqStatus

@@ -138,6 +138,7 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
   pool->bytes_max = (uint64_t) cfg->max_blocks * cfg->block_size;
   atomic_init (&pool->bytes_used, 0);
   atomic_init (&pool->bytes_limit, pool->bytes_max);
+  atomic_init (&pool->bytes_peak, 0);
   tbq_event_init (&pool->ev);
   tbq_event_init (&pool->owner_ev);
   pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;

@@ -27,7 +27,8 @@
  * writer drops or waits) on the pool's event, which every uncharge
  * notifies.  Extents always leave room for one more sink block (`keep` of
  * tbq_pool_charge()), so that the copier can always move the indirect
- * records that free them.
+ * records that free them.  Each charge keeps the highest use reached
+ * (`bytes_peak`, TbqExtentStats.budget_peak).
  */
 #ifndef TBQ_POOL_H
 #define TBQ_POOL_H
@@ -62,6 +63,7 @@ struct TbqPool
    * bytes_max, or less after an extent allocation failed. */
   _Atomic uint64_t bytes_used;
   _Atomic uint64_t bytes_limit;
+  _Atomic uint64_t bytes_peak;  /* highest bytes_used reached (a statistic) */
   uint64_t bytes_max;
   TbqEvent ev;                  /* a block came back */
   /* Shared pools: the owner's (the copier's) doorbell.  It lives here, not
@@ -129,8 +131,25 @@ tbq_pool_budget_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
       && used <= limit - bytes - keep;
 }
 
+/* Shared pools: the budget reached `used` bytes; keep the highest.  Every
+ * value bytes_used rises to is some charger's `used`, so the maximum over
+ * the chargers' is the exact peak.  Relaxed CAS: a statistic, it orders
+ * nothing; the first relaxed load is all a charge below the peak costs. */
+static inline void
+tbq_pool_note_budget_peak (TbqPool * pool, uint64_t used)
+{
+  uint64_t peak = atomic_load_explicit (&pool->bytes_peak,
+      memory_order_relaxed);
+
+  while (used > peak && !atomic_compare_exchange_weak_explicit
+      (&pool->bytes_peak, &peak, used, memory_order_relaxed,
+          memory_order_relaxed)) {
+  }
+}
+
 /* Shared pools: charge `bytes` to the budget if they fit, leaving `keep`
- * bytes free.  Relaxed CAS: see tbq_pool_budget_fits(). */
+ * bytes free, and note a new peak.  Relaxed CAS: see
+ * tbq_pool_budget_fits(). */
 static inline bool
 tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep)
 {
@@ -142,6 +161,7 @@ tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep)
       return false;
   } while (!atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
           used + bytes, memory_order_relaxed, memory_order_relaxed));
+  tbq_pool_note_budget_peak (pool, used + bytes);
   return true;
 }
 

@@ -614,10 +614,14 @@ typedef struct
   uint64_t cache_hits;          /* extents reused from the idle cache */
   uint64_t alloc_failures;      /* extent allocations that failed */
   uint64_t pressure_waits;      /* writer waits for room in the budget */
-  uint64_t budget_used;         /* sink blocks in use x block size + bytes_in_use */
+  uint64_t budget_used;         /* sink blocks in use x block size + bytes_in_use:
+                                 * all the memory counted against the sink
+                                 * pool's max_blocks x block size */
   uint64_t budget_limit;        /* most budget_used may reach now: sink
                                  * max_blocks x block size, or less after an
                                  * extent allocation failed */
+  uint64_t budget_peak;         /* highest budget_used reached since the queue
+                                 * was created (never below budget_used) */
 } TbqExtentStats;
 
 typedef struct

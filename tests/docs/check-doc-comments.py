@@ -2,7 +2,9 @@
 """The plugin's sources carry GStreamer's documentation comments.
 
 In every gst/*.c file: each property installed with
-g_object_class_install_property() is preceded by a gtk-doc block
+g_object_class_install_property(), and each entry of a property table (an
+array of a type whose name ends in Property, whose entries start with the
+name and the nick: `{"name", "nick",`), is preceded by a gtk-doc block
 `/** Type:property-name:` with a `Since:` line; each signal created with
 g_signal_new() by a block `/** Type::signal-name:` with `Since:`; each enum
 registered with g_enum_register_static() is marked with
@@ -28,6 +30,9 @@ DOC_BLOCK = re.compile(r"/\*\*\n(.*?)\*/", re.S)
 PROPERTY = re.compile(
     r"g_object_class_install_property\s*\([^,]+,\s*\w+,\s*"
     r"g_param_spec_\w+\s*\(\s*\"([a-z0-9-]+)\"")
+# A property table, and its entries: each starts with its name and nick.
+TABLE = re.compile(r"^static const \w*Property \w+\[\] = \{\n(.*?)^\};", re.S | re.M)
+ENTRY = re.compile(r"^\s*\{\"([a-z0-9-]+)\",\s*\"", re.M)
 SIGNAL = re.compile(r"g_signal_new\s*\(\s*\"([a-z0-9-]+)\"")
 ENUM = re.compile(r"g_enum_register_static\s*\(\s*\"(\w+)\"")
 # Between a doc block and its call: blank lines and /* plain comments */.
@@ -76,6 +81,10 @@ for path, text in sources.items():
     for m in PROPERTY.finditer(text):
         check_block(block_before(text, m.start()), ":" + m.group(1),
                     f"{base}: property {m.group(1)}")
+    for t in TABLE.finditer(text):
+        for m in ENTRY.finditer(text, t.start(1), t.end(1)):
+            check_block(block_before(text, m.start()), ":" + m.group(1),
+                        f"{base}: property {m.group(1)}")
     for m in SIGNAL.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
         check_block(block_before(text, start), "::" + m.group(1),

@@ -4,7 +4,10 @@
 Every property (except GstObject's name and parent) has a row in a table of
 docs/element.md with the same default, every documented property exists,
 every signal is documented, and every field of the stats structure is listed.
-The plugin reports the project's version.  Prints TAP.
+The plugin reports the project's version, and the element its documentation
+(doc-uri metadata: the installed docs/element.md).  Every property's blurb
+is one line of at most 100 characters, as GStreamer's own elements' are:
+the details are in the gtk-doc blocks and in docs/element.md.  Prints TAP.
 usage: check-element-doc.py DOC_PATH VERSION
 """
 import os
@@ -29,15 +32,40 @@ check(m is not None and m.group(1) == version,
       f"the plugin reports version {version}",
       f"gst-inspect-1.0 says {m.group(1) if m else None!r}")
 
+# The element's doc-uri: gst-inspect-1.0 prints the metadata key as
+# "Doc-uri" (GStreamer's own modules, which have none, get a
+# "Documentation" line pointing at gstreamer.freedesktop.org instead).
+details = out.split("Factory Details:", 1)[-1].split("Plugin Details:", 1)[0]
+m = re.search(r"^  (?:Doc-uri|Documentation)\s+(\S+)$", details, re.M)
+check(m is not None, "gst-inspect-1.0 shows the element's documentation",
+      "no Doc-uri line in Factory Details (gst_element_class_add_metadata "
+      "with GST_ELEMENT_METADATA_DOC_URI)")
+if m is not None:
+    check(m.group(1).startswith("file:///")
+          and m.group(1).endswith("/doc/tbqueue/element.md"),
+          "the documentation is the installed element.md",
+          f"doc-uri is {m.group(1)!r}")
+
 # --- properties from gst-inspect ---
+MAX_BLURB = 100
 props = {}
 section = out.split("Element Properties:", 1)[-1].split("Element Signals:", 1)[0]
 current = None
-for line in section.splitlines():
-    m = re.match(r"^  ([a-z][a-z0-9-]*)\s*:", line)
+lines = section.splitlines()
+for i, line in enumerate(lines):
+    m = re.match(r"^  ([a-z][a-z0-9-]*)\s*: (.*)$", line)
     if m:
         current = m.group(1)
         props[current] = {"default": None, "stats": []}
+        blurb = m.group(2)
+        # One line: the next one is the flags.
+        one_line = i + 1 < len(lines) and lines[i + 1].lstrip().startswith(
+            "flags:")
+        check(len(blurb) <= MAX_BLURB and one_line,
+              f"property {current} has a one-line blurb of at most "
+              f"{MAX_BLURB} characters",
+              f"{len(blurb)} characters{'' if one_line else ', more lines'}:"
+              f" {blurb!r}")
         continue
     if current is None:
         continue

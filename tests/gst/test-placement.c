@@ -369,7 +369,7 @@ GST_START_TEST (test_each_task_thread_starts_where_its_properties_say)
   copy_cpus = cpu_string (hi);
   src_cpus = cpu_string (lo);
   g_object_set (l->element, "copy-task-cpus", copy_cpus, "src-task-cpus",
-      src_cpus, "copy-task-priority", 3, NULL);
+      src_cpus, "copy-task-nice", 3, NULL);
   gst_util_set_object_arg (G_OBJECT (l->element), "copy-task-policy",
       "batch");
   gst_util_set_object_arg (G_OBJECT (l->element), "src-task-policy", "idle");
@@ -504,8 +504,8 @@ GST_START_TEST (test_policy_back_to_inherit_while_running_restores_the_threads)
   seen_init (&s, l);
   push_one_buffer (l);
   wait_entered (&s);
-  g_object_set (l->element, "src-task-priority", nice, "copy-task-priority",
-      fifo ? 20 : nice, NULL);
+  g_object_set (l->element, "src-task-nice", nice,
+      fifo ? "copy-task-priority" : "copy-task-nice", fifo ? 20 : nice, NULL);
   set_policy (l, "src-task-policy", "batch");
   set_policy (l, "copy-task-policy", fifo ? "fifo" : "batch");
   v = src_task_view (&s, l);
@@ -730,6 +730,7 @@ static const struct
 } launch_refusals[] = {
   /* Checked when the tasks start. */
   {"src-task-policy=fifo", {"Priority 0", "src task", "fifo"}},
+  /* A real-time priority with a policy of nice values. */
   {"copy-task-policy=other copy-task-priority=50",
       {"Priority 50", "copy task", "other"}},
   /* Refused by the system when the task's thread enters. */
@@ -833,13 +834,14 @@ GST_START_TEST (test_a_pair_left_invalid_is_a_warning_at_the_next_start)
 
 GST_END_TEST;
 
-/* A change of policy and priority while the src task runs whose every pair
- * half-way (the new policy with the old priority, the old policy with the
- * new priority) is not valid: from other 0 to fifo 20 (20 is no nice
- * value, 0 no real-time priority).  When this process cannot get
- * SCHED_FIFO (no CAP_SYS_NICE, no RLIMIT_RTPRIO, a container's real-time
- * limit), policies that need no privilege: from inherit 50 to batch 10,
- * where only the new policy with the old priority is not valid. */
+/* A change of policy and real-time priority while the src task runs
+ * whose every pair half-way (the new policy with the old priority, the old
+ * policy with the new priority) is not valid: from other 0 to fifo 20 (a
+ * real-time priority does not go with other, 0 is none for fifo).  When
+ * this process cannot get SCHED_FIFO (no CAP_SYS_NICE, no RLIMIT_RTPRIO, a
+ * container's real-time limit), policies that need no privilege: from
+ * inherit 50 to batch 0, where only the new policy with the old priority
+ * is not valid.  The nice value is 10 all along: batch applies it. */
 typedef struct
 {
   const gchar *from_policy;
@@ -849,12 +851,14 @@ typedef struct
   int to_linux_policy;
 } PairChange;
 
+#define PAIR_NICE 10
+
 static PairChange
 pair_change (void)
 {
   static const PairChange realtime = { "other", 0, "fifo", 20, SCHED_FIFO };
   static const PairChange unprivileged =
-      { "inherit", 50, "batch", 10, SCHED_BATCH };
+      { "inherit", 50, "batch", 0, SCHED_BATCH };
 
   return may_use_fifo ()? realtime : unprivileged;
 }
@@ -864,7 +868,7 @@ static TbqLink *
 start_with_first_pair (Seen * s, const PairChange * c)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "src-task-priority",
-      c->from_priority, NULL);
+      c->from_priority, "src-task-nice", PAIR_NICE, NULL);
 
   set_policy (l, "src-task-policy", c->from_policy);
   seen_init (s, l);
@@ -880,9 +884,9 @@ assert_second_pair (Seen * s, TbqLink * l, const PairChange * c)
   ThreadView v = src_task_view (s, l);
 
   fail_unless_equals_int (v.policy, c->to_linux_policy);
-  /* A real-time priority, or a nice value. */
+  /* The real-time priority, or the nice value. */
   fail_unless_equals_int (c->to_linux_policy == SCHED_FIFO ? v.rt_priority :
-      v.nice, c->to_priority);
+      v.nice, c->to_linux_policy == SCHED_FIFO ? c->to_priority : PAIR_NICE);
 }
 
 GST_START_TEST (test_policy_then_priority_while_running_is_no_warning)
@@ -940,14 +944,102 @@ GST_START_TEST (test_a_policy_and_priority_set_in_one_call_apply_as_one_pair)
   seen_init (&s, l);
   push_one_buffer (l);
   wait_entered (&s);
-  /* Applied one after the other, the priority would first be a nice
-   * value of "other"; as a pair, idle has none: the nice value stays. */
-  g_object_set (l->element, "src-task-priority", 10, "src-task-policy",
+  /* Applied one after the other, the nice value would first be applied
+   * with "other"; as a pair, idle has none: the nice value stays. */
+  g_object_set (l->element, "src-task-nice", 10, "src-task-policy",
       policy_value (l, "idle"), NULL);
   v = src_task_view (&s, l);
   fail_unless_equals_int (v.policy, SCHED_IDLE);
   fail_unless_equals_int (v.nice, s.enter[SRC].nice);
   assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+/* ---- the real-time priority and the nice value ---- */
+
+/* Two properties for two units: the range of each is the system's. */
+GST_START_TEST (test_priority_is_real_time_and_nice_is_a_nice_value)
+{
+  GstElement *tbq = gst_element_factory_make ("tbqueue", NULL);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (tbq);
+  const gchar *const tasks[] = { "copy-task", "src-task" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (tasks); i++) {
+    gchar *priority = g_strdup_printf ("%s-priority", tasks[i]);
+    gchar *nice = g_strdup_printf ("%s-nice", tasks[i]);
+    GParamSpecInt *p = G_PARAM_SPEC_INT (g_object_class_find_property (klass,
+            priority));
+    GParamSpecInt *n = G_PARAM_SPEC_INT (g_object_class_find_property (klass,
+            nice));
+
+    /* 0: none set; fifo and rr need 1 to 99. */
+    fail_unless_equals_int (p->minimum, 0);
+    fail_unless_equals_int (p->maximum, 99);
+    fail_unless_equals_int (p->default_value, 0);
+    fail_unless_equals_int (n->minimum, -20);
+    fail_unless_equals_int (n->maximum, 19);
+    fail_unless_equals_int (n->default_value, 0);
+    g_free (priority);
+    g_free (nice);
+  }
+  gst_object_unref (tbq);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_nice_value_goes_with_other_and_batch_only)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "src-task-nice", 5,
+      "copy-task-nice", 5, NULL);
+  gint mine = getpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid));
+  Seen s;
+
+  set_policy (l, "src-task-policy", "other");
+  set_policy (l, "copy-task-policy", "idle");
+  seen_init (&s, l);
+  push_one_buffer (l);
+  wait_entered (&s);
+  fail_unless_equals_int (s.enter[SRC].policy, SCHED_OTHER);
+  fail_unless_equals_int (s.enter[SRC].nice, 5);
+  /* Idle takes none: the thread keeps the nice value it was created with,
+   * this thread's. */
+  fail_unless_equals_int (s.enter[COPY].policy, SCHED_IDLE);
+  fail_unless_equals_int (s.enter[COPY].nice, mine);
+  assert_no_warning (&s);
+  seen_free_link (&s, l);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_realtime_priority_goes_with_fifo_and_rr_only)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "copy-task-priority", 10, NULL);
+  ThreadView v;
+  Seen s;
+
+  /* With batch, a policy of nice values, it is a pair that does not go
+   * together: said as the tasks start, and the thread is left alone. */
+  set_policy (l, "copy-task-policy", "batch");
+  seen_init (&s, l);
+  tbq_link_set_state (l, GST_STATE_PAUSED);
+  fail_unless_equals_int (count_warnings (&s, "Priority 10"), 1);
+  WAIT_WARNING (&s, "Priority 10", "copy task", "batch");
+  push_one_buffer (l);
+  wait_entered (&s);
+  fail_unless_equals_int (s.enter[COPY].policy, sched_getscheduler (0));
+  /* With fifo (where this process may have it) the priority applies, and
+   * the nice value set in the same call does not. */
+  if (may_use_fifo ()) {
+    g_object_set (l->element, "copy-task-policy", policy_value (l, "fifo"),
+        "copy-task-nice", 7, NULL);
+    v = copy_task_view (&s);
+    fail_unless_equals_int (v.policy, SCHED_FIFO);
+    fail_unless_equals_int (v.rt_priority, 10);
+    fail_unless_equals_int (v.nice, s.enter[COPY].nice);
+  }
   seen_free_link (&s, l);
 }
 
@@ -1081,6 +1173,9 @@ placement_suite (void)
   tcase_add_test (tc, test_policy_and_priority_in_one_call_is_no_warning);
   tcase_add_test (tc,
       test_a_policy_and_priority_set_in_one_call_apply_as_one_pair);
+  tcase_add_test (tc, test_priority_is_real_time_and_nice_is_a_nice_value);
+  tcase_add_test (tc, test_the_nice_value_goes_with_other_and_batch_only);
+  tcase_add_test (tc, test_a_realtime_priority_goes_with_fifo_and_rr_only);
   tcase_add_test (tc, test_an_application_task_pool_runs_both_tasks_placed);
   return s;
 }

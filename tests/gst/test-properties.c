@@ -144,9 +144,11 @@ static const OwnProperty own_properties[] = {
   {"copy-task-cpus", 0, GST_PARAM_MUTABLE_PLAYING},
   {"copy-task-policy", 0, GST_PARAM_MUTABLE_PLAYING},
   {"copy-task-priority", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"copy-task-nice", 0, GST_PARAM_MUTABLE_PLAYING},
   {"src-task-cpus", 0, GST_PARAM_MUTABLE_PLAYING},
   {"src-task-policy", 0, GST_PARAM_MUTABLE_PLAYING},
   {"src-task-priority", 0, GST_PARAM_MUTABLE_PLAYING},
+  {"src-task-nice", 0, GST_PARAM_MUTABLE_PLAYING},
 };
 
 static GType
@@ -156,7 +158,7 @@ own_property_type (const gchar * name)
     return G_TYPE_PARAM_ENUM;
   if (g_str_has_suffix (name, "-cpus"))
     return G_TYPE_PARAM_STRING;
-  if (g_str_has_suffix (name, "-priority"))
+  if (g_str_has_suffix (name, "-priority") || g_str_has_suffix (name, "-nice"))
     return G_TYPE_PARAM_INT;
   if (strcmp (name, "sink-min-bytes") == 0
       || strcmp (name, "sink-max-bytes") == 0
@@ -280,9 +282,9 @@ GST_START_TEST (test_stats_is_a_read_only_structure)
 
 GST_END_TEST;
 
-/* A warning on the bus that names `property`. */
+/* A warning on the bus (RESOURCE SETTINGS) that names `property`. */
 static void
-expect_geometry_warning (GstBus * bus, const gchar * property)
+expect_settings_warning (GstBus * bus, const gchar * property)
 {
   GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
   GError *err = NULL;
@@ -309,9 +311,9 @@ GST_START_TEST (test_geometry_change_in_playing_is_refused_with_a_warning)
   /* Posted synchronously, before g_object_set() returns; nothing on
    * stderr. */
   g_object_set (l->element, "source-block-size", 8192, NULL);
-  expect_geometry_warning (bus, "source-block-size");
+  expect_settings_warning (bus, "source-block-size");
   g_object_set (l->element, "sink-max-bytes", (guint64) 1 << 20, NULL);
-  expect_geometry_warning (bus, "sink-max-bytes");
+  expect_settings_warning (bus, "sink-max-bytes");
   fail_unless_equals_int (tbq_get_uint (l->element, "source-block-size"),
       before);
   fail_unless_equals_uint64 (tbq_get_uint64 (l->element, "sink-max-bytes"),
@@ -340,6 +342,218 @@ GST_START_TEST (test_geometry_change_in_playing_is_refused_with_a_warning)
 
 GST_END_TEST;
 
+/* ---- values that cannot work are refused as they are set ---- */
+
+/* `property` set to `value`, in its own type. */
+static void
+set_number (GstElement * e, const gchar * property, gint64 value)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      property);
+
+  fail_unless (p != NULL, "no property %s", property);
+  if (p->value_type == G_TYPE_UINT64)
+    g_object_set (e, property, (guint64) value, NULL);
+  else if (p->value_type == G_TYPE_UINT)
+    g_object_set (e, property, (guint) value, NULL);
+  else
+    g_object_set (e, property, (gint) value, NULL);
+}
+
+/* The value of `property` now. */
+static GValue *
+value_of (GstElement * e, const gchar * property)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      property);
+  GValue *v = g_new0 (GValue, 1);
+
+  g_value_init (v, p->value_type);
+  g_object_get_property (G_OBJECT (e), property, v);
+  return v;
+}
+
+static void
+assert_unchanged (GstElement * e, const gchar * property, GValue * before)
+{
+  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      property);
+  GValue *now = value_of (e, property);
+
+  fail_unless (g_param_values_cmp (p, before, now) == 0, "%s changed",
+      property);
+  g_value_unset (now);
+  g_free (now);
+  g_value_unset (before);
+  g_free (before);
+}
+
+/* A value the range of its param spec cannot express: the element refuses
+ * it as it is set, with a warning message on the bus that names the
+ * property, keeps the value in use, and starts with it. */
+static void
+assert_refused_by_the_element (const gchar * property, gint64 value)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstBus *bus = gst_bus_new ();
+  GValue *before = value_of (e, property);
+
+  gst_element_set_bus (e, bus);
+  set_number (e, property, value);
+  expect_settings_warning (bus, property);
+  assert_unchanged (e, property, before);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_bus (e, NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+static gboolean
+count_warning (const gchar * domain, GLogLevelFlags level,
+    const gchar * message, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+  /* Expected: not passed on to gst-check's handler, which would fail. */
+  return TRUE;
+}
+
+/* A value out of its param spec's range: GObject refuses it before the
+ * element sees it, with GLib's warning naming the property, and the value
+ * in use stays. */
+static void
+assert_refused_by_the_range (const gchar * property, gint64 value)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  gchar *names = g_strdup_printf ("property '%s'", property);
+  gchar *pattern = g_regex_escape_string (names, -1);
+  GValue *before = value_of (e, property);
+  GstCheckLogFilter *filter;
+  guint warnings = 0;
+
+  filter = gst_check_add_log_filter ("GLib-GObject", G_LOG_LEVEL_WARNING,
+      g_regex_new (pattern, 0, 0, NULL), count_warning, &warnings, NULL);
+  set_number (e, property, value);
+  gst_check_remove_log_filter (filter);
+  fail_unless_equals_int (warnings, 1);
+  assert_unchanged (e, property, before);
+  g_free (pattern);
+  g_free (names);
+  gst_object_unref (e);
+}
+
+GST_START_TEST (test_sink_max_bytes_of_0_is_refused)
+{
+  /* At least two of the smallest sink blocks (128 bytes). */
+  assert_refused_by_the_range ("sink-max-bytes", 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sink_max_bytes_below_two_blocks_of_128_is_refused)
+{
+  assert_refused_by_the_range ("sink-max-bytes", 255);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_source_block_size_no_multiple_of_64_is_refused)
+{
+  assert_refused_by_the_element ("source-block-size", 4000);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_sink_block_size_no_multiple_of_64_is_refused)
+{
+  assert_refused_by_the_element ("sink-block-size", 65536 + 32);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_max_coalesce_latency_below_a_microsecond_is_refused)
+{
+  /* Not a geometry: refused as it is set, no longer at PAUSED. */
+  assert_refused_by_the_element ("max-coalesce-latency", 500);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_negative_priority_is_refused)
+{
+  /* Nice values have properties of their own now. */
+  assert_refused_by_the_range ("copy-task-priority", -5);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_priority_above_99_is_refused)
+{
+  assert_refused_by_the_range ("src-task-priority", 100);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_nice_value_above_19_is_refused)
+{
+  assert_refused_by_the_range ("copy-task-nice", 20);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_refused_value_in_playing_keeps_the_value_too)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
+  GstBus *bus = gst_bus_new ();
+
+  gst_element_set_bus (l->element, bus);
+  tbq_link_start (l);
+  g_object_set (l->element, "max-coalesce-latency", (guint64) 10, NULL);
+  expect_settings_warning (bus, "max-coalesce-latency");
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  fail_unless_equals_uint64 (tbq_get_uint64 (l->element,
+          "max-coalesce-latency"), 500 * GST_USECOND);
+  gst_element_set_bus (l->element, NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* As on a gst-launch-1.0 line: set before the element has a bus, the
+ * refusal is said again when the tasks start, once. */
+GST_START_TEST (test_a_value_refused_before_there_is_a_bus_is_said_at_start)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstBus *bus = gst_bus_new ();
+
+  g_object_set (e, "source-block-size", 1000, NULL);
+  fail_unless_equals_int (tbq_get_uint (e, "source-block-size"), 4096);
+  gst_element_set_bus (e, bus);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  expect_settings_warning (bus, "source-block-size");
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_bus (e, NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_properties_suite (void)
 {
@@ -354,6 +568,18 @@ tbqueue_properties_suite (void)
   tcase_add_test (tc, test_stats_is_a_read_only_structure);
   tcase_add_test (tc,
       test_geometry_change_in_playing_is_refused_with_a_warning);
+  tcase_add_test (tc, test_sink_max_bytes_of_0_is_refused);
+  tcase_add_test (tc, test_sink_max_bytes_below_two_blocks_of_128_is_refused);
+  tcase_add_test (tc, test_a_source_block_size_no_multiple_of_64_is_refused);
+  tcase_add_test (tc, test_a_sink_block_size_no_multiple_of_64_is_refused);
+  tcase_add_test (tc,
+      test_max_coalesce_latency_below_a_microsecond_is_refused);
+  tcase_add_test (tc, test_a_negative_priority_is_refused);
+  tcase_add_test (tc, test_a_priority_above_99_is_refused);
+  tcase_add_test (tc, test_a_nice_value_above_19_is_refused);
+  tcase_add_test (tc, test_a_refused_value_in_playing_keeps_the_value_too);
+  tcase_add_test (tc,
+      test_a_value_refused_before_there_is_a_bus_is_said_at_start);
   return s;
 }
 

@@ -395,6 +395,57 @@ full_budget_drops_with_drop_backpressure (void)
   fixture_close (&f);
 }
 
+/* budget_peak is the highest budget_used: sink blocks and extents
+ * together, and it stays there when the reader frees them. */
+static void
+budget_peak_is_the_highest_use_of_blocks_and_extents (void)
+{
+  Fixture f;
+  TbqStats st;
+  TbqRecord rec;
+  uint64_t i, high;
+
+  fixture_open_budget (&f, TBQ_BACKPRESSURE_DROP);
+  st = stats_of (f.q);
+  /* The copier's sink block, charged from the start. */
+  CHECK_EQ (st.extents.budget_used, SINK_BLOCK);
+  CHECK_EQ (st.extents.budget_peak, SINK_BLOCK);
+  for (i = 0; i < 3; i++) {
+    CHECK_OK (write_big (f.w, 1, BIG, i));
+    st = stats_of (f.q);
+    CHECK_EQ (st.extents.budget_used, SINK_BLOCK + (i + 1) * BIG_EXTENT);
+    CHECK_EQ (st.extents.budget_peak, st.extents.budget_used);
+  }
+  high = SINK_BLOCK + 3 * BIG_EXTENT;
+  /* Small records too: the copier's next sink block counts. */
+  for (i = 0; i < SINK_BLOCK / TBQ_RECORD_SPAN (8); i++) {
+    if (write_seq (f.w, 2, i) == TBQ_OK)
+      continue;
+    /* The source pool is full: move it. */
+    copier_step_or_fail (f.q);
+    CHECK_OK (write_seq (f.w, 2, i));
+  }
+  tbq_writer_flush (f.w);
+  copier_step_or_fail (f.q);
+  st = stats_of (f.q);
+  CHECK (st.extents.budget_used > high);
+  CHECK_EQ (st.extents.budget_used % SINK_BLOCK, (3 * BIG_EXTENT) % SINK_BLOCK);
+  high = st.extents.budget_used;
+  CHECK_EQ (st.extents.budget_peak, high);
+  /* Everything read: the use drops, the peak stays. */
+  while (read_record (f.r, &rec, 0) == TBQ_OK) {
+  }
+  st = stats_of (f.q);
+  CHECK (st.extents.budget_used < high);
+  CHECK_EQ (st.extents.budget_peak, high);
+  /* A use below the peak leaves it alone. */
+  CHECK_OK (write_big (f.w, 1, BIG, 9));
+  st = stats_of (f.q);
+  CHECK (st.extents.budget_used < high);
+  CHECK_EQ (st.extents.budget_peak, high);
+  fixture_close (&f);
+}
+
 static TbqStatus
 write_big_3 (void *w)
 {
@@ -803,6 +854,7 @@ TAP_MAIN (TAP_TEST (records_above_the_inline_limit_travel_in_an_extent),
     TAP_TEST (free_releases_every_extent_once),
     TAP_TEST (records_of_any_size_arrive_whole_and_in_order),
     TAP_TEST (full_budget_drops_with_drop_backpressure),
+    TAP_TEST (budget_peak_is_the_highest_use_of_blocks_and_extents),
     TAP_TEST (full_budget_blocks_until_the_reader_frees_room),
     TAP_TEST (interrupt_ends_a_wait_for_the_budget),
     TAP_TEST (wait_for_the_budget_times_out),

@@ -457,6 +457,11 @@ run_mode (const Mode * m)
   CHECK (st.sink.blocks_peak <= m->sink_max);
   /* Sink blocks and extents in use never exceed the budget. */
   CHECK (st.extents.bytes_peak + m->sink_block <= st.extents.budget_limit);
+  /* The budget's peak, charged from several threads, is within it and
+   * covers the extents' own peak. */
+  CHECK (st.extents.budget_peak <= st.extents.budget_limit);
+  CHECK (st.extents.budget_peak >= st.extents.bytes_peak);
+  CHECK (st.extents.budget_peak >= st.extents.budget_used);
   tbq_queue_free (run->q, NULL, NULL);
   free (p.buf);
   free (run);

@@ -23,7 +23,7 @@ STATS_FIELDS = [
     "records-in", "records-out", "buffers-copied", "buffers-referenced",
     "copy-fallbacks", "dropped-upstream", "dropped-downstream", "overruns",
     "underruns", "source-blocks", "source-blocks-in-use", "sink-blocks",
-    "sink-blocks-in-use", "sink-block-size",
+    "sink-blocks-in-use", "sink-block-size", "sink-bytes-in-use",
 ]
 
 

@@ -130,7 +130,7 @@ tracer_reports_the_pools_of_tbqueue (void)
         <= value (csv, i, "source-blocks"));
     CHECK (value (csv, i, "sink-bytes-in-use")
         <= value (csv, i, "sink-max-bytes"));
-    /* Whole sink blocks (65536 bytes by default). */
+    /* Small buffers only: whole sink blocks (65536 bytes by default). */
     CHECK_EQ (value (csv, i, "sink-bytes-in-use") % 65536, 0);
     if (value (csv, i, "current-level-buffers") == LIMIT) {
       /* LIMIT records are queued: they are in one pool or the other. */
@@ -143,6 +143,72 @@ tracer_reports_the_pools_of_tbqueue (void)
   }
   CHECK (seen_full);
   csv_free (csv);
+  stop (path);
+}
+
+#define FRAME_SIZE 100000
+#define FRAMES 60
+
+static void
+feed_frames (GstPad * pad, guint from, guint n)
+{
+  guint i;
+
+  for (i = from; i < from + n; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, FRAME_SIZE, NULL);
+
+    gst_buffer_memset (b, 0, (guint8) i, FRAME_SIZE);
+    GST_BUFFER_PTS (b) = i * 10 * GST_MSECOND;
+    GST_BUFFER_DURATION (b) = 10 * GST_MSECOND;
+    CHECK (gst_pad_push (pad, b) == GST_FLOW_OK);
+  }
+}
+
+/* Copied frames travel in memory of their own from the sink pool, outside
+ * its blocks: sink-bytes-in-use counts it (a block of their records
+ * beside), as the element's stats say at the same moment.  One frame waits
+ * at the gate, out of the levels but still in the sink pool. */
+static void
+tracer_reports_the_memory_of_held_frames (void)
+{
+  gchar *path = start ("file=%s,period=0");
+  GstElement *pipeline = gst_parse_launch ("tbqueue name=tbq transfer=copy "
+      "max-size-buffers=0 max-size-bytes=0 max-size-time=0 "
+      "! fakesink name=s", NULL);
+  GstElement *tbq = gst_bin_get_by_name (GST_BIN (pipeline), "tbq");
+  GstPad *sinkpad = gst_element_get_static_pad (tbq, "sink"), *feed;
+  GstStructure *stats = NULL;
+  guint64 in_use = 0, bytes;
+  Csv *csv;
+  guint row;
+
+  gate_hold (pipeline, "s");
+  play (pipeline);
+  feed = feed_new (sinkpad, "frames");
+  feed_frames (feed, 0, 1);
+  gate_wait_entered (1);
+  feed_frames (feed, 1, FRAMES - 1);
+  g_object_get (tbq, "stats", &stats, NULL);
+  CHECK (gst_structure_get_uint64 (stats, "sink-bytes-in-use", &in_use));
+  gst_structure_free (stats);
+
+  /* The sample after the last frame went in (written through). */
+  csv = csv_read (path);
+  row = last_row (csv, "tbq", NULL);
+  bytes = value (csv, row, "current-level-bytes");
+  CHECK_EQ (value (csv, row, "current-level-buffers"), FRAMES - 1);
+  CHECK_EQ (bytes, (FRAMES - 1) * FRAME_SIZE);
+  CHECK_EQ (value (csv, row, "sink-bytes-in-use"), in_use);
+  CHECK (in_use >= bytes);
+  CHECK (in_use <= bytes + bytes / 10);
+  CHECK (max_of (csv, "tbq", NULL, "sink-bytes-in-use")
+      <= value (csv, row, "sink-max-bytes"));
+  csv_free (csv);
+
+  finish (pipeline, feed, NULL);
+  gst_object_unref (sinkpad);
+  gst_object_unref (tbq);
+  pipeline_free (pipeline);
   stop (path);
 }
 
@@ -457,6 +523,7 @@ tracer_warns_about_unparsable_parameters (void)
 TAP_MAIN (TAP_TEST (tracer_records_the_backlog_of_queue_queue2_and_tbqueue),
     TAP_TEST (tracer_writes_only_queue_like_elements),
     TAP_TEST (tracer_reports_the_pools_of_tbqueue),
+    TAP_TEST (tracer_reports_the_memory_of_held_frames),
     TAP_TEST (tracer_records_carry_the_same_samples_as_the_csv_file),
     TAP_TEST (tracer_samples_each_single_queue_of_a_multiqueue),
     TAP_TEST (tracer_tracks_subclasses_of_queue),
