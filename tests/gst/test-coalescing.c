@@ -10,7 +10,14 @@
  * (src-naps counts naps begun, src-naps-woken those ended before their
  * deadline, upstream-wakeups the system calls the pushing thread made).
  * Buffers at any pace far below 30 s apart are "dense" for such a bound:
- * the src task naps after a few, on any machine.
+ * the src task naps after a few, on any machine.  A nap that nothing ended
+ * would hold what is queued for 60 s, three times longer than any wait of
+ * the harness (TBQ_WAIT_SECONDS): an item delivered at all was delivered
+ * because its nap ended.  How many naps ended early is at least what the
+ * test did to end them: the copy task publishing records it moved ends a
+ * nap too (the last buffer start_napping pushes may be caught by the nap,
+ * and a busy machine may run the copy task late), so the counts are lower
+ * bounds, never exact.
  */
 #include "tbq-check.h"
 
@@ -86,14 +93,14 @@ GST_START_TEST (test_buffers_pushed_during_a_nap_make_no_wake_up)
   for (i = 0; i < 20; i++)
     fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, pushed + i,
                 GST_CLOCK_TIME_NONE)), GST_FLOW_OK);
+  /* The pushing thread made no system call for them. */
   fail_unless_equals_uint64 (stat_of (l, "upstream-wakeups"), wakeups);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 0);
   /* An event ends the nap: everything before it arrives with it. */
   fail_unless (tbq_link_push_event (l, gst_event_new_custom
           (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty ("tbq"))));
   tbq_link_wait_event (l, GST_EVENT_CUSTOM_DOWNSTREAM);
   tbq_link_wait_buffers (l, pushed + 20);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
+  fail_unless (stat_of (l, "src-naps-woken") >= 1);
   tbq_link_free (l);
 }
 
@@ -111,19 +118,19 @@ GST_START_TEST (test_events_queries_and_eos_end_a_nap_at_once)
   fail_unless (tbq_link_push_event (l, gst_event_new_custom
           (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new_empty ("tbq"))));
   tbq_link_wait_event (l, GST_EVENT_CUSTOM_DOWNSTREAM);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
+  fail_unless (stat_of (l, "src-naps-woken") >= 1);
   /* The next nap, and a serialized query: answered, not 60 s later. */
   wait_stat_or_buffers (l, "src-naps", naps + 1, G_MAXUINT);
   naps = stat_of (l, "src-naps");
   query = gst_query_new_drain ();
   fail_unless (gst_pad_peer_query (l->srcpad, query));
   gst_query_unref (query);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 2);
+  fail_unless (stat_of (l, "src-naps-woken") >= 2);
   /* The next nap, and EOS. */
   wait_stat_or_buffers (l, "src-naps", naps + 1, G_MAXUINT);
   fail_unless (tbq_link_push_event (l, gst_event_new_eos ()));
   tbq_link_wait_event (l, GST_EVENT_EOS);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 3);
+  fail_unless (stat_of (l, "src-naps-woken") >= 3);
   tbq_link_free (l);
 }
 
@@ -145,7 +152,7 @@ GST_START_TEST (test_a_referenced_pool_buffer_ends_a_nap)
   fail_unless_equals_int (tbq_link_push (l, buffer), GST_FLOW_OK);
   /* Delivered, not 60 s later: the nap ended on it. */
   tbq_link_wait_buffers (l, pushed + 1);
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
+  fail_unless (stat_of (l, "src-naps-woken") >= 1);
   tbq_link_free (l);
   tbq_pool_free (pool);
 }
@@ -159,8 +166,8 @@ GST_START_TEST (test_a_flush_ends_a_nap)
 
   start_napping (l);
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
-  /* The src task stopped: its nap ended on the flush. */
-  fail_unless_equals_uint64 (stat_of (l, "src-naps-woken"), 1);
+  /* The src task stopped: its nap ended (on the flush at the latest). */
+  fail_unless (stat_of (l, "src-naps-woken") >= 1);
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
   tbq_link_push_initial_events (l, GST_FORMAT_TIME);
   pthread_mutex_lock (&l->lock);
