@@ -33,7 +33,10 @@ gst_tbqueue_sink_refresh (GstTbQueue * tbq)
  * current levels (gst_tbqueue_stats) are exact, and the upstream thread
  * does nothing for them per buffer.  (A buffer whose write failed is
  * counted in and out again by the upstream thread without a note: it was
- * never queued.)  qlock holders, or the upstream thread. */
+ * never queued.  A buffer list is counted in whole before it is written:
+ * cut short, its unwritten members are counted out without a note, but a
+ * drop noted by another thread while it was being written counted them.)
+ * qlock holders, or the upstream thread. */
 void
 gst_tbqueue_note_peaks (GstTbQueue * tbq)
 {
@@ -100,9 +103,12 @@ gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq, GstMiniObject * item)
 }
 
 /* Upstream thread: the sink position moves past the first `n` buffers of
- * a buffer list. */
+ * a buffer list.  `note`: the time level may drop here and the level before
+ * was really queued (FALSE where a list cut short puts the position back:
+ * the time its unwritten members added was never queued). */
 void
-gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list, guint n)
+gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list, guint n,
+    gboolean note)
 {
   GstClockTime position = tbq->sink_segment.position;
   guint i;
@@ -117,7 +123,7 @@ gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list, guint n)
       position += GST_BUFFER_DURATION (buffer);
   }
   tbq->sink_segment.position = position;
-  gst_tbqueue_update_time (tbq, TRUE);
+  gst_tbqueue_update_time_full (tbq, TRUE, note);
 }
 
 /* qlock: a buffer (of `bytes`) or an event was taken out.  The upstream

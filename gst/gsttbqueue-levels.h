@@ -222,7 +222,7 @@ void gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
 void gst_tbqueue_locked_level_in_serialized (GstTbQueue * tbq,
     GstMiniObject * item);
 void gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list,
-    guint n);
+    guint n, gboolean note);
 void gst_tbqueue_reset_levels (GstTbQueue * tbq);
 
 /* ---- thresholds ---- */

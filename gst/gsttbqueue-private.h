@@ -43,7 +43,10 @@
  * THE FLOW (srcresult, written under qlock, read anywhere)
  *  - Not GST_FLOW_OK: the two-layer queue is interrupted (every libtbq wait
  *    returns), the copy task is paused, the src task pauses itself, and
- *    every condition below is broadcast.  GST_FLOW_OK again: the queue
+ *    item_del and sink_moved are broadcast; query_handled is broadcast by
+ *    gst_tbqueue_stop_streaming once both tasks have stopped (a query
+ *    waiter released earlier could miss the answer the src task is still
+ *    pushing).  GST_FLOW_OK again: the queue
  *    resumes and the copy task starts, when the src pad is active.  One
  *    function does both (gst_tbqueue_locked_set_flow), so that no start and
  *    no pause is ever lost (proof in gsttbqueue-copytask.c).

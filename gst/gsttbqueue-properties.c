@@ -713,7 +713,8 @@ static const Property properties[] = {
    * as #GstTbQueue:stats, so that an application learns about levels and
    * memory without polling the property.  0 (the default) posts none;
    * otherwise at least 1 ms (a smaller value is refused when it is set,
-   * with a warning message naming the property).  Driven by the system
+   * with a warning message naming the property) and at most G_MAXINT64
+   * (about 292 years: a larger one, -1 included, is out of range).  Driven by the system
    * clock, off the streaming threads: a message is posted even while every
    * thread of the element is blocked.  Applies at once, in any state.
    *
@@ -722,7 +723,7 @@ static const Property properties[] = {
   {"levels-interval", "Levels message interval (ns)",
         "Post a tbqueue-levels element message with the stats this often "
         "(ns, 0 = never, else >= 1 ms)",
-        UINT64 (0, G_MAXUINT64, 0), ANY_STATE,
+        UINT64 (0, G_MAXINT64, 0), ANY_STATE,
         HOOKS (set_levels_interval, get_levels_interval),
       .refuse = refuse_levels_interval},
 

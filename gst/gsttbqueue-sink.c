@@ -473,7 +473,8 @@ sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
   if (written == 0 && !old_tail)
     TBQ_STORE (tbq->tail_is_buffer, FALSE);
   tbq->sink_segment.position = old_position;
-  gst_tbqueue_apply_buffer_list (tbq, list, written);
+  /* No peak to note: what was not written was never queued. */
+  gst_tbqueue_apply_buffer_list (tbq, list, written, FALSE);
   if (written > 0 && tbq->reader != NULL) {
     tbq_reader_wake (tbq->reader);
     GST_TBQUEUE_BROADCAST (tbq, sink_moved);
@@ -491,7 +492,7 @@ sink_enqueue_list (GstTbQueue * tbq, GstBufferList * list, guint n)
 
   /* Counted in before it is published (gsttbqueue-private.h). */
   gst_tbqueue_level_in_buffers (tbq, n, gst_buffer_list_calculate_size (list));
-  gst_tbqueue_apply_buffer_list (tbq, list, n);
+  gst_tbqueue_apply_buffer_list (tbq, list, n, TRUE);
   ret = sink_write_list (tbq, list, n, &written);
   if (G_LIKELY (written == n))
     return GST_FLOW_OK;

@@ -34,12 +34,14 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   GstTbQueueCounters *c = &tbq->counters;
 
   memset (n, 0, sizeof *n);
-  /* qlock: close() clears tbq->q under it before freeing. */
+  /* qlock: close() clears tbq->q under it before freeing.  The levels are
+   * read under it too: what they count out (out_*, the src time) is
+   * written only under qlock, so each level is one that really was (read
+   * without it, the out counter could be read before k buffers went out
+   * and the in counter after k more came in: a level k too high). */
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (tbq->q != NULL)
     tbq_queue_get_stats (tbq->q, &n->lib);
-  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-
   /* Each level read once, so that a peak is never shown below it: the
    * peaks kept are the highest levels before each drop, and the current
    * level is the highest since the last one (gst_tbqueue_note_peaks). */
@@ -49,6 +51,7 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   n->peak_buffers = MAX (TBQ_LOAD (tbq->peak_buffers), n->level_buffers);
   n->peak_bytes = MAX (TBQ_LOAD (tbq->peak_bytes), n->level_bytes);
   n->peak_time = MAX (TBQ_LOAD (tbq->peak_time), n->level_time);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
   n->copied = TBQ_LOAD (c->copied);
   n->copied_bytes = TBQ_LOAD (c->copied_bytes);
@@ -262,6 +265,7 @@ locked_rearm (GstTbQueue * tbq)
 {
   GstClock *clock;
   GWeakRef *ref;
+  GstClockReturn ret;
 
   if (tbq->levels_clock_id != NULL) {
     /* Returns at once: a tick under way may still post once. */
@@ -271,18 +275,34 @@ locked_rearm (GstTbQueue * tbq)
   }
   if (!tbq->levels_running || tbq->levels_interval == 0)
     return;
+  /* The property's range (at most G_MAXINT64) keeps now + interval, and
+   * the ticks after it, from wrapping into the past (a tick due at once,
+   * for ever). */
   clock = gst_system_clock_obtain ();
   tbq->levels_clock_id = gst_clock_new_periodic_id (clock,
       gst_clock_get_time (clock) + tbq->levels_interval, tbq->levels_interval);
   gst_object_unref (clock);
+  if (tbq->levels_clock_id == NULL)
+    goto no_id;
   ref = g_new0 (GWeakRef, 1);
   g_weak_ref_init (ref, tbq);
-  if (gst_clock_id_wait_async (tbq->levels_clock_id, post_tick, ref,
-          weak_ref_free) != GST_CLOCK_OK) {
-    GST_WARNING_OBJECT (tbq, "cannot schedule the levels message");
+  ret = gst_clock_id_wait_async (tbq->levels_clock_id, post_tick, ref,
+      weak_ref_free);
+  if (ret != GST_CLOCK_OK) {
+    /* A bad time or a clock without async waits is refused before the
+     * entry takes the reference: ours to free.  Otherwise the entry frees
+     * it with itself. */
+    if (ret == GST_CLOCK_BADTIME || ret == GST_CLOCK_UNSUPPORTED)
+      weak_ref_free (ref);
     gst_clock_id_unref (tbq->levels_clock_id);
     tbq->levels_clock_id = NULL;
+    goto no_id;
   }
+  return;
+
+no_id:
+  GST_WARNING_OBJECT (tbq, "cannot schedule the levels message every %"
+      G_GUINT64_FORMAT " ns", tbq->levels_interval);
 }
 
 void

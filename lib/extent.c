@@ -199,6 +199,7 @@ static TbqBlock *
 cache_take (TbqExtents * x, uint64_t bytes)
 {
   TbqBlock **link, **close = NULL, *e = NULL;
+  uint64_t used;
 
   pthread_mutex_lock (&x->lock);
   for (link = &x->idle; *link != NULL; link = &(*link)->free_next) {
@@ -210,8 +211,11 @@ cache_take (TbqExtents * x, uint64_t bytes)
       close = link;
   }
   if (*link == NULL && close != NULL && tbq_pool_charge (x->sink,
-          extent_size (*close) - bytes, x->block_size))
+          extent_size (*close) - bytes, x->block_size, &used)) {
+    /* The cached extent exists: its memory is in use now. */
+    tbq_pool_note_budget_peak (x->sink, used);
     link = close;
+  }
   if (*link != NULL)
     e = cache_unlink (x, link);
   pthread_mutex_unlock (&x->lock);
@@ -235,12 +239,13 @@ TbqStatus
 tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 {
   uint64_t bytes = extent_bytes (x, payload);
+  uint64_t used;
   TbqBlock *e;
 
   if (bytes > x->max_bytes)
     return TBQ_TOO_LARGE;
   /* Leave room for one more sink block (pool.h). */
-  if (!tbq_pool_charge (x->sink, bytes, x->block_size))
+  if (!tbq_pool_charge (x->sink, bytes, x->block_size, &used))
     return TBQ_NO_SPACE;
   e = cache_take (x, bytes);
   if (e == NULL) {
@@ -255,6 +260,7 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
       return TBQ_NO_MEMORY;
     }
   }
+  tbq_pool_note_budget_peak (x->sink, used);
   note_peak (x);
   /* Relaxed: the extent reaches others through the chain protocol. */
   atomic_store_explicit (&e->refs, 1, memory_order_relaxed);

@@ -312,10 +312,11 @@ TbqStatus
 tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
 {
   TbqBlock *b;
-  uint64_t in_use;
+  uint64_t in_use, used = 0;
   TbqStatus st;
 
-  if (pool->shared && !tbq_pool_charge (pool, pool->cfg.block_size, 0))
+  if (pool->shared
+      && !tbq_pool_charge (pool, pool->cfg.block_size, 0, &used))
     return TBQ_NO_SPACE;
   st = pool_take_block (pool, grow, &b);
   if (st != TBQ_OK) {
@@ -323,6 +324,8 @@ tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
       tbq_pool_uncharge (pool, pool->cfg.block_size);
     return st;
   }
+  if (pool->shared)
+    tbq_pool_note_budget_peak (pool, used);
   in_use = atomic_load_explicit (&pool->total, memory_order_relaxed)
       - atomic_load_explicit (&pool->idle, memory_order_relaxed);
   if (in_use > atomic_load_explicit (&pool->peak, memory_order_relaxed))

@@ -27,8 +27,8 @@
  * writer drops or waits) on the pool's event, which every uncharge
  * notifies.  Extents always leave room for one more sink block (`keep` of
  * tbq_pool_charge()), so that the copier can always move the indirect
- * records that free them.  Each charge keeps the highest use reached
- * (`bytes_peak`, TbqExtentStats.budget_peak).
+ * records that free them.  Each charge whose memory came into being keeps
+ * the highest use reached (`bytes_peak`, TbqExtentStats.budget_peak).
  */
 #ifndef TBQ_POOL_H
 #define TBQ_POOL_H
@@ -148,10 +148,13 @@ tbq_pool_note_budget_peak (TbqPool * pool, uint64_t used)
 }
 
 /* Shared pools: charge `bytes` to the budget if they fit, leaving `keep`
- * bytes free, and note a new peak.  Relaxed CAS: see
- * tbq_pool_budget_fits(). */
+ * bytes free; *used_after is what the budget then holds.  The caller notes
+ * it as a peak (tbq_pool_note_budget_peak()) once the memory it charged
+ * for exists, so that a charge rolled back after a failed allocation is no
+ * peak.  Relaxed CAS: see tbq_pool_budget_fits(). */
 static inline bool
-tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep)
+tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep,
+    uint64_t * used_after)
 {
   uint64_t used = atomic_load_explicit (&pool->bytes_used,
       memory_order_relaxed);
@@ -161,7 +164,7 @@ tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep)
       return false;
   } while (!atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
           used + bytes, memory_order_relaxed, memory_order_relaxed));
-  tbq_pool_note_budget_peak (pool, used + bytes);
+  *used_after = used + bytes;
   return true;
 }
 

@@ -505,6 +505,16 @@ GST_START_TEST (test_a_nice_value_above_19_is_refused)
 
 GST_END_TEST;
 
+/* -1, the usual "none", and anything above G_MAXINT64: a first tick
+ * computed as now + interval would wrap into the past and come for ever. */
+GST_START_TEST (test_a_levels_interval_beyond_g_maxint64_is_refused)
+{
+  assert_refused_by_the_range ("levels-interval", -1);
+  assert_refused_by_the_range ("levels-interval", G_MININT64);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_refused_value_in_playing_keeps_the_value_too)
 {
   TbqLink *l = tbq_link_new ("tbqueue", "silent", FALSE, NULL);
@@ -577,6 +587,7 @@ tbqueue_properties_suite (void)
   tcase_add_test (tc, test_a_negative_priority_is_refused);
   tcase_add_test (tc, test_a_priority_above_99_is_refused);
   tcase_add_test (tc, test_a_nice_value_above_19_is_refused);
+  tcase_add_test (tc, test_a_levels_interval_beyond_g_maxint64_is_refused);
   tcase_add_test (tc, test_a_refused_value_in_playing_keeps_the_value_too);
   tcase_add_test (tc,
       test_a_value_refused_before_there_is_a_bus_is_said_at_start);

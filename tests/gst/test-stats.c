@@ -382,6 +382,41 @@ GST_START_TEST (test_bytes_copied_counts_the_payload_of_every_copied_buffer)
 
 GST_END_TEST;
 
+/* Lists cut short at a full sink pool (leaky=upstream): the time their
+ * unwritten members would have added was never queued, so no peak counts
+ * it.  Each buffer is one frame long: the time queued is never more than
+ * the buffers queued times a frame (the levels only rise between drops,
+ * and the peaks are the levels before drops). */
+GST_START_TEST (test_a_list_cut_short_adds_no_peak_time)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "transfer", 1, "leaky", 1,
+      "max-size-buffers", 0, "max-size-bytes", 0, "max-size-time",
+      (guint64) 0, "sink-block-size", 4096, "sink-min-bytes", (guint64) 8192,
+      "sink-max-bytes", (guint64) 16384, NULL);
+  guint k = 0, i, j;
+
+  tbq_link_start_held (l);
+  for (i = 0; i < 20; i++) {
+    GstBufferList *list = gst_buffer_list_new ();
+
+    for (j = 0; j < 10; j++)
+      gst_buffer_list_add (list, frame_new (1000, k++));
+    fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+  }
+  /* Some were dropped: the sink pool holds far fewer than 200 frames. */
+  fail_unless (tbq_stat (l->element, "dropped-upstream") > 0);
+  fail_unless (tbq_stat (l->element, "peak-level-time") <=
+      tbq_stat (l->element, "peak-level-buffers") * FRAME_DURATION,
+      "peak-level-time %" GST_TIME_FORMAT " with at most %" G_GUINT64_FORMAT
+      " frames queued", GST_TIME_ARGS (tbq_stat (l->element,
+              "peak-level-time")), tbq_stat (l->element,
+          "peak-level-buffers"));
+  tbq_link_release (l);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_stats_suite (void)
 {
@@ -394,6 +429,7 @@ tbqueue_stats_suite (void)
   tcase_add_loop_test (tc, test_peaks_follow_the_level_on_every_path, 0,
       G_N_ELEMENTS (paths));
   tcase_add_test (tc, test_a_flush_keeps_the_peaks);
+  tcase_add_test (tc, test_a_list_cut_short_adds_no_peak_time);
   tcase_add_test (tc,
       test_bytes_copied_counts_the_payload_of_every_copied_buffer);
   return s;
