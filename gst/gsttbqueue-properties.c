@@ -188,18 +188,28 @@ refuse_block_size (const GValue * value, gchar * why, gsize why_size)
   return TRUE;
 }
 
+/* A duration in ns that is 0 (`zero` says what that means) or at least
+ * `min`: the range cannot say "0, or from min". */
+static gboolean
+refuse_below_unless_zero (const GValue * value, guint64 min,
+    const gchar * zero, gchar * why, gsize why_size)
+{
+  guint64 ns = g_value_get_uint64 (value);
+
+  if (ns == 0 || ns >= min)
+    return FALSE;
+  g_snprintf (why, why_size, "it is 0 (%s) or at least %" G_GUINT64_FORMAT
+      " ns", zero, min);
+  return TRUE;
+}
+
 /* A waiting src task naps at least this long, or not at all: libtbq
  * refuses a shorter bound when the pools are made. */
 static gboolean
 refuse_coalesce_latency (const GValue * value, gchar * why, gsize why_size)
 {
-  guint64 ns = g_value_get_uint64 (value);
-
-  if (ns == 0 || ns >= (guint64) TBQ_COALESCE_MIN_NS)
-    return FALSE;
-  g_snprintf (why, why_size, "it is 0 (no coalescing) or at least %"
-      G_GINT64_FORMAT " ns", (gint64) TBQ_COALESCE_MIN_NS);
-  return TRUE;
+  return refuse_below_unless_zero (value, (guint64) TBQ_COALESCE_MIN_NS,
+      "no coalescing", why, why_size);
 }
 
 static void
@@ -213,13 +223,8 @@ get_stats (GstTbQueue * tbq, const Property * p, GValue * value)
 static gboolean
 refuse_levels_interval (const GValue * value, gchar * why, gsize why_size)
 {
-  guint64 ns = g_value_get_uint64 (value);
-
-  if (ns == 0 || ns >= GST_TBQUEUE_LEVELS_MIN_INTERVAL)
-    return FALSE;
-  g_snprintf (why, why_size, "it is 0 (no messages) or at least %"
-      G_GUINT64_FORMAT " ns", (guint64) GST_TBQUEUE_LEVELS_MIN_INTERVAL);
-  return TRUE;
+  return refuse_below_unless_zero (value, GST_TBQUEUE_LEVELS_MIN_INTERVAL,
+      "no messages", why, why_size);
 }
 
 static void

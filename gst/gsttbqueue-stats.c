@@ -308,8 +308,9 @@ no_id:
 void
 gst_tbqueue_stats_set_post_interval (GstTbQueue * tbq, guint64 interval)
 {
-  if (interval != 0 && interval < GST_TBQUEUE_LEVELS_MIN_INTERVAL)
-    interval = GST_TBQUEUE_LEVELS_MIN_INTERVAL;
+  /* The property refuses anything else (gsttbqueue-properties.c). */
+  g_return_if_fail (interval == 0
+      || interval >= GST_TBQUEUE_LEVELS_MIN_INTERVAL);
   GST_OBJECT_LOCK (tbq);
   if (interval != tbq->levels_interval) {
     tbq->levels_interval = interval;

@@ -33,8 +33,9 @@ GstStructure *gst_tbqueue_stats (GstTbQueue * tbq);
  * lock of the element. */
 void gst_tbqueue_stats_post (GstTbQueue * tbq);
 
-/* The property's hook: post the message every `interval` ns (0: never; a
- * non-zero value below GST_TBQUEUE_LEVELS_MIN_INTERVAL is raised to it).
+/* The property's hook: post the message every `interval` ns (0: never;
+ * otherwise at least GST_TBQUEUE_LEVELS_MIN_INTERVAL, which the property
+ * enforces).
  * Applies at once while the element runs (PAUSED and PLAYING), else from
  * the next READY to PAUSED.  Any thread. */
 void gst_tbqueue_stats_set_post_interval (GstTbQueue * tbq, guint64 interval);
