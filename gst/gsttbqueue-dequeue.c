@@ -85,6 +85,38 @@ gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item)
   return TRUE;
 }
 
+/* ---- the upstream pool's buffers (the copy rule: gsttbqueue-sink.c) ---- */
+
+/* qlock: how many buffers of the pool the copy rule counts `data` holds
+ * (a buffer or a buffer list; 0 for anything else).  Copies never belong
+ * to a pool. */
+guint
+gst_tbqueue_locked_pool_buffers (GstTbQueue * tbq, GstMiniObject * data)
+{
+  GstBufferPool *pool = tbq->held_pool;
+  guint i, n, held = 0;
+
+  if (pool == NULL)
+    return 0;
+  if (GST_IS_BUFFER (data))
+    return GST_BUFFER_CAST (data)->pool == pool;
+  if (!GST_IS_BUFFER_LIST (data))
+    return 0;
+  n = gst_buffer_list_length (GST_BUFFER_LIST_CAST (data));
+  for (i = 0; i < n; i++)
+    held += gst_buffer_list_get (GST_BUFFER_LIST_CAST (data), i)->pool == pool;
+  return held;
+}
+
+/* qlock: `n` buffers of the counted pool were pushed or dropped: the
+ * element no longer holds them. */
+void
+gst_tbqueue_locked_pool_release (GstTbQueue * tbq, guint n)
+{
+  if (n > 0)
+    TBQ_ADD (tbq->pool_refs_out, n);
+}
+
 /* ---- dropping items ---- */
 
 /* A sticky event that is not pushed still becomes the src pad's sticky
@@ -113,6 +145,8 @@ gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
     tbq->last_handled_query = GST_QUERY_CAST (item);
     GST_TBQUEUE_BROADCAST (tbq, query_handled);
   } else {
+    gst_tbqueue_locked_pool_release (tbq,
+        gst_tbqueue_locked_pool_buffers (tbq, item));
     gst_mini_object_unref (item);
   }
 }
@@ -178,7 +212,7 @@ locked_flush_partial (GstTbQueue * tbq)
   GstBufferList *bl = gst_tbqueue_locked_remove_partial (tbq);
 
   if (bl != NULL)
-    gst_buffer_list_unref (bl);
+    gst_tbqueue_locked_drop_item (tbq, GST_MINI_OBJECT_CAST (bl), TRUE);
 }
 
 /* qlock: the members gathered so far stop holding sink blocks: the copies

@@ -317,14 +317,24 @@ struct _GstTbQueue
   _Atomic guint64 peak_buffers;
   _Atomic guint64 peak_bytes;
   _Atomic guint64 peak_time;
-  _Atomic guint64 idle_out_items;       /* out_items when the src task last
-                                         * found nothing to push and waited
-                                         * (gst_tbqueue_loop).  Written under
-                                         * qlock; the upstream thread's
-                                         * relaxed read (transfer=auto) is a
-                                         * hint: it only grows between level
-                                         * resets, so a stale value is lower
-                                         * and only costs a copy */
+  /* How many of the upstream buffer pool's buffers the element holds
+   * (transfer=auto copies a pool's buffer that would take it past
+   * pool_cap: gsttbqueue-sink.c, "the copy rule").  held_pool is the pool
+   * of the last pool buffer that came in, never dereferenced but by the
+   * upstream thread while it holds one of its buffers; written by the
+   * upstream thread under qlock, read by it unlocked and by qlock holders.
+   * pool_refs_in: the upstream thread's, its buffers written by
+   * reference; pool_refs_out: qlock's, those of them pushed (counted when
+   * the push returns) or dropped.  Held = in - out: the reader's relaxed
+   * load of pool_refs_out may be stale, which is lower and only costs a
+   * copy.  Both start equal for each new pool and after a flush. */
+  GstBufferPool *held_pool;
+  _Atomic gint64 pool_cap;      /* the upstream thread's: at most this many
+                                 * held (G_MAXINT64: unbounded pool) */
+  gboolean pool_config_stale;   /* upstream thread: caps changed, read the
+                                 * pool's config again */
+  _Atomic guint64 pool_refs_in;
+  _Atomic guint64 pool_refs_out;
 
   /* The copy task (gsttbqueue-copytask.c): exists while `q` does; started,
    * paused and stopped under qlock only. */

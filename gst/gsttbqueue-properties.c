@@ -493,12 +493,14 @@ static const Property properties[] = {
    * How buffers travel.  "auto" copies a buffer when giving it back at once
    * matters: it is at most #GstTbQueue:copy-threshold bytes, or it belongs
    * to a #GstBufferPool (`buffer->pool` set: a camera's capture queue, a
-   * decoder's output pool), whatever its size, and would wait in the queue
-   * (something is queued ahead of it, or the src pad task is busy pushing).
-   * A pool's buffer that finds the queue empty and the src pad task
-   * waiting for data is referenced and pushed at once, as queue pushes it:
-   * with downstream blocked, at most one buffer of a pool is held.  Larger
-   * buffers of no pool, which nobody waits for, are referenced.  "copy"
+   * decoder's output pool), whatever its size, and holding it would take
+   * the element past half of that pool: the element holds at most
+   * max-buffers / 2 (rounded down) of a bounded pool's buffers, counting
+   * the one downstream has inside the src pad task's push, so the pool's
+   * owner always has the other half.  When downstream keeps up no pool
+   * buffer is copied; the copy is paid behind a consumer that fell behind.
+   * An unbounded pool's buffers, and larger buffers of no pool, which
+   * nobody waits for, are referenced.  "copy"
    * copies every buffer (pooled or not, whatever the queue holds),
    * "reference" none.  A copy keeps flags, timestamps, offsets, every meta
    * a deep copy keeps and the memory layout; a frame (above a quarter of a
@@ -512,13 +514,14 @@ static const Property properties[] = {
    *
    * Since 0.2 "auto" copies buffers of a pool of any size that would wait,
    * and "copy" copies buffers of any size, with their metas and memory
-   * layout.
+   * layout.  Since 0.3 "auto" copies a pool's buffer only past half of its
+   * pool (pool-buffers-held and pool-buffers-limit in #GstTbQueue:stats).
    *
    * Since: 0.1
    */
   {"transfer", "Transfer",
-        "How buffers travel: copied (auto: small ones and waiting pool "
-        "buffers) or by reference",
+        "How buffers travel: copied (auto: small ones, a pool's past half "
+        "of it) or by reference",
         ENUM (gst_tbqueue_transfer_get_type, DEFAULT_TRANSFER), ANY_STATE,
       ATOMIC (transfer)},
   /**
@@ -526,7 +529,7 @@ static const Property properties[] = {
    *
    * With #GstTbQueue:transfer "auto": the largest buffer always copied
    * (bytes).  A larger buffer is copied only when it belongs to a buffer
-   * pool and would wait in the queue.  To copy every buffer, use
+   * pool of which the element already holds half.  To copy every buffer, use
    * #GstTbQueue:transfer "copy".
    *
    * Since 0.2 it no longer limits buffers of a pool.

@@ -62,33 +62,104 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
 
 /* ---- the copy decision ---- */
 
-/* Upstream thread, the item being written already counted in: whether
- * it would wait behind other data.  Not when the queue held nothing and
- * the src task, having pushed everything taken out, waits for data: it
- * pushes this one at once.  Relaxed loads: in_items is this thread's own
- * count, and idle_out_items only grows between flushes (a stale value is
- * lower), so a stale answer says "it would wait", which only costs a
- * copy. */
-static inline gboolean
-sink_would_wait (GstTbQueue * tbq)
+/* The copy rule (transfer=auto).  A buffer of a GstBufferPool goes back to
+ * its pool only when its last reference does: while the element (or
+ * downstream, inside the src task's push) holds it, the pool's owner
+ * cannot have it.  A bounded pool of N buffers (its config's max-buffers)
+ * that has them all out makes its owner wait (a decoder, a file source)
+ * or lose what it captures (a camera).  So the element holds at most
+ * N / 2 of a bounded pool's buffers, rounded down, counting the one the
+ * src task is pushing: a pool buffer that would be one more is copied
+ * and goes back at once, and its owner always has at least the other
+ * half.  An unbounded pool (max-buffers 0) never starves: its buffers are
+ * referenced.  When downstream keeps up the element holds one or two
+ * buffers at a time and copies nothing; the copy is paid only behind a
+ * consumer that fell behind, where it buys the owner its buffer.
+ *
+ * Counted per pool: the pool of the last pool buffer that came in.  A
+ * buffer of another pool starts a new count (the first pool's buffers
+ * still queued no longer count against the new one). */
+
+/* Upstream thread: how many buffers of `pool` the element may hold. */
+static gint64
+sink_pool_cap (GstBufferPool * pool)
 {
-  return TBQ_LOAD (tbq->in_items) != TBQ_LOAD (tbq->idle_out_items) + 1;
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  guint max_buffers = 0;
+
+  if (config == NULL || !gst_buffer_pool_config_get_params (config, NULL,
+          NULL, NULL, &max_buffers))
+    max_buffers = 0;
+  if (config != NULL)
+    gst_structure_free (config);
+  return max_buffers == 0 ? G_MAXINT64 : max_buffers / 2;
+}
+
+/* Upstream thread: a buffer of `pool` came in, a pool other than the one
+ * counted (or caps changed): count that pool's buffers from now on, and
+ * read how many it has. */
+static G_NO_INLINE void
+sink_adopt_pool (GstTbQueue * tbq, GstBufferPool * pool)
+{
+  gint64 cap = sink_pool_cap (pool);
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  if (pool != tbq->held_pool) {
+    tbq->held_pool = pool;
+    TBQ_STORE (tbq->pool_refs_out, TBQ_LOAD (tbq->pool_refs_in));
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  TBQ_STORE (tbq->pool_cap, cap);
+  tbq->pool_config_stale = FALSE;
+  GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "buffers of pool %" GST_PTR_FORMAT
+      " come in: holding at most %" G_GINT64_FORMAT " of them", pool, cap);
+}
+
+/* Upstream thread: how many buffers of the counted pool the element
+ * holds.  A stale pool_refs_out is lower: the answer is then higher,
+ * which only costs a copy. */
+static inline gint64
+sink_pool_held (GstTbQueue * tbq)
+{
+  return (gint64) (TBQ_LOAD (tbq->pool_refs_in)
+      - TBQ_LOAD (tbq->pool_refs_out));
+}
+
+/* Upstream thread: whether holding one more buffer of `pool` would take
+ * the element past what the rule allows. */
+static inline gboolean
+sink_pool_would_starve (GstTbQueue * tbq, GstBufferPool * pool)
+{
+  if (G_UNLIKELY (pool != tbq->held_pool || tbq->pool_config_stale))
+    sink_adopt_pool (tbq, pool);
+  return sink_pool_held (tbq) + 1 > TBQ_LOAD (tbq->pool_cap);
+}
+
+/* Upstream thread: `buffer` is about to be written by reference; one more
+ * held if it belongs to a pool (in every transfer mode, for the stats).
+ * Before its record is published, so that the src side never counts it
+ * out before it was counted in. */
+static inline void
+sink_count_ref (GstTbQueue * tbq, GstBuffer * buffer)
+{
+  if (buffer->pool == NULL)
+    return;
+  if (G_UNLIKELY (buffer->pool != tbq->held_pool || tbq->pool_config_stale))
+    sink_adopt_pool (tbq, buffer->pool);
+  TBQ_ADD (tbq->pool_refs_in, 1);
 }
 
 /* Whether the transfer mode wants `buffer` copied: copy always; auto when
- * it is small, or when it belongs to a buffer pool (whose owner may be
- * waiting for it) and would wait in the queue, behind other data or a
- * busy downstream; reference never.  `list`: its position in a buffer
- * list (GST_TBQ_LIST_*) or 0; a list's later members wait behind its
- * first. */
+ * it is small, or when it belongs to a buffer pool that holding it would
+ * starve (the copy rule, above); reference never. */
 static inline gboolean
-sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size, guint32 list)
+sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
 
   if (transfer == GST_TBQUEUE_TRANSFER_AUTO)
     return size <= TBQ_LOAD (tbq->copy_threshold) || (buffer->pool != NULL
-        && (GST_TBQ_LIST_IS_REST (list) || sink_would_wait (tbq)));
+        && sink_pool_would_starve (tbq, buffer->pool));
   return transfer == GST_TBQUEUE_TRANSFER_COPY;
 }
 
@@ -160,7 +231,7 @@ static inline void
 sink_plan_record (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
     guint32 list, GstTbqBufferPlan * r)
 {
-  if (sink_wants_copy (tbq, buffer, size, list)
+  if (sink_wants_copy (tbq, buffer, size)
       && sink_plan_copy (tbq, buffer, size, list, r))
     return;
   gst_tbq_record_plan_ref (size, list, r);
@@ -176,6 +247,7 @@ sink_fill_record (GstTbQueue * tbq, void *rec, GstTbqBufferPlan * r,
     TBQ_ADD (tbq->counters.copied, 1);
     TBQ_ADD (tbq->counters.copied_bytes, r->payload);
   } else {
+    sink_count_ref (tbq, buffer);
     gst_tbq_record_write_buffer_ref (rec, buffer, r->info, r->payload);
     TBQ_ADD (tbq->counters.referenced, 1);
   }
@@ -204,6 +276,7 @@ sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
       &rec, TRUE);
   if (G_UNLIKELY (ret != GST_FLOW_OK))
     return ret;
+  sink_count_ref (tbq, buffer);
   gst_tbq_record_write_buffer_ref (rec, buffer, 0, size);
   TBQ_ADD (tbq->counters.referenced, 1);
   tbq_writer_commit (tbq->writer);
@@ -273,7 +346,7 @@ sink_write_buffer (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstMapInfo map;
 
-  if (!sink_wants_copy (tbq, buffer, size, 0))
+  if (!sink_wants_copy (tbq, buffer, size))
     return sink_write_ref (tbq, buffer, size);
   if (G_LIKELY (!tbq->special_caps
           && gst_tbq_record_map_small (buffer, size, &tbq->limits, &map)))
@@ -569,6 +642,8 @@ locked_queue_event (GstTbQueue * tbq, GstEvent * event)
 
       gst_event_parse_caps (event, &caps);
       tbq->special_caps = gst_tbq_record_caps_special_memory (caps);
+      /* New caps, maybe a pool configured anew: read its size again. */
+      tbq->pool_config_stale = TRUE;
       break;
     }
     default:

@@ -110,8 +110,11 @@ locked_after_eos (GstTbQueue * tbq, GstMiniObject * data)
       " after EOS", data);
   if (GST_IS_QUERY (data))
     gst_tbqueue_locked_drop_item (tbq, data, FALSE);
-  else
+  else {
+    gst_tbqueue_locked_pool_release (tbq,
+        gst_tbqueue_locked_pool_buffers (tbq, data));
     gst_mini_object_unref (data);
+  }
   return NULL;
 }
 
@@ -150,6 +153,7 @@ static GstFlowReturn
 locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
 {
   GstFlowReturn result;
+  guint pooled;
 
   if (G_UNLIKELY (tbq->head_needs_discont)) {
     if (GST_IS_BUFFER (data)) {
@@ -166,12 +170,15 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
     }
     tbq->head_needs_discont = FALSE;
   }
+  /* Still held while downstream has it in the push (the copy rule). */
+  pooled = gst_tbqueue_locked_pool_buffers (tbq, data);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (GST_IS_BUFFER (data))
     result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));
   else
     result = gst_pad_push_list (tbq->srcpad, GST_BUFFER_LIST_CAST (data));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
+  gst_tbqueue_locked_pool_release (tbq, pooled);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     return GST_TBQUEUE_FLOW (tbq);
   if (result == GST_FLOW_EOS) {
@@ -260,9 +267,6 @@ locked_wait_for_data (GstTbQueue * tbq)
 
   while (gst_tbqueue_locked_is_empty (tbq, NULL)) {
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is empty");
-    /* Whatever comes now is pushed at once (transfer=auto); stored
-     * before the underrun signal, which then tells that it holds. */
-    TBQ_STORE (tbq->idle_out_items, TBQ_LOAD (tbq->out_items));
     TBQ_ADD (tbq->counters.underruns, 1);
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
@@ -270,10 +274,8 @@ locked_wait_for_data (GstTbQueue * tbq)
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
     /* Re-check: the signal may have changed the thresholds. */
-    while (gst_tbqueue_locked_is_empty (tbq, &key)) {
-      TBQ_STORE (tbq->idle_out_items, TBQ_LOAD (tbq->out_items));
+    while (gst_tbqueue_locked_is_empty (tbq, &key))
       GST_TBQUEUE_WAIT_ADD_CHECK (tbq, key, out_flushing);
-    }
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);

@@ -25,6 +25,7 @@ typedef struct
   guint64 referenced_special, referenced_meta, referenced_too_large;
   guint64 dropped_upstream, dropped_downstream;
   guint64 overruns, underruns, level_waits, copier_waits;
+  guint64 pool_held, pool_limit;
   TbqStats lib;                 /* zero while the element is not running */
 } Snapshot;
 
@@ -51,6 +52,16 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   n->peak_buffers = MAX (TBQ_LOAD (tbq->peak_buffers), n->level_buffers);
   n->peak_bytes = MAX (TBQ_LOAD (tbq->peak_bytes), n->level_bytes);
   n->peak_time = MAX (TBQ_LOAD (tbq->peak_time), n->level_time);
+  /* pool_refs_out is qlock's: in - out is a count that really was (in is
+   * bumped before the record it counts is published). */
+  if (tbq->held_pool != NULL) {
+    gint64 held = (gint64) (TBQ_LOAD (tbq->pool_refs_in)
+        - TBQ_LOAD (tbq->pool_refs_out));
+    gint64 cap = TBQ_LOAD (tbq->pool_cap);
+
+    n->pool_held = MAX (held, 0);
+    n->pool_limit = cap == G_MAXINT64 ? G_MAXUINT64 : (guint64) cap;
+  }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
   n->copied = TBQ_LOAD (c->copied);
@@ -121,6 +132,15 @@ static const Field fields[] = {
       "Of them: with a meta that cannot be copied"),
   FIELD_U64 ("referenced-too-large", referenced_too_large,
       "Of them: larger than the sink pool can hold"),
+  FIELD_U64 ("pool-buffers-held", pool_held,
+      "Buffers of the upstream buffer pool (the pool of the last pool "
+      "buffer that came in) the element holds by reference: queued, and "
+      "the one downstream has inside the src task's push"),
+  FIELD_U64 ("pool-buffers-limit", pool_limit,
+      "How many of them the element holds at most: half the pool's "
+      "`max-buffers`, rounded down; a pool buffer that would be one more is "
+      "copied (`transfer=auto`); G_MAXUINT64 for an unbounded pool, 0 before "
+      "any pool buffer came in"),
   FIELD_U64 ("dropped-upstream", dropped_upstream,
       "Buffers leaked by `leaky=upstream`"),
   FIELD_U64 ("dropped-downstream", dropped_downstream,

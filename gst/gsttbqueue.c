@@ -55,9 +55,10 @@
  * The default, "auto", copies a buffer when giving it back at once
  * matters: it is small (#GstTbQueue:copy-threshold), or it belongs to a
  * #GstBufferPool (a camera's capture queue, whose frames a stalled consumer
- * would otherwise hold) and would wait in the queue; a pool's buffer that
- * finds the queue empty and the src pad task waiting for data is pushed at
- * once by reference, and large buffers nobody waits for are referenced.  A frame larger than the sink pool can hold
+ * would otherwise hold) of which the element already holds half (it never
+ * holds more than max-buffers / 2 of a bounded pool); the rest, large
+ * buffers nobody waits for included, is referenced.  A frame larger than
+ * the sink pool can hold
  * (#GstTbQueue:sink-max-bytes) is referenced, with a warning.
  *
  * Data is queued until one of #GstTbQueue:max-size-buffers,
