@@ -493,14 +493,17 @@ static const Property properties[] = {
    * How buffers travel.  "auto" copies a buffer when giving it back at once
    * matters: it is at most #GstTbQueue:copy-threshold bytes, or it belongs
    * to a #GstBufferPool (`buffer->pool` set: a camera's capture queue, a
-   * decoder's output pool), whatever its size, and holding it would take
-   * the element past half of that pool: the element holds at most
-   * max-buffers / 2 (rounded down) of a bounded pool's buffers, counting
-   * the one downstream has inside the src pad task's push, so the pool's
-   * owner always has the other half.  When downstream keeps up no pool
-   * buffer is copied; the copy is paid behind a consumer that fell behind.
-   * An unbounded pool's buffers, and larger buffers of no pool, which
-   * nobody waits for, are referenced.  "copy"
+   * decoder's output pool), whatever its size, upstream is live (a camera,
+   * a sensor: its latency query answer) and holding it would take the
+   * element past half of that pool: the element holds at most
+   * max-buffers / 2 (rounded down) of a live source's bounded pool,
+   * counting the one downstream has inside the src pad task's push, so
+   * the pool's owner always has the other half.  When downstream keeps up
+   * no pool buffer is copied; the copy is paid behind a consumer that fell
+   * behind.  The pool buffers of a source that is not live (it waits for
+   * its pool, as behind queue: backpressure) and of an unbounded pool,
+   * and larger buffers of no pool, which nobody waits for, are
+   * referenced.  "copy"
    * copies every buffer (pooled or not, whatever the queue holds),
    * "reference" none.  A copy keeps flags, timestamps, offsets, every meta
    * a deep copy keeps and the memory layout; a frame (above a quarter of a
@@ -514,8 +517,9 @@ static const Property properties[] = {
    *
    * Since 0.2 "auto" copies buffers of a pool of any size that would wait,
    * and "copy" copies buffers of any size, with their metas and memory
-   * layout.  Since 0.3 "auto" copies a pool's buffer only past half of its
-   * pool (pool-buffers-held and pool-buffers-limit in #GstTbQueue:stats).
+   * layout.  Since 0.3 "auto" copies a pool's buffer only behind a live
+   * source, past half of its pool (pool-buffers-held and
+   * pool-buffers-limit in #GstTbQueue:stats).
    *
    * Since: 0.1
    */
@@ -529,7 +533,8 @@ static const Property properties[] = {
    *
    * With #GstTbQueue:transfer "auto": the largest buffer always copied
    * (bytes).  A larger buffer is copied only when it belongs to a buffer
-   * pool of which the element already holds half.  To copy every buffer, use
+   * pool of a live source of which the element already holds half.  To
+   * copy every buffer, use
    * #GstTbQueue:transfer "copy".
    *
    * Since 0.2 it no longer limits buffers of a pool.

@@ -66,23 +66,44 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
  * its pool only when its last reference does: while the element (or
  * downstream, inside the src task's push) holds it, the pool's owner
  * cannot have it.  A bounded pool of N buffers (its config's max-buffers)
- * that has them all out makes its owner wait (a decoder, a file source)
- * or lose what it captures (a camera).  So the element holds at most
- * N / 2 of a bounded pool's buffers, rounded down, counting the one the
- * src task is pushing: a pool buffer that would be one more is copied
- * and goes back at once, and its owner always has at least the other
- * half.  An unbounded pool (max-buffers 0) never starves: its buffers are
+ * that has them all out makes its owner wait for one.  A source that is
+ * not live (a file source, a decoder) then just waits, as behind queue:
+ * that is backpressure, and a copy would only let it run further ahead
+ * into a queue that fills anyway, for the CPU of the copy.  A live source
+ * (a camera, a capture card, a sensor: the latency query upstream says
+ * live) loses what it captures meanwhile.  So behind a live source the
+ * element holds at most N / 2 of a bounded pool's buffers, rounded down,
+ * counting the one the src task is pushing: a pool buffer that would be
+ * one more is copied and goes back at once, and its owner always has at
+ * least the other half.  Behind a source that is not live, and for an
+ * unbounded pool (max-buffers 0: it never runs out), pool buffers are
  * referenced.  When downstream keeps up the element holds one or two
  * buffers at a time and copies nothing; the copy is paid only behind a
  * consumer that fell behind, where it buys the owner its buffer.
  *
  * Counted per pool: the pool of the last pool buffer that came in.  A
  * buffer of another pool starts a new count (the first pool's buffers
- * still queued no longer count against the new one). */
+ * still queued no longer count against the new one).  The pool's config
+ * and upstream's liveness are read when a pool is counted, and again
+ * after new caps. */
+
+/* Upstream thread, no lock held: whether upstream is live (its answer to
+ * a latency query; no answer: not live, as queue assumes nothing). */
+static gboolean
+sink_upstream_is_live (GstTbQueue * tbq)
+{
+  GstQuery *query = gst_query_new_latency ();
+  gboolean live = FALSE;
+
+  if (gst_pad_peer_query (tbq->sinkpad, query))
+    gst_query_parse_latency (query, &live, NULL, NULL);
+  gst_query_unref (query);
+  return live;
+}
 
 /* Upstream thread: how many buffers of `pool` the element may hold. */
 static gint64
-sink_pool_cap (GstBufferPool * pool)
+sink_pool_cap (GstTbQueue * tbq, GstBufferPool * pool)
 {
   GstStructure *config = gst_buffer_pool_get_config (pool);
   guint max_buffers = 0;
@@ -92,16 +113,18 @@ sink_pool_cap (GstBufferPool * pool)
     max_buffers = 0;
   if (config != NULL)
     gst_structure_free (config);
-  return max_buffers == 0 ? G_MAXINT64 : max_buffers / 2;
+  if (max_buffers == 0 || !sink_upstream_is_live (tbq))
+    return G_MAXINT64;
+  return max_buffers / 2;
 }
 
 /* Upstream thread: a buffer of `pool` came in, a pool other than the one
  * counted (or caps changed): count that pool's buffers from now on, and
- * read how many it has. */
+ * read how many the element may hold. */
 static G_NO_INLINE void
 sink_adopt_pool (GstTbQueue * tbq, GstBufferPool * pool)
 {
-  gint64 cap = sink_pool_cap (pool);
+  gint64 cap = sink_pool_cap (tbq, pool);
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (pool != tbq->held_pool) {

@@ -137,10 +137,11 @@ static const Field fields[] = {
       "buffer that came in) the element holds by reference: queued, and "
       "the one downstream has inside the src task's push"),
   FIELD_U64 ("pool-buffers-limit", pool_limit,
-      "How many of them the element holds at most: half the pool's "
-      "`max-buffers`, rounded down; a pool buffer that would be one more is "
-      "copied (`transfer=auto`); G_MAXUINT64 for an unbounded pool, 0 before "
-      "any pool buffer came in"),
+      "How many of them the element holds at most behind a live source: "
+      "half the pool's `max-buffers`, rounded down; a pool buffer that would be one more is "
+      "copied (`transfer=auto`); G_MAXUINT64 when nothing is copied for it "
+      "(a source that is not live, an unbounded pool), 0 before any pool "
+      "buffer came in"),
   FIELD_U64 ("dropped-upstream", dropped_upstream,
       "Buffers leaked by `leaky=upstream`"),
   FIELD_U64 ("dropped-downstream", dropped_downstream,

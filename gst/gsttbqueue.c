@@ -54,10 +54,12 @@
  * by reference.  By reference, the very #GstBuffer travels, as with queue.
  * The default, "auto", copies a buffer when giving it back at once
  * matters: it is small (#GstTbQueue:copy-threshold), or it belongs to a
- * #GstBufferPool (a camera's capture queue, whose frames a stalled consumer
- * would otherwise hold) of which the element already holds half (it never
- * holds more than max-buffers / 2 of a bounded pool); the rest, large
- * buffers nobody waits for included, is referenced.  A frame larger than
+ * #GstBufferPool of a live source (a camera's capture queue, whose frames
+ * a stalled consumer would otherwise hold) of which the element already
+ * holds half (it never holds more than max-buffers / 2 of a live source's
+ * bounded pool); the rest (a pool's buffers while downstream keeps up, a
+ * source that is not live, which waits for its pool as behind queue, large
+ * buffers nobody waits for) is referenced.  A frame larger than
  * the sink pool can hold
  * (#GstTbQueue:sink-max-bytes) is referenced, with a warning.
  *

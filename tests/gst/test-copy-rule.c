@@ -8,7 +8,11 @@
  *    exactly min (pushed, N / 2) of them;
  *  - downstream keeping up: no pool buffer is copied;
  *  - the members of a buffer list count one by one;
- *  - an unbounded pool is never copied from; a new pool is counted anew.
+ *  - an unbounded pool is never copied from; a new pool is counted anew;
+ *  - behind a source that is not live nothing is copied: its owner waits
+ *    for its pool, as behind queue.
+ *
+ * The tests' upstream is live (a camera) unless they say otherwise.
  *
  * Every assertion follows from the order of events the test makes (a
  * push returns, downstream holds a buffer, a count reaches a value), not
@@ -90,11 +94,15 @@ wait_held (GstElement * element, guint64 n)
   }
 }
 
+/* Behind a live source (a camera): its latency query answer says so. */
 static TbqLink *
 link_new (void)
 {
-  return tbq_link_new ("tbqueue", "max-size-buffers", 0, "max-size-bytes", 0,
-      "max-size-time", (guint64) 0, NULL);
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+
+  l->latency_live = TRUE;
+  return l;
 }
 
 /* Downstream blocked, two ways: __i__ even, held on STREAM_START (nothing
@@ -250,6 +258,35 @@ GST_START_TEST (test_an_unbounded_pool_is_never_copied_from)
 
 GST_END_TEST;
 
+/* Behind a source that is not live (a file source, a decoder: the latency
+ * query upstream says not live), holding a pool's buffers is backpressure:
+ * downstream blocked, every buffer of a pool of 4 is referenced and the
+ * pool runs out, as behind queue. */
+GST_START_TEST (test_a_source_that_is_not_live_waits_for_its_pool)
+{
+  GstBufferPool *pool = tbq_pool_new (FRAME, 4);
+  TbqLink *l = link_new ();
+  guint k;
+
+  l->latency_live = FALSE;
+  tbq_link_start_held (l);
+  for (k = 0; k < 4; k++)
+    fail_unless_equals_int (tbq_link_push (l, take (pool, k)), GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 4);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-limit"),
+      G_MAXUINT64);
+  fail_unless_equals_int (count_free (pool, 4), 0);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 4);
+  for (k = 0; k < 4; k++)
+    check (tbq_link_buffer (l, k), k);
+  tbq_link_free (l);
+  tbq_pool_free (pool);
+}
+
+GST_END_TEST;
+
 /* Buffers of a second pool are counted on their own: the first pool's
  * buffers still queued do not count against it.  A flush forgets both. */
 GST_START_TEST (test_a_new_pool_is_counted_anew)
@@ -302,6 +339,7 @@ tbqueue_copy_rule_suite (void)
   tcase_add_test (tc, test_the_members_of_a_list_count_one_by_one);
   tcase_add_test (tc, test_an_unbounded_pool_is_never_copied_from);
   tcase_add_test (tc, test_a_new_pool_is_counted_anew);
+  tcase_add_test (tc, test_a_source_that_is_not_live_waits_for_its_pool);
   return s;
 }
 

@@ -84,6 +84,8 @@ GST_START_TEST (test_a_camera_pool_is_never_starved_by_a_blocked_consumer)
   guint k, taken;
 
   params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  /* A live source: a camera. */
+  l->latency_live = TRUE;
   tbq_link_start_held (l);
   for (taken = 0; taken < N_FRAMES; taken++) {
     GstBuffer *b = NULL;
@@ -141,6 +143,8 @@ GST_START_TEST (test_a_blocked_consumer_holds_at_most_half_the_pool)
   guint k;
 
   params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  /* A live source: a camera. */
+  l->latency_live = TRUE;
   tbq_link_start (l);
   tbq_link_hold (l);
   /* The src task waits for data: it signalled its underrun. */
@@ -229,6 +233,8 @@ GST_START_TEST (test_a_frame_too_large_to_copy_is_referenced_with_one_warning)
   gst_util_set_object_arg (G_OBJECT (l->element), "transfer",
       __i__ ? "auto" : "copy");
   gst_element_set_bus (l->element, bus);
+  /* A live source: a camera. */
+  l->latency_live = TRUE;
   tbq_link_start_held (l);
   for (k = 0; k < 8; k++) {
     GstBuffer *b = NULL;
@@ -289,6 +295,8 @@ GST_START_TEST (test_frames_up_to_8_mib_are_copied_with_the_default_properties)
 
   /* Copied, each frame is back in the pool when its push returns. */
   params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  /* A live source: a camera. */
+  l->latency_live = TRUE;
   tbq_link_start_held (l);
   for (k = 0; k <= n; k++) {
     fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b,
@@ -347,6 +355,8 @@ GST_START_TEST (test_a_frame_that_finds_the_sink_pool_full_leaks)
 
   gst_util_set_object_arg (G_OBJECT (l->element), "leaky", leaky);
   params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  /* A live source: a camera. */
+  l->latency_live = TRUE;
   tbq_link_start_held (l);
   for (k = 0; k < n; k++) {
     GstBuffer *b = NULL;

@@ -19,6 +19,7 @@
  *   holding the frame it was given (an encoder's hiccup).
  *   Frames: 614400 B (640x480 YUY2) and 4 MiB at 60 fps; sensor packets of
  *   2 KiB and 64 KiB at 1 kHz.
+ *   The upstream pad answers latency queries live, as v4l2src does.
  *   Limits: max-size-buffers=0 max-size-bytes=0 for every queue, the
  *   default max-size-time (1 s) with the frames' timestamps: the queue's
  *   own levels never refuse a frame during a 300 ms stall, so what is lost
@@ -174,7 +175,7 @@ check_counts (Cell * cell, GbLink * l)
 }
 
 /* tbqueue moved every frame the way its transfer mode says (the frames
- * belong to the camera's pool: auto copies those that would wait, and
+ * belong to the camera's pool: auto copies those past half of it, and
  * references the others), each counted once. */
 static void
 check_transfer (Cell * cell, GbLink * l)
@@ -199,6 +200,9 @@ run_cell (Cell * cell, const Params * p)
   GbLink *l = gb_link_new (cell->contender, LIMITS, cell->size,
       GB_ALLOC_FRESH, 0);
   Capture cap = { 0 };
+
+  /* A camera: live, as v4l2src says it is. */
+  gb_link_set_live (l);
   Stall stall = { 0 };
   GThread *th;
   gpointer item;

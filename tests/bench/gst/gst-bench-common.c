@@ -817,6 +817,24 @@ push_event (GbLink * l, GstEvent * ev)
     gb_die ("%s: event refused", l->contender->name);
 }
 
+static gboolean
+link_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GbLink *l = gst_pad_get_element_private (pad);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && l->live) {
+    gst_query_set_latency (query, TRUE, 0, GST_CLOCK_TIME_NONE);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+void
+gb_link_set_live (GbLink * l)
+{
+  l->live = TRUE;
+}
+
 GbLink *
 gb_link_new (const GbContender * c, const gchar * limits, gsize size,
     GbAlloc alloc, guint spin_loops)
@@ -834,6 +852,8 @@ gb_link_new (const GbContender * c, const gchar * limits, gsize size,
   pthread_cond_init (&l->cond, NULL);
   l->src = gst_pad_new ("src", GST_PAD_SRC);
   l->sink = gst_pad_new ("sink", GST_PAD_SINK);
+  gst_pad_set_element_private (l->src, l);
+  gst_pad_set_query_function (l->src, link_src_query);
   gst_pad_set_element_private (l->sink, l);
   gst_pad_set_chain_function (l->sink, link_chain);
   gst_pad_set_event_function (l->sink, link_sink_event);

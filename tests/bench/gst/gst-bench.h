@@ -267,6 +267,7 @@ struct _GbLink
 
   /* producer side (the pushing thread) */
   guint64 pushed;
+  gboolean live;                /* our src pad answers LATENCY: live */
 
   /* consumer side */
   guint spin_loops;             /* work per buffer */
@@ -299,6 +300,9 @@ void gb_record_latency (GbLink * link, GstBuffer * buf, guint64 seq,
     guint64 stamp, gpointer user_data);
 
 /* A contender instance in PLAYING with stream-start, caps and segment sent. */
+/* Make the link's upstream a live source (a camera): our src pad answers
+ * latency queries with live = TRUE.  Before the first buffer. */
+void gb_link_set_live (GbLink * link);
 GbLink *gb_link_new (const GbContender * c, const gchar * limits, gsize size,
     GbAlloc alloc, guint spin_loops);
 void gb_link_free (GbLink * link);
