@@ -304,9 +304,12 @@ sink_write_ref (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
   TBQ_ADD (tbq->counters.referenced, 1);
   tbq_writer_commit (tbq->writer);
   /* A pool's buffer goes back only once pushed: its owner may be waiting
-   * for it, so it ends a nap of the src task (no coalescing for it). */
+   * for it, so it ends a nap of the src task (no coalescing for it).
+   * Offered to the src task, which pulls it: the copy task is not woken
+   * for a record the src task takes anyway (one thread hop per frame, as
+   * with queue). */
   if (G_UNLIKELY (pooled))
-    tbq_writer_flush (tbq->writer);
+    tbq_writer_offer (tbq->writer);
   return GST_FLOW_OK;
 }
 

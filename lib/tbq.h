@@ -359,6 +359,15 @@ TBQ_API void tbq_writer_cancel (TbqWriter * w);
  * if it sleeps. */
 TBQ_API void tbq_writer_flush (TbqWriter * w);
 
+/* Publish everything written so far and offer it to the reader: a waiting
+ * reader (napping or not) is woken to take it, a busy one takes it before
+ * it next waits.  Unlike tbq_writer_flush() the copier is never woken for
+ * it: the records stay in the writer's current block until the reader
+ * pulls them or the block is handed off, one thread hop and one wake-up
+ * fewer per record while the reader keeps up.  With TBQ_WAKE_IMMEDIATE
+ * (every publish wakes the copier) it is tbq_writer_flush(). */
+TBQ_API void tbq_writer_offer (TbqWriter * w);
+
 /* Flush, then wait until the copier has moved everything this writer
  * published into the sink layer (TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED). */
 TBQ_API TbqStatus tbq_writer_sync (TbqWriter * w, int64_t timeout_ns);

@@ -99,6 +99,23 @@ tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy)
   return tbq_wake_copier (wake);
 }
 
+int
+tbq_wake_offered (TbqWake * wake, TbqWakePolicy policy)
+{
+  if (policy != TBQ_WAKE_ON_DEMAND)
+    return tbq_wake_flushed (wake, policy);
+  /* As a flush's pull request (the Dekker handshake with the waiting
+   * reader, top of this file): a reader seen BUSY stores its waiting state
+   * later, then finds these records, or the bumped key, and pulls them
+   * before it sleeps.  No pickup request: the records wait in the
+   * writer's current block for that pull (or the block's hand-off). */
+  atomic_fetch_add_explicit (&wake->pull_seq, 1, memory_order_relaxed);
+  atomic_thread_fence (memory_order_seq_cst);
+  if (wake_reader_state (wake) != TBQ_READER_BUSY)
+    return tbq_event_notify (&wake->reader_ev);
+  return 0;
+}
+
 void
 tbq_pickup_init (TbqPickup * p)
 {

@@ -120,6 +120,10 @@ int tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy,
  * or not.  Returns the wake-ups it made. */
 int tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy);
 
+/* tbq_writer_offer(): everything published is for the reader now, napping
+ * or not; the copier is left alone.  Returns the wake-ups it made. */
+int tbq_wake_offered (TbqWake * wake, TbqWakePolicy policy);
+
 /* Ask the copier to move the writers' current blocks too (flush, sync,
  * close, a reader that could not pull). */
 static inline void

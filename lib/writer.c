@@ -550,6 +550,15 @@ tbq_writer_flush (TbqWriter * w)
   tbq_writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
 }
 
+void
+tbq_writer_offer (TbqWriter * w)
+{
+  if (w == NULL)
+    return;
+  writer_publish (w);
+  tbq_writer_woke (w, tbq_wake_offered (w->wake, w->wake_policy));
+}
+
 typedef struct
 {
   TbqWriter *w;

@@ -434,6 +434,55 @@ a_writer_short_of_blocks_ends_a_nap_through_the_copier (void)
   nap_fixture_close (&n);
 }
 
+/* tbq_writer_offer() ends a nap as a flush does: the record arrives long
+ * before the deadline, the nap counted as ended early. */
+static void
+an_offer_ends_a_nap (void)
+{
+  NapFixture n;
+
+  nap_fixture_open (&n, 4096);
+  CHECK_OK (write_seq (n.f.w, 0, n.written++));
+  tbq_writer_offer (n.f.w);
+  WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
+  CHECK_EQ (stats_of (n.f.q).reader_naps_woken, 1);
+  nap_fixture_close (&n);
+}
+
+/* An offer is for the reader: the copier is not asked for the writer's
+ * current block (a copier pass moves nothing), and the reader, when it
+ * waits, pulls the records itself.  A flush, by contrast, has the copier
+ * move them (check_current_block_pickup). */
+static void
+an_offer_leaves_the_current_block_to_the_reader (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqRecord rec;
+  uint64_t i;
+  int step;
+
+  small_config (&cfg, 256);
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_writer_new (q, &w));
+  CHECK_OK (tbq_reader_new (q, &r));
+  for (i = 0; i < 3; i++)
+    CHECK_OK (write_seq (w, 0, i));
+  tbq_writer_offer (w);
+  for (step = 0; step < 4; step++)
+    tbq_copier_step (q, 0);
+  CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_EMPTY);
+  CHECK_EQ (stats_of (q).bytes_copied, 0);
+  for (i = 0; i < 3; i++) {
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK_EQ (record_seq (&rec), i);
+  }
+  tbq_queue_free (q, NULL, NULL);
+}
+
 static void
 interrupt_ends_a_nap (void)
 {
@@ -558,6 +607,8 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (on_demand_wake_delivers_a_quiet_record_to_a_waiting_reader),
     TAP_TEST (coalescing_delivers_a_quiet_record_to_a_waiting_reader),
     TAP_TEST (on_demand_wake_moves_records_when_the_reader_starts_waiting),
+    TAP_TEST (an_offer_ends_a_nap),
+    TAP_TEST (an_offer_leaves_the_current_block_to_the_reader),
     TAP_TEST (publishing_makes_no_wake_up_while_the_reader_naps),
     TAP_TEST (a_writer_short_of_blocks_ends_a_nap_through_the_copier),
     TAP_TEST (interrupt_ends_a_nap),
