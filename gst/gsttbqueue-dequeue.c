@@ -87,29 +87,27 @@ gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item)
 
 /* ---- the upstream pool's buffers (the copy rule: gsttbqueue-sink.c) ---- */
 
-/* qlock: how many buffers of the pool the copy rule counts `data` holds
- * (a buffer or a buffer list; 0 for anything else).  Copies never belong
- * to a pool. */
+/* qlock: how many pool buffers `data` holds (a buffer or a buffer list;
+ * 0 for anything else): every one was counted in when it was written by
+ * reference, and copies never belong to a pool.  Taken before anything
+ * may replace a buffer (a DISCONT flag on a shared one makes a copy). */
 guint
 gst_tbqueue_locked_pool_buffers (GstTbQueue * tbq, GstMiniObject * data)
 {
-  GstBufferPool *pool = tbq->held_pool;
   guint i, n, held = 0;
 
-  if (pool == NULL)
-    return 0;
   if (GST_IS_BUFFER (data))
-    return GST_BUFFER_CAST (data)->pool == pool;
+    return GST_BUFFER_CAST (data)->pool != NULL;
   if (!GST_IS_BUFFER_LIST (data))
     return 0;
   n = gst_buffer_list_length (GST_BUFFER_LIST_CAST (data));
   for (i = 0; i < n; i++)
-    held += gst_buffer_list_get (GST_BUFFER_LIST_CAST (data), i)->pool == pool;
+    held += gst_buffer_list_get (GST_BUFFER_LIST_CAST (data), i)->pool != NULL;
   return held;
 }
 
-/* qlock: `n` buffers of the counted pool were pushed or dropped: the
- * element no longer holds them. */
+/* qlock: `n` pool buffers were pushed or dropped: the element no longer
+ * holds them. */
 void
 gst_tbqueue_locked_pool_release (GstTbQueue * tbq, guint n)
 {

@@ -317,22 +317,25 @@ struct _GstTbQueue
   _Atomic guint64 peak_buffers;
   _Atomic guint64 peak_bytes;
   _Atomic guint64 peak_time;
-  /* How many of the upstream buffer pool's buffers the element holds
-   * (transfer=auto copies a pool's buffer that would take it past
+  /* How many pool buffers the element holds by reference, whatever their
+   * pool (transfer=auto copies a pool's buffer that would take it past
    * pool_cap: gsttbqueue-sink.c, "the copy rule").  held_pool is the pool
-   * of the last pool buffer that came in, never dereferenced but by the
-   * upstream thread while it holds one of its buffers; written by the
-   * upstream thread under qlock, read by it unlocked and by qlock holders.
-   * pool_refs_in: the upstream thread's, its buffers written by
-   * reference; pool_refs_out: qlock's, those of them pushed (counted when
-   * the push returns) or dropped.  Held = in - out: the reader's relaxed
-   * load of pool_refs_out may be stale, which is lower and only costs a
-   * copy.  Both start equal for each new pool and after a flush. */
+   * of the last pool buffer that came in, whose limit pool_cap is; never
+   * dereferenced but by the upstream thread while it holds one of its
+   * buffers; written with pool_cap under qlock by the upstream thread
+   * (which reads both unlocked), read by qlock holders.  pool_refs_in:
+   * the upstream thread's, its pool buffers written by reference;
+   * pool_refs_out: qlock's, pool buffers pushed (counted when the push
+   * returns) or dropped.  Held = in - out: the reader's relaxed load of
+   * pool_refs_out may be stale, which is lower and only costs a copy.
+   * Both made equal by a flush (nothing held then). */
   GstBufferPool *held_pool;
   _Atomic gint64 pool_cap;      /* the upstream thread's: at most this many
                                  * held (G_MAXINT64: unbounded pool) */
-  gboolean pool_config_stale;   /* upstream thread: caps changed, read the
-                                 * pool's config again */
+  gboolean pool_config_stale;   /* caps changed, read the pool's config
+                                 * again: under the sink pad's stream lock
+                                 * (set by a CAPS event, read by the chain
+                                 * functions) */
   _Atomic guint64 pool_refs_in;
   _Atomic guint64 pool_refs_out;
 

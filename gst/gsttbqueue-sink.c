@@ -81,11 +81,13 @@ sink_reserve (GstTbQueue * tbq, guint16 type, guint32 size, void **data,
  * buffers at a time and copies nothing; the copy is paid only behind a
  * consumer that fell behind, where it buys the owner its buffer.
  *
- * Counted per pool: the pool of the last pool buffer that came in.  A
- * buffer of another pool starts a new count (the first pool's buffers
- * still queued no longer count against the new one).  The pool's config
- * and upstream's liveness are read when a pool is counted, and again
- * after new caps. */
+ * Counted over every pool: the count is of all the pool buffers the
+ * element holds by reference, whatever their pool, and the limit is that
+ * of the pool of the last pool buffer that came in (its config and
+ * upstream's liveness are read when that pool changes, and again after
+ * new caps).  A buffer of another pool, or of a pool that comes back
+ * (two sources through a funnel), never makes the count forget one that
+ * is still held: it can only count too many (a copy), never too few. */
 
 /* Upstream thread, no lock held: whether upstream is live (its answer to
  * a latency query; no answer: not live, as queue assumes nothing). */
@@ -118,29 +120,27 @@ sink_pool_cap (GstTbQueue * tbq, GstBufferPool * pool)
   return max_buffers / 2;
 }
 
-/* Upstream thread: a buffer of `pool` came in, a pool other than the one
- * counted (or caps changed): count that pool's buffers from now on, and
- * read how many the element may hold. */
+/* Upstream thread: a buffer of `pool` came in, a pool other than the
+ * last one (or caps changed): read how many buffers the element may hold
+ * behind it.  Under qlock with the pool, so that the stats read a pool
+ * with its own limit. */
 static G_NO_INLINE void
 sink_adopt_pool (GstTbQueue * tbq, GstBufferPool * pool)
 {
   gint64 cap = sink_pool_cap (tbq, pool);
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
-  if (pool != tbq->held_pool) {
-    tbq->held_pool = pool;
-    TBQ_STORE (tbq->pool_refs_out, TBQ_LOAD (tbq->pool_refs_in));
-  }
-  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  tbq->held_pool = pool;
   TBQ_STORE (tbq->pool_cap, cap);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   tbq->pool_config_stale = FALSE;
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "buffers of pool %" GST_PTR_FORMAT
       " come in: holding at most %" G_GINT64_FORMAT " of them", pool, cap);
 }
 
-/* Upstream thread: how many buffers of the counted pool the element
- * holds.  A stale pool_refs_out is lower: the answer is then higher,
- * which only costs a copy. */
+/* Upstream thread: how many pool buffers the element holds by reference.
+ * A stale pool_refs_out is lower: the answer is then higher, which only
+ * costs a copy. */
 static inline gint64
 sink_pool_held (GstTbQueue * tbq)
 {
@@ -161,15 +161,14 @@ sink_pool_would_starve (GstTbQueue * tbq, GstBufferPool * pool)
 /* Upstream thread: `buffer` is about to be written by reference; one more
  * held if it belongs to a pool (in every transfer mode, for the stats).
  * Before its record is published, so that the src side never counts it
- * out before it was counted in. */
+ * out before it was counted in: it counts out every buffer with a pool
+ * that leaves (gst_tbqueue_locked_pool_buffers), and only referenced
+ * buffers have one. */
 static inline void
 sink_count_ref (GstTbQueue * tbq, GstBuffer * buffer)
 {
-  if (buffer->pool == NULL)
-    return;
-  if (G_UNLIKELY (buffer->pool != tbq->held_pool || tbq->pool_config_stale))
-    sink_adopt_pool (tbq, buffer->pool);
-  TBQ_ADD (tbq->pool_refs_in, 1);
+  if (buffer->pool != NULL)
+    TBQ_ADD (tbq->pool_refs_in, 1);
 }
 
 /* Whether the transfer mode wants `buffer` copied: copy always; auto when
@@ -413,6 +412,7 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
     guint * written)
 {
   GstFlowReturn ret = GST_FLOW_OK;
+  gboolean pooled = FALSE;
   TbqSession s;
   guint i;
 
@@ -431,10 +431,15 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
       gst_tbq_record_plan_clear (&r);
       break;
     }
+    if (r.type == GST_TBQ_RECORD_BUFFER_REF && buffer->pool != NULL)
+      pooled = TRUE;
     sink_fill_record (tbq, rec, &r,
         r.type == GST_TBQ_RECORD_BUFFER_REF ? gst_buffer_ref (buffer) : buffer);
   }
   tbq_session_end (&s);
+  /* A pool's buffers end a nap of the src task, as sink_write_ref's. */
+  if (G_UNLIKELY (pooled))
+    tbq_writer_offer (tbq->writer);
   *written = i;
   return ret;
 }

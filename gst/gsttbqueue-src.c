@@ -153,7 +153,10 @@ static GstFlowReturn
 locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
 {
   GstFlowReturn result;
-  guint pooled;
+  /* Still held while downstream has them in the push (the copy rule);
+   * counted first: the DISCONT flag may replace a shared buffer by a
+   * copy, which has no pool. */
+  guint pooled = gst_tbqueue_locked_pool_buffers (tbq, data);
 
   if (G_UNLIKELY (tbq->head_needs_discont)) {
     if (GST_IS_BUFFER (data)) {
@@ -170,8 +173,6 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
     }
     tbq->head_needs_discont = FALSE;
   }
-  /* Still held while downstream has it in the push (the copy rule). */
-  pooled = gst_tbqueue_locked_pool_buffers (tbq, data);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (GST_IS_BUFFER (data))
     result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));

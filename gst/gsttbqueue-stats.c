@@ -54,13 +54,14 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   n->peak_time = MAX (TBQ_LOAD (tbq->peak_time), n->level_time);
   /* pool_refs_out is qlock's: in - out is a count that really was (in is
    * bumped before the record it counts is published). */
-  if (tbq->held_pool != NULL) {
+  {
     gint64 held = (gint64) (TBQ_LOAD (tbq->pool_refs_in)
         - TBQ_LOAD (tbq->pool_refs_out));
     gint64 cap = TBQ_LOAD (tbq->pool_cap);
 
     n->pool_held = MAX (held, 0);
-    n->pool_limit = cap == G_MAXINT64 ? G_MAXUINT64 : (guint64) cap;
+    if (tbq->held_pool != NULL)
+      n->pool_limit = cap == G_MAXINT64 ? G_MAXUINT64 : (guint64) cap;
   }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
@@ -133,15 +134,16 @@ static const Field fields[] = {
   FIELD_U64 ("referenced-too-large", referenced_too_large,
       "Of them: larger than the sink pool can hold"),
   FIELD_U64 ("pool-buffers-held", pool_held,
-      "Buffers of the upstream buffer pool (the pool of the last pool "
-      "buffer that came in) the element holds by reference: queued, and "
-      "the one downstream has inside the src task's push"),
+      "Buffers of upstream buffer pools (any pool) the element holds by "
+      "reference: queued, and those downstream has inside the src task's "
+      "push"),
   FIELD_U64 ("pool-buffers-limit", pool_limit,
-      "How many of them the element holds at most behind a live source: "
-      "half the pool's `max-buffers`, rounded down; a pool buffer that would be one more is "
-      "copied (`transfer=auto`); G_MAXUINT64 when nothing is copied for it "
-      "(a source that is not live, an unbounded pool), 0 before any pool "
-      "buffer came in"),
+      "How many of them `transfer=auto` holds at most: half the "
+      "`max-buffers` of the pool of the last pool buffer that came in, "
+      "rounded down, behind a live source; a pool buffer that would be one "
+      "more is copied.  G_MAXUINT64 when nothing is copied (a source that "
+      "is not live, an unbounded pool), 0 before any pool buffer came in "
+      "(or with another transfer mode)"),
   FIELD_U64 ("dropped-upstream", dropped_upstream,
       "Buffers leaked by `leaky=upstream`"),
   FIELD_U64 ("dropped-downstream", dropped_downstream,

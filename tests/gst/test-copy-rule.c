@@ -8,7 +8,8 @@
  *    exactly min (pushed, N / 2) of them;
  *  - downstream keeping up: no pool buffer is copied;
  *  - the members of a buffer list count one by one;
- *  - an unbounded pool is never copied from; a new pool is counted anew;
+ *  - an unbounded pool is never copied from; the buffers of every pool
+ *    count together (a new pool never makes the count forget one);
  *  - behind a source that is not live nothing is copied: its owner waits
  *    for its pool, as behind queue.
  *
@@ -287,9 +288,11 @@ GST_START_TEST (test_a_source_that_is_not_live_waits_for_its_pool)
 
 GST_END_TEST;
 
-/* Buffers of a second pool are counted on their own: the first pool's
- * buffers still queued do not count against it.  A flush forgets both. */
-GST_START_TEST (test_a_new_pool_is_counted_anew)
+/* Buffers of every pool count together, against the limit of the pool
+ * of the last pool buffer: a second pool never makes the count forget
+ * the first pool's buffers still held, so neither pool gets fewer free
+ * buffers than the rule promises.  A flush forgets the count. */
+GST_START_TEST (test_the_buffers_of_every_pool_count_together)
 {
   GstBufferPool *a = tbq_pool_new (FRAME, 4), *b = tbq_pool_new (FRAME, 6);
   TbqLink *l = link_new ();
@@ -300,14 +303,19 @@ GST_START_TEST (test_a_new_pool_is_counted_anew)
     fail_unless_equals_int (tbq_link_push (l, take (a, k)), GST_FLOW_OK);
   fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 2);
   fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 1);
+  /* b's limit is 3: one more of b's is referenced, the other four copied. */
   for (k = 3; k < 8; k++)
     fail_unless_equals_int (tbq_link_push (l, take (b, k)), GST_FLOW_OK);
-  /* Three of b's referenced (half of 6), two copied. */
   fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 3);
   fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-limit"), 3);
-  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 3);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 5);
   fail_unless_equals_int (count_free (a, 4), 2);
-  fail_unless_equals_int (count_free (b, 6), 3);
+  fail_unless_equals_int (count_free (b, 6), 5);
+  /* a again (two sources through a funnel): still 3 held, a's limit 2. */
+  fail_unless_equals_int (tbq_link_push (l, take (a, 8)), GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 3);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 6);
+  fail_unless_equals_int (count_free (a, 4), 2);
   /* A flush drops what is queued and forgets the count. */
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
@@ -320,6 +328,73 @@ GST_START_TEST (test_a_new_pool_is_counted_anew)
   tbq_link_free (l);
   tbq_pool_free (a);
   tbq_pool_free (b);
+}
+
+GST_END_TEST;
+
+/* A buffer of the first pool downstream holds inside the push while a
+ * second pool's buffers come in still counts: pool b (4 buffers, limit 2)
+ * gets one reference beside it, then copies. */
+GST_START_TEST (test_a_buffer_in_the_push_counts_across_a_new_pool)
+{
+  GstBufferPool *a = tbq_pool_new (FRAME, 4), *b = tbq_pool_new (FRAME, 4);
+  TbqLink *l = link_new ();
+  guint k;
+
+  tbq_link_start (l);
+  tbq_link_hold (l);
+  fail_unless_equals_int (tbq_link_push (l, take (a, 0)), GST_FLOW_OK);
+  tbq_link_wait_holding (l);
+  for (k = 1; k < 5; k++)
+    fail_unless_equals_int (tbq_link_push (l, take (b, k)), GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 2);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-referenced"), 2);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "buffers-copied"), 3);
+  fail_unless_equals_int (count_free (b, 4), 3);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 5);
+  for (k = 0; k < 5; k++)
+    check (tbq_link_buffer (l, k), k);
+  wait_held (l->element, 0);
+  tbq_link_free (l);
+  tbq_pool_free (a);
+  tbq_pool_free (b);
+}
+
+GST_END_TEST;
+
+/* leaky=downstream leaks the oldest buffer; the next one pushed is marked
+ * DISCONT, and a buffer someone else holds too (a tee upstream) is made
+ * writable by a copy, which has no pool: the buffer it replaces still
+ * counts out.  Once everything is pushed nothing is held. */
+GST_START_TEST (test_a_discont_copy_after_a_leak_leaves_nothing_held)
+{
+  GstBufferPool *pool = tbq_pool_new (FRAME, 8);
+  TbqLink *l = link_new ();
+  GstBuffer *mine[3];
+  guint k;
+
+  g_object_set (l->element, "max-size-buffers", 2, NULL);
+  gst_util_set_object_arg (G_OBJECT (l->element), "leaky", "downstream");
+  tbq_link_start_held (l);
+  for (k = 0; k < 3; k++) {
+    mine[k] = take (pool, k);
+    fail_unless_equals_int (tbq_link_push (l, gst_buffer_ref (mine[k])),
+        GST_FLOW_OK);
+  }
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-downstream"), 1);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "pool-buffers-held"), 2);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 2);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (tbq_link_buffer (l, 0),
+          GST_BUFFER_FLAG_DISCONT));
+  check (tbq_link_buffer (l, 0), 1);
+  check (tbq_link_buffer (l, 1), 2);
+  wait_held (l->element, 0);
+  for (k = 0; k < 3; k++)
+    gst_buffer_unref (mine[k]);
+  tbq_link_free (l);
+  tbq_pool_free (pool);
 }
 
 GST_END_TEST;
@@ -338,7 +413,9 @@ tbqueue_copy_rule_suite (void)
       G_N_ELEMENTS (pool_sizes) - 1);
   tcase_add_test (tc, test_the_members_of_a_list_count_one_by_one);
   tcase_add_test (tc, test_an_unbounded_pool_is_never_copied_from);
-  tcase_add_test (tc, test_a_new_pool_is_counted_anew);
+  tcase_add_test (tc, test_the_buffers_of_every_pool_count_together);
+  tcase_add_test (tc, test_a_discont_copy_after_a_leak_leaves_nothing_held);
+  tcase_add_test (tc, test_a_buffer_in_the_push_counts_across_a_new_pool);
   tcase_add_test (tc, test_a_source_that_is_not_live_waits_for_its_pool);
   return s;
 }

@@ -466,10 +466,12 @@ GST_START_TEST (test_auto_copies_a_live_pools_buffer_that_would_starve_it)
 
 GST_END_TEST;
 
-/* A buffer of a pool pushed into an empty queue whose src task waits for
- * data is pushed at once: it is referenced, and the same GstBuffer arrives
- * downstream (which gives it back to the pool when done with it).  Each
- * buffer is pushed only when the src task is idle again after the last. */
+/* A live source's pool buffer pushed into an empty queue whose src task
+ * waits for data (so the element holds none of the pool: the last push
+ * has returned) is within half the pool (3 buffers: 1): it is referenced,
+ * and the same GstBuffer arrives downstream (which gives it back to the
+ * pool when done with it).  Each buffer is pushed only when the src task
+ * is idle again after the last. */
 GST_START_TEST (test_auto_references_a_pooled_buffer_an_idle_queue_pushes)
 {
   gsize size = pooled_sizes[__i__];
@@ -477,6 +479,7 @@ GST_START_TEST (test_auto_references_a_pooled_buffer_an_idle_queue_pushes)
   GstBufferPool *pool = tbq_pool_new (size, 3);
   guint k;
 
+  l->latency_live = TRUE;
   tbq_link_start (l);
   for (k = 0; k < 3; k++) {
     GstBuffer *b = pooled_buffer (pool, size, (guint8) k);
