@@ -82,38 +82,28 @@ tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy, uint64_t sealed,
 }
 
 int
-tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy)
+tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy, bool reader_only)
 {
   if (policy == TBQ_WAKE_ON_DEMAND) {
     /* The pull request stays pending when the reader is busy: it pulls
-     * before its next nap.  Relaxed: as in wake_ask_reader(). */
+     * before its next nap (the Dekker handshake with the waiting reader,
+     * top of this file: a reader seen BUSY stores its waiting state later,
+     * then finds these records, or the bumped key).  Relaxed: as in
+     * wake_ask_reader(). */
     atomic_fetch_add_explicit (&wake->pull_seq, 1, memory_order_relaxed);
     /* Seq_cst fence: the publish before the state load (as a publish). */
     atomic_thread_fence (memory_order_seq_cst);
     if (wake_reader_state (wake) != TBQ_READER_BUSY)
       return tbq_event_notify (&wake->reader_ev);
+    /* An offer: the records wait in the writer's current block for the
+     * reader's pull (or the block's hand-off). */
+    if (reader_only)
+      return 0;
   }
   /* Nobody waits for the records: the copier moves them, current block
    * included. */
   tbq_wake_request_pickup (wake);
   return tbq_wake_copier (wake);
-}
-
-int
-tbq_wake_offered (TbqWake * wake, TbqWakePolicy policy)
-{
-  if (policy != TBQ_WAKE_ON_DEMAND)
-    return tbq_wake_flushed (wake, policy);
-  /* As a flush's pull request (the Dekker handshake with the waiting
-   * reader, top of this file): a reader seen BUSY stores its waiting state
-   * later, then finds these records, or the bumped key, and pulls them
-   * before it sleeps.  No pickup request: the records wait in the
-   * writer's current block for that pull (or the block's hand-off). */
-  atomic_fetch_add_explicit (&wake->pull_seq, 1, memory_order_relaxed);
-  atomic_thread_fence (memory_order_seq_cst);
-  if (wake_reader_state (wake) != TBQ_READER_BUSY)
-    return tbq_event_notify (&wake->reader_ev);
-  return 0;
 }
 
 void

@@ -117,12 +117,10 @@ int tbq_wake_handed_off (TbqWake * wake, TbqWakePolicy policy,
     uint64_t sealed, uint64_t threshold);
 
 /* tbq_writer_flush(): everything published must be delivered now, napping
- * or not.  Returns the wake-ups it made. */
-int tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy);
-
-/* tbq_writer_offer(): everything published is for the reader now, napping
- * or not; the copier is left alone.  Returns the wake-ups it made. */
-int tbq_wake_offered (TbqWake * wake, TbqWakePolicy policy);
+ * or not.  `reader_only` (tbq_writer_offer()): with on-demand wake it is
+ * for the reader only, the copier is left alone.  Returns the wake-ups it
+ * made. */
+int tbq_wake_flushed (TbqWake * wake, TbqWakePolicy policy, bool reader_only);
 
 /* Ask the copier to move the writers' current blocks too (flush, sync,
  * close, a reader that could not pull). */

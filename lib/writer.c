@@ -541,22 +541,26 @@ tbq_writer_write (TbqWriter * w, uint16_t type, const void *data, uint32_t size)
   return TBQ_OK;
 }
 
-void
-tbq_writer_flush (TbqWriter * w)
+static void
+writer_flush (TbqWriter * w, bool reader_only)
 {
   if (w == NULL)
     return;
   writer_publish (w);
-  tbq_writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy));
+  tbq_writer_woke (w, tbq_wake_flushed (w->wake, w->wake_policy,
+          reader_only));
+}
+
+void
+tbq_writer_flush (TbqWriter * w)
+{
+  writer_flush (w, false);
 }
 
 void
 tbq_writer_offer (TbqWriter * w)
 {
-  if (w == NULL)
-    return;
-  writer_publish (w);
-  tbq_writer_woke (w, tbq_wake_offered (w->wake, w->wake_policy));
+  writer_flush (w, true);
 }
 
 typedef struct
