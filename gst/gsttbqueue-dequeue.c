@@ -85,14 +85,14 @@ gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item)
   return TRUE;
 }
 
-/* ---- the upstream pool's buffers (the copy rule: gsttbqueue-sink.c) ---- */
+/* ---- pool buffers held (the copy rule: gsttbqueue-sink.c) ---- */
 
-/* qlock: how many pool buffers `data` holds (a buffer or a buffer list;
+/* How many pool buffers `data` holds (a buffer or a buffer list;
  * 0 for anything else): every one was counted in when it was written by
  * reference, and copies never belong to a pool.  Taken before anything
  * may replace a buffer (a DISCONT flag on a shared one makes a copy). */
 guint
-gst_tbqueue_locked_pool_buffers (GstTbQueue * tbq, GstMiniObject * data)
+gst_tbqueue_pool_buffers (GstMiniObject * data)
 {
   guint i, n, held = 0;
 
@@ -144,7 +144,7 @@ gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
     GST_TBQUEUE_BROADCAST (tbq, query_handled);
   } else {
     gst_tbqueue_locked_pool_release (tbq,
-        gst_tbqueue_locked_pool_buffers (tbq, item));
+        gst_tbqueue_pool_buffers (item));
     gst_mini_object_unref (item);
   }
 }

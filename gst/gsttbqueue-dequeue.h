@@ -30,7 +30,7 @@ gboolean gst_tbqueue_locked_take_item (GstTbQueue * tbq, GstTbqItem * item);
 gboolean gst_tbqueue_locked_peek_position (GstTbQueue * tbq,
     guint32 * position);
 GstBufferList *gst_tbqueue_locked_remove_partial (GstTbQueue * tbq);
-guint gst_tbqueue_locked_pool_buffers (GstTbQueue * tbq, GstMiniObject * data);
+guint gst_tbqueue_pool_buffers (GstMiniObject * data);
 void gst_tbqueue_locked_pool_release (GstTbQueue * tbq, guint n);
 void gst_tbqueue_locked_drop_item (GstTbQueue * tbq, GstMiniObject * item,
     gboolean flushing);

@@ -162,7 +162,7 @@ sink_pool_would_starve (GstTbQueue * tbq, GstBufferPool * pool)
  * held if it belongs to a pool (in every transfer mode, for the stats).
  * Before its record is published, so that the src side never counts it
  * out before it was counted in: it counts out every buffer with a pool
- * that leaves (gst_tbqueue_locked_pool_buffers), and only referenced
+ * that leaves (gst_tbqueue_pool_buffers), and only referenced
  * buffers have one. */
 static inline void
 sink_count_ref (GstTbQueue * tbq, GstBuffer * buffer)

@@ -112,7 +112,7 @@ locked_after_eos (GstTbQueue * tbq, GstMiniObject * data)
     gst_tbqueue_locked_drop_item (tbq, data, FALSE);
   else {
     gst_tbqueue_locked_pool_release (tbq,
-        gst_tbqueue_locked_pool_buffers (tbq, data));
+        gst_tbqueue_pool_buffers (data));
     gst_mini_object_unref (data);
   }
   return NULL;
@@ -156,7 +156,7 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
   /* Still held while downstream has them in the push (the copy rule);
    * counted first: the DISCONT flag may replace a shared buffer by a
    * copy, which has no pool. */
-  guint pooled = gst_tbqueue_locked_pool_buffers (tbq, data);
+  guint pooled = gst_tbqueue_pool_buffers (data);
 
   if (G_UNLIKELY (tbq->head_needs_discont)) {
     if (GST_IS_BUFFER (data)) {
