@@ -169,8 +169,8 @@ gst_tbqueue_reset_levels (GstTbQueue * tbq)
   TBQ_STORE (tbq->out_buffers, 0);
   TBQ_STORE (tbq->out_bytes, 0);
   TBQ_STORE (tbq->out_items, 0);
-  /* The upstream pool's buffers: none held any more; the next one that
-   * comes in has its pool's size read again. */
+  /* Pool buffers: none held any more; the next one that comes in has its
+   * pool's size read again. */
   tbq->held_pool = NULL;
   TBQ_STORE (tbq->pool_refs_out, TBQ_LOAD (tbq->pool_refs_in));
   TBQ_STORE (tbq->tail_is_buffer, FALSE);

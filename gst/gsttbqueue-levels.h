@@ -35,6 +35,18 @@ gst_tbqueue_level_bytes (GstTbQueue * tbq)
   return in > out ? in - out : 0;
 }
 
+/* Pool buffers the element holds by reference (the copy rule,
+ * gsttbqueue-sink.c).  A stale pool_refs_out is lower: the count is then
+ * higher, which only costs a copy. */
+static inline guint64
+gst_tbqueue_pool_buffers_held (GstTbQueue * tbq)
+{
+  guint64 out = TBQ_LOAD (tbq->pool_refs_out);
+  guint64 in = TBQ_LOAD (tbq->pool_refs_in);
+
+  return in > out ? in - out : 0;
+}
+
 static inline guint64
 gst_tbqueue_level_time (GstTbQueue * tbq)
 {

@@ -138,16 +138,6 @@ sink_adopt_pool (GstTbQueue * tbq, GstBufferPool * pool)
       " come in: holding at most %" G_GINT64_FORMAT " of them", pool, cap);
 }
 
-/* Upstream thread: how many pool buffers the element holds by reference.
- * A stale pool_refs_out is lower: the answer is then higher, which only
- * costs a copy. */
-static inline gint64
-sink_pool_held (GstTbQueue * tbq)
-{
-  return (gint64) (TBQ_LOAD (tbq->pool_refs_in)
-      - TBQ_LOAD (tbq->pool_refs_out));
-}
-
 /* Upstream thread: whether holding one more buffer of `pool` would take
  * the element past what the rule allows. */
 static inline gboolean
@@ -155,7 +145,8 @@ sink_pool_would_starve (GstTbQueue * tbq, GstBufferPool * pool)
 {
   if (G_UNLIKELY (pool != tbq->held_pool || tbq->pool_config_stale))
     sink_adopt_pool (tbq, pool);
-  return sink_pool_held (tbq) + 1 > TBQ_LOAD (tbq->pool_cap);
+  return (gint64) gst_tbqueue_pool_buffers_held (tbq) + 1
+      > TBQ_LOAD (tbq->pool_cap);
 }
 
 /* Upstream thread: `buffer` is about to be written by reference; one more

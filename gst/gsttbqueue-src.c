@@ -108,13 +108,11 @@ locked_after_eos (GstTbQueue * tbq, GstMiniObject * data)
   }
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "dropping %" GST_PTR_FORMAT
       " after EOS", data);
-  if (GST_IS_QUERY (data))
+  /* An event is only unreffed (not kept as sticky, as drop_item would). */
+  if (GST_IS_EVENT (data))
+    gst_event_unref (GST_EVENT_CAST (data));
+  else
     gst_tbqueue_locked_drop_item (tbq, data, FALSE);
-  else {
-    gst_tbqueue_locked_pool_release (tbq,
-        gst_tbqueue_pool_buffers (data));
-    gst_mini_object_unref (data);
-  }
   return NULL;
 }
 

@@ -54,14 +54,11 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   n->peak_time = MAX (TBQ_LOAD (tbq->peak_time), n->level_time);
   /* pool_refs_out is qlock's: in - out is a count that really was (in is
    * bumped before the record it counts is published). */
-  {
-    gint64 held = (gint64) (TBQ_LOAD (tbq->pool_refs_in)
-        - TBQ_LOAD (tbq->pool_refs_out));
+  n->pool_held = gst_tbqueue_pool_buffers_held (tbq);
+  if (tbq->held_pool != NULL) {
     gint64 cap = TBQ_LOAD (tbq->pool_cap);
 
-    n->pool_held = MAX (held, 0);
-    if (tbq->held_pool != NULL)
-      n->pool_limit = cap == G_MAXINT64 ? G_MAXUINT64 : (guint64) cap;
+    n->pool_limit = cap == G_MAXINT64 ? G_MAXUINT64 : (guint64) cap;
   }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
