@@ -103,6 +103,14 @@ tbq_block_reset (TbqBlock * b)
   atomic_store_explicit (&b->next, NULL, memory_order_relaxed);
 }
 
+/* A spill run's marker (spill.h): a header-only block of no pool, linked
+ * into the sink chain where a run began; its `published` stays 0. */
+static inline bool
+tbq_block_is_marker (const TbqBlock * b)
+{
+  return b->pool == NULL && b->extents == NULL;
+}
+
 static inline const TbqRecordHeader *
 tbq_record_at (const unsigned char *p)
 {

@@ -82,6 +82,8 @@ tbq_copier_publish_sink (TbqCopier * c)
   /* Release: the copied bytes before the offset that covers them. */
   atomic_store_explicit (&c->sink_cur->published, off, memory_order_release);
   tbq_wake_sink_published (c->wake);
+  if (TBQ_UNLIKELY (c->spill != NULL))
+    tbq_spill_notify (c->spill);
 }
 
 static bool
@@ -120,7 +122,11 @@ static TbqStatus
 copier_next_sink (TbqCopier * c, bool pulling)
 {
   TbqBlock *old = c->sink_cur;
-  TbqBlock *nb;
+  TbqBlock *nb, *link;
+  /* Past the spill mark the blocks from here on go to the spill thread
+   * (spill.h); a pulling reader leaves that to the copier. */
+  bool run = TBQ_UNLIKELY (c->spill != NULL) && !pulling
+      && tbq_spill_wants_run (c->spill);
   TbqStatus st = tbq_pool_take (c->sink, !pulling, &nb);
   uint32_t old_len;
 
@@ -136,13 +142,18 @@ copier_next_sink (TbqCopier * c, bool pulling)
   old_len = (uint32_t) (c->spos - old->data);
   tbq_block_reset (nb);
   copier_start_sink (c, nb);
+  link = nb;
+  if (run && (link = tbq_spill_begin_run (c->spill, nb)) == NULL)
+    link = nb;                  /* no memory for a marker: no run */
   /* Final length of the old block (release: its bytes before it). */
   atomic_store_explicit (&old->published, old_len, memory_order_release);
-  /* Release: the final `published` and nb's reset and references before
-   * the link (this store seals the block). */
-  atomic_store_explicit (&old->next, nb, memory_order_release);
+  /* Release: the final `published` and nb's reset and references (or the
+   * marker's) before the link (this store seals the block). */
+  atomic_store_explicit (&old->next, link, memory_order_release);
   tbq_block_unref (old);
   tbq_wake_sink_published (c->wake);
+  if (TBQ_UNLIKELY (c->spill != NULL))
+    tbq_spill_notify (c->spill);
   return TBQ_OK;
 }
 
@@ -296,6 +307,11 @@ copier_pass (TbqCopier * c, bool *moved, bool pulling)
     tbq_count (&c->passes, 1);
     tbq_copier_publish_sink (c);
   }
+  /* Past the spill mark, or a writer's extent refused by the spill's
+   * hold: what comes next goes to the file (spill.h). */
+  if (TBQ_UNLIKELY (c->spill != NULL) && !pulling
+      && tbq_spill_wants_run (c->spill))
+    return copier_next_sink (c, false);
   return TBQ_OK;
 }
 
@@ -351,6 +367,8 @@ copier_work_ready (void *arg)
   /* The reader returned blocks or extents above the idle limit: trim
    * them. */
   if (tbq_pool_trim_due (c->sink) || tbq_extents_trim_due (c->extents))
+    return true;
+  if (c->spill != NULL && tbq_spill_wants_run (c->spill))
     return true;
   return copier_has_work (c, tbq_wake_pickup_wanted (c->wake, &c->pickup));
 }

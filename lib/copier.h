@@ -13,6 +13,7 @@
 #ifndef TBQ_COPIER_H
 #define TBQ_COPIER_H
 
+#include "spill.h"
 #include "writer.h"
 
 #include <pthread.h>
@@ -28,6 +29,7 @@ struct TbqCopier
   TbqExtents *extents;          /* their idle cache is trimmed here too */
   const _Atomic int *interrupted;
   uint32_t spins;               /* busy-wait rounds before sleeping */
+  TbqSpill *spill;              /* NULL, or set once before the copier runs */
 
   /* Owned by whoever holds `busy`.  The counters are read by stats. */
   _Alignas (TBQ_CACHELINE) TbqBlock *sink_cur;

@@ -195,6 +195,27 @@ cache_unlink (TbqExtents * x, TbqBlock ** link)
 
 /* The hottest idle extent of exactly `bytes` (charged already), else the
  * hottest up to an eighth larger whose extra bytes the budget takes. */
+/* What a charge for an extent leaves free: a sink block, and a spill's
+ * hold (extent.h). */
+static inline uint64_t
+extents_keep (TbqExtents * x)
+{
+  return x->block_size + atomic_load_explicit (&x->hold, memory_order_relaxed);
+}
+
+/* An extent of `bytes` was refused: if only the spill's hold refused it,
+ * say so and wake the copier, which starts a run (spill.h). */
+static void
+extents_note_gated (TbqExtents * x, uint64_t bytes)
+{
+  if (atomic_load_explicit (&x->hold, memory_order_relaxed) == 0
+      || !tbq_pool_has_room (x->sink, bytes, x->block_size)
+      || atomic_load_explicit (&x->gated, memory_order_relaxed))
+    return;
+  atomic_store_explicit (&x->gated, 1, memory_order_relaxed);
+  tbq_event_notify (&x->sink->owner_ev);
+}
+
 static TbqBlock *
 cache_take (TbqExtents * x, uint64_t bytes)
 {
@@ -211,7 +232,7 @@ cache_take (TbqExtents * x, uint64_t bytes)
       close = link;
   }
   if (*link == NULL && close != NULL && tbq_pool_charge (x->sink,
-          extent_size (*close) - bytes, x->block_size, &used)) {
+          extent_size (*close) - bytes, extents_keep (x), &used)) {
     /* The cached extent exists: its memory is in use now. */
     tbq_pool_note_budget_peak (x->sink, used);
     link = close;
@@ -244,9 +265,12 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 
   if (bytes > x->max_bytes)
     return TBQ_TOO_LARGE;
-  /* Leave room for one more sink block (pool.h). */
-  if (!tbq_pool_charge (x->sink, bytes, x->block_size, &used))
+  /* Leave room for one more sink block (pool.h), and what a spill holds
+   * back. */
+  if (!tbq_pool_charge (x->sink, bytes, extents_keep (x), &used)) {
+    extents_note_gated (x, bytes);
     return TBQ_NO_SPACE;
+  }
   e = cache_take (x, bytes);
   if (e == NULL) {
     errno = 0;
@@ -269,6 +293,27 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 }
 
 bool
+tbq_extents_held_back (TbqExtents * x, uint64_t payload)
+{
+  uint64_t bytes = extent_bytes (x, payload);
+
+  return atomic_load_explicit (&x->hold, memory_order_relaxed) != 0
+      && !tbq_pool_has_room (x->sink, bytes, extents_keep (x))
+      && tbq_pool_has_room (x->sink, bytes, x->block_size);
+}
+
+void
+tbq_extents_hold (TbqExtents * x, uint64_t bytes)
+{
+  /* Relaxed: the budget publishes nothing (pool.h); a release of the
+   * hold is followed by the notify of the event writers wait on. */
+  atomic_store_explicit (&x->hold, bytes, memory_order_relaxed);
+  atomic_store_explicit (&x->gated, 0, memory_order_relaxed);
+  if (bytes == 0)
+    tbq_event_notify (&x->sink->ev);
+}
+
+bool
 tbq_extent_suits (const TbqExtents * x, const TbqBlock * e, uint64_t payload)
 {
   uint64_t bytes = extent_bytes (x, payload), have = extent_size (e);
@@ -279,7 +324,8 @@ tbq_extent_suits (const TbqExtents * x, const TbqBlock * e, uint64_t payload)
 bool
 tbq_extents_have_room (TbqExtents * x, uint64_t payload)
 {
-  return tbq_pool_has_room (x->sink, extent_bytes (x, payload), x->block_size);
+  return tbq_pool_has_room (x->sink, extent_bytes (x, payload),
+      extents_keep (x));
 }
 
 uint32_t
@@ -495,8 +541,13 @@ tbq_block_unref (TbqBlock * b)
   if (b == NULL)
     return;
   /* `extents` never changes while a reference is held. */
-  if (b->extents != NULL)
+  if (b->extents != NULL) {
     tbq_extent_unref (b);
-  else
+  } else if (TBQ_UNLIKELY (tbq_block_is_marker (b))) {
+    /* Acq_rel: as for any block.  A marker is the reader's alone. */
+    if (atomic_fetch_sub_explicit (&b->refs, 1, memory_order_acq_rel) == 1)
+      free (b);
+  } else {
     tbq_pool_block_unref (b);
+  }
 }

@@ -40,6 +40,13 @@ struct TbqExtents
   uint64_t max_bytes;           /* largest extent (header included) */
   uint64_t keep_bytes;          /* idle bytes kept by the trim */
   _Atomic uint64_t refs;        /* the queue's + one per extent allocated */
+  /* Spill (spill.h): budget bytes extents leave free besides a sink
+   * block, a quarter of it while no run is active (0 without spill), so
+   * that what the reader must read from memory stays under the spill
+   * mark; `gated` says an extent was refused for it (relaxed, with a
+   * wake of the copier's doorbell: it starts a run). */
+  _Atomic uint64_t hold;
+  _Atomic int gated;
 
   /* The idle cache, under `lock`.  The counts are atomic so that anyone
    * may ask whether a trim is due without the lock. */
@@ -93,12 +100,20 @@ bool tbq_extent_suits (const TbqExtents * x, const TbqBlock * e,
 /* Whether the budget has room for an extent of `payload` bytes now (a
  * hint for waiters: the take decides). */
 bool tbq_extents_have_room (TbqExtents * x, uint64_t payload);
+/* Whether only a spill's hold keeps an extent of `payload` bytes out now:
+ * the copier is starting a run, which lifts it (a writer waits for that
+ * whatever its backpressure).  A hint. */
+bool tbq_extents_held_back (TbqExtents * x, uint64_t payload);
 /* The event a writer waits on for room (the sink pool's). */
 static inline TbqEvent *
 tbq_extents_event (TbqExtents * x)
 {
   return &x->sink->ev;
 }
+
+/* Spill: hold `bytes` of the budget back from extents (0: none); a
+ * release of the hold wakes writers waiting for room. */
+void tbq_extents_hold (TbqExtents * x, uint64_t bytes);
 
 /* Drop a reference; the last one uncharges the extent and caches (or
  * frees) it.  Any thread. */

@@ -26,6 +26,7 @@ struct TbqQueue
   TbqPool *sink_pool;
   TbqExtents *extents;          /* large records' memory, from the sink budget */
   TbqWake wake;
+  TbqSpill *spill;              /* NULL without spill */
   TbqCopier copier;
   _Alignas (TBQ_CACHELINE) TbqReader reader;
 };
@@ -59,6 +60,8 @@ tbq_status_to_string (TbqStatus status)
       return "busy";
     case TBQ_LIMIT:
       return "too many writers";
+    case TBQ_IO_ERROR:
+      return "the spill file could not be read back";
   }
   return "unknown status";
 }
@@ -149,6 +152,9 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_copier_thread_stop (&q->copier);
   tbq_consumer_stop (&q->reader);
   tbq_queue_discard (q, release, user_data);
+  /* The discard ended any run: the spill holds no block now. */
+  tbq_spill_free (q->spill);
+  q->spill = NULL;
   tbq_registry_lock (&q->registry);
   for (i = 0; i < q->registry.size; i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
@@ -408,6 +414,7 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
       memory_order_relaxed);
   tbq_copier_stats (&q->copier, st);
   tbq_extents_stats (q->extents, &st->extents);
+  tbq_spill_stats (q->spill, &st->spill);
   st->extents.pressure_waits = pressure_waits;
 }
 
@@ -424,7 +431,8 @@ tbq_queue_sink_can_take_record (const TbqQueue * q, uint32_t size)
     return 0;
   if (size <= tbq_queue_max_inline_size (q))
     return tbq_pool_can_take (q->sink_pool);
-  return tbq_extents_have_room (q->extents, size);
+  return tbq_extents_have_room (q->extents, size)
+      || tbq_extents_held_back (q->extents, size);
 }
 
 TbqStatus
@@ -435,7 +443,9 @@ tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
 
   if (q == NULL)
     return TBQ_INVALID_ARGUMENT;
-  st = tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
+  st = tbq_spill_take_error (q->spill, msg, msg_size);
+  if (st == TBQ_OK)
+    st = tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
   if (st == TBQ_OK)
     st = tbq_extents_take_error (q->extents, msg, msg_size);
   tbq_registry_lock (&q->registry);
@@ -451,4 +461,62 @@ tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
   if (st == TBQ_OK && msg != NULL && msg_size > 0)
     msg[0] = '\0';
   return st;
+}
+
+void
+tbq_spill_config_init (TbqSpillConfig * cfg)
+{
+  if (cfg == NULL)
+    return;
+  memset (cfg, 0, sizeof *cfg);
+  cfg->remove = 1;
+}
+
+static TbqStatus
+spill_refused (char *msg, size_t msg_size, const char *why)
+{
+  if (msg != NULL && msg_size > 0)
+    snprintf (msg, msg_size, "%s", why);
+  return TBQ_INVALID_CONFIG;
+}
+
+TbqStatus
+tbq_queue_enable_spill (TbqQueue * q, const TbqSpillConfig * cfg, char *msg,
+    size_t msg_size)
+{
+  TbqSpill *s;
+  TbqStatus st;
+  size_t len;
+
+  if (q == NULL || cfg == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  if (q->spill != NULL)
+    return TBQ_BUSY;
+  len = cfg->temp_template != NULL ? strlen (cfg->temp_template) : 0;
+  if (len < 6 || strcmp (cfg->temp_template + len - 6, "XXXXXX") != 0)
+    return spill_refused (msg, msg_size, "the spill file's template must "
+        "end in XXXXXX");
+  /* Units read back are extents: one sink block's records must fit one,
+   * next to the blocks the spill mark leaves. */
+  if (q->cfg.sink.max_blocks < 8)
+    return spill_refused (msg, msg_size, "the sink pool must hold at least "
+        "8 sink blocks to spill");
+  s = tbq_spill_new (cfg, q->sink_pool, q->extents, &q->wake, &st, msg,
+      msg_size);
+  if (s == NULL)
+    return st;
+  if (tbq_spill_start (s) != TBQ_OK) {
+    tbq_spill_free (s);
+    return no_memory (msg, msg_size, "the spill thread");
+  }
+  q->spill = s;
+  q->copier.spill = s;
+  q->reader.spill = s;
+  return TBQ_OK;
+}
+
+const char *
+tbq_queue_spill_path (const TbqQueue * q)
+{
+  return q == NULL ? NULL : tbq_spill_path (q->spill);
 }

@@ -17,6 +17,10 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
   r->blk = first;
   r->off = 0;
   r->extent = NULL;
+  r->in_unit = false;
+  r->io_failed = false;
+  r->unit = NULL;
+  r->unit_off = 0;
   r->wake = wake;
   r->interrupted = interrupted;
   r->spins = spins;
@@ -30,7 +34,60 @@ tbq_reader_fini (TbqReader * r)
   if (r->extent != NULL)
     tbq_extent_unref (r->extent);
   r->extent = NULL;
+  if (r->unit != NULL)
+    tbq_extent_unref (r->unit);
+  r->unit = NULL;
   tbq_block_unref (r->blk);
+}
+
+/* At a spill marker: the next record of the run's units, or NULL with
+ * r->in_unit false when the run is over (r->blk and r->off are then where
+ * the stream goes on: look there) or nothing is there yet.  *moved says
+ * which. */
+static const TbqRecordHeader *
+reader_locate_spilled (TbqReader * r, bool *moved)
+{
+  TbqBlock *m = r->blk;
+
+  *moved = false;
+  for (;;) {
+    TbqBlock *unit = NULL, *resume = NULL;
+    uint32_t resume_off = 0;
+    TbqStatus st;
+
+    if (r->unit != NULL) {
+      /* Relaxed: the unit came under the spill's lock. */
+      if (r->unit_off < atomic_load_explicit (&r->unit->published,
+              memory_order_relaxed)) {
+        r->in_unit = true;
+        return tbq_record_at (r->unit->data + r->unit_off);
+      }
+      tbq_extent_unref (r->unit);
+      r->unit = NULL;
+    }
+    r->in_unit = false;
+    st = tbq_spill_take (r->spill, m, &unit, &resume, &resume_off);
+    if ((st == TBQ_EMPTY || st == TBQ_IO_ERROR) && r->discard.on) {
+      /* A discard: what the file holds goes too, and the run ends. */
+      *r->discard.count += tbq_spill_discard (r->spill, r->discard.release,
+          r->discard.data);
+      st = tbq_spill_take (r->spill, m, &unit, &resume, &resume_off);
+    }
+    if (st == TBQ_OK) {
+      r->unit = unit;
+      r->unit_off = 0;
+      continue;
+    }
+    if (st == TBQ_NO_SPACE) {
+      r->blk = resume;
+      r->off = resume_off;
+      tbq_block_unref (m);
+      *moved = true;
+      return NULL;
+    }
+    r->io_failed = st == TBQ_IO_ERROR;
+    return NULL;
+  }
 }
 
 /* The next record of the sink layer, moving past finished blocks (r->blk
@@ -47,6 +104,16 @@ reader_locate (TbqReader * r)
     /* Acquire: pairs with the copier's release store of `published`. */
     if (off < atomic_load_explicit (&b->published, memory_order_acquire))
       break;
+    if (TBQ_UNLIKELY (tbq_block_is_marker (b))) {
+      bool moved;
+      const TbqRecordHeader *h = reader_locate_spilled (r, &moved);
+
+      if (!moved)
+        return h;
+      b = r->blk;
+      off = r->off;
+      continue;
+    }
     /* Acquire: a non-NULL link makes the block's final length visible. */
     next = atomic_load_explicit (&b->next, memory_order_acquire);
     if (next == NULL)
@@ -100,6 +167,13 @@ reader_take (TbqReader * r, TbqRecord * rec, TbqBlock ** extent)
 
   if (h == NULL)
     return TBQ_EMPTY;
+  if (TBQ_UNLIKELY (r->in_unit)) {
+    reader_fill (h, r->unit, rec);
+    r->unit_off += (uint32_t) TBQ_RECORD_SPAN (h->size);
+    if (rec->block != r->unit)
+      *extent = rec->block;
+    return TBQ_OK;
+  }
   reader_fill (h, r->blk, rec);
   r->off += (uint32_t) TBQ_RECORD_SPAN (h->size);
   if (TBQ_UNLIKELY (rec->block != r->blk))
@@ -130,6 +204,8 @@ tbq_reader_next (TbqReader * r, TbqRecord * rec)
   if (st == TBQ_OK) {
     tbq_count (&r->records_out, 1);
     tbq_count (&r->bytes_out, rec->size);
+  } else if (TBQ_UNLIKELY (r->io_failed)) {
+    st = TBQ_IO_ERROR;
   }
   return st;
 }
@@ -144,9 +220,9 @@ tbq_reader_peek (TbqReader * r, TbqRecord * rec)
   reader_leave (r);
   h = reader_locate (r);
   if (h == NULL)
-    return TBQ_EMPTY;
+    return TBQ_UNLIKELY (r->io_failed) ? TBQ_IO_ERROR : TBQ_EMPTY;
   /* Not taken: a large record's extent reference stays with the record. */
-  reader_fill (h, r->blk, rec);
+  reader_fill (h, r->in_unit ? r->unit : r->blk, rec);
   return TBQ_OK;
 }
 
@@ -168,6 +244,10 @@ tbq_reader_ready (TbqReader * r)
 {
   TbqBlock *b = r->blk;
 
+  if (TBQ_UNLIKELY (tbq_block_is_marker (b)))
+    return r->io_failed || (r->unit != NULL && r->unit_off
+        < atomic_load_explicit (&r->unit->published, memory_order_relaxed))
+        || tbq_spill_ready (r->spill, b) || tbq_wake_take_kick (r->wake);
   /* Acquire (both): as in reader_take(), which follows. */
   return r->off < atomic_load_explicit (&b->published, memory_order_acquire)
       || atomic_load_explicit (&b->next, memory_order_acquire) != NULL
@@ -187,6 +267,10 @@ tbq_reader_discard (TbqReader * r, TbqReleaseFunc release, void *user_data,
   TbqRecord rec;
   TbqBlock *extent = NULL;
 
+  r->discard.on = r->spill != NULL;
+  r->discard.release = release;
+  r->discard.data = user_data;
+  r->discard.count = count;
   while (reader_take (r, &rec, &extent) == TBQ_OK) {
     if (release)
       release (rec.type, rec.data, rec.size, user_data);
@@ -196,4 +280,6 @@ tbq_reader_discard (TbqReader * r, TbqReleaseFunc release, void *user_data,
     extent = NULL;
     (*count)++;
   }
+  r->discard.on = false;
+  r->io_failed = false;
 }

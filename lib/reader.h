@@ -17,6 +17,7 @@
 
 #include "coalesce.h"
 #include "copier.h"
+#include "spill.h"
 
 struct TbqReader
 {
@@ -25,11 +26,25 @@ struct TbqReader
   uint32_t off;                 /* next record in `blk` */
   TbqBlock *extent;             /* the extent of the record taken last, or
                                  * NULL: the reader's reference */
+  bool in_unit;                 /* at a spill marker, reading `unit` */
+  bool io_failed;               /* the spill could not read back what is next */
   _Atomic uint64_t records_out; /* read by stats (relaxed) */
   _Atomic uint64_t bytes_out;
   TbqWake *wake;
   const _Atomic int *interrupted;
   uint32_t spins;               /* busy-wait rounds before sleeping */
+
+  /* Spill (spill.h): set up once; the unit being read at a marker. */
+  TbqSpill *spill;
+  TbqBlock *unit;               /* the reader's reference, or NULL */
+  uint32_t unit_off;
+  struct
+  {
+    bool on;                    /* tbq_reader_discard() runs */
+    TbqReleaseFunc release;
+    void *data;
+    uint64_t *count;
+  } discard;
 
   /* For the rooms above; reader.c never touches them. */
   TbqCopier *copier;            /* pull.c: the copier a waiting reader pulls through */

@@ -120,6 +120,8 @@ typedef enum
   TBQ_NO_MEMORY,                /* allocation failed (see tbq_queue_take_error()) */
   TBQ_BUSY,                     /* resource already in use (second reader, copier running) */
   TBQ_LIMIT,                    /* too many writers */
+  TBQ_IO_ERROR,                 /* the spill file: a unit could not be read
+                                 * back whole and intact (tbq_queue_take_error()) */
 } TbqStatus;
 
 /* A constant English name for every status ("unknown status" otherwise). */
@@ -295,6 +297,46 @@ TBQ_API int tbq_queue_sink_can_take (const TbqQueue * q);
  * because this says 0 waits for the reader, not for the copier. */
 TBQ_API int tbq_queue_sink_can_take_record (const TbqQueue * q,
     uint32_t size);
+
+/* ---- spill: the backlog continues in a file ------------------------------ */
+
+/* How many leading payload bytes of a record own resources (pointers that
+ * a TbqReleaseFunc releases); 0 for plain data.  Those bytes are kept in
+ * memory while the record is in the spill file. */
+typedef uint32_t (*TbqOwnedFunc) (uint16_t type, const void *data,
+    uint32_t size, void *user_data);
+/* A spill write failed (`msg` names the file, the offset and the error),
+ * or succeeded again after failing (`failed` 0).  Called on the spill
+ * thread, once per change. */
+typedef void (*TbqSpillErrorFunc) (int failed, const char *msg,
+    void *user_data);
+
+typedef struct
+{
+  const char *temp_template;    /* a path ending in XXXXXX (mkstemp) */
+  int remove;                   /* unlink the file as soon as it is open */
+  uint64_t max_bytes;           /* most bytes the file holds unread; 0: no limit */
+  TbqOwnedFunc owned;           /* may be NULL: records own nothing */
+  void *owned_data;
+  TbqSpillErrorFunc on_error;   /* may be NULL */
+  void *error_data;
+} TbqSpillConfig;
+
+/* No template (spill off), remove on, no limit, no callbacks. */
+TBQ_API void tbq_spill_config_init (TbqSpillConfig * cfg);
+
+/* Let the sink layer continue in a file when its budget (the sink pool's
+ * max_blocks x block size) is three quarters used: the copier's sink
+ * blocks then go to a thread of the library's own, which writes them to
+ * the file and reads them back ahead of the reader; the reader sees one
+ * FIFO stream across memory and file (details in docs/libtbq.md).  Call
+ * before anything is written or the copier runs.  TBQ_INVALID_CONFIG
+ * (no template, a budget under 8 sink blocks), TBQ_IO_ERROR (the file
+ * cannot be created; the reason in `msg`), TBQ_BUSY (already on). */
+TBQ_API TbqStatus tbq_queue_enable_spill (TbqQueue * q,
+    const TbqSpillConfig * cfg, char *msg, size_t msg_size);
+/* The spill file's path, or NULL without spill. */
+TBQ_API const char *tbq_queue_spill_path (const TbqQueue * q);
 
 /* ---- copier ------------------------------------------------------------ */
 
@@ -546,6 +588,8 @@ TBQ_API TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
 TBQ_API void tbq_reader_free (TbqReader * r);
 
 /* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits.
+ * With spill: TBQ_IO_ERROR when the next records are in a unit of the
+ * file that could not be read back (nothing after it is delivered). 
  * A large record's payload is one contiguous range in its extent.  Drops
  * the reader's reference to the block or extent of the record returned
  * before, as peek does. */
@@ -633,6 +677,23 @@ typedef struct
                                  * was created (never below budget_used) */
 } TbqExtentStats;
 
+/* The spill file (all 0 without spill). */
+typedef struct
+{
+  uint64_t bytes_written;       /* unit bytes written to the file */
+  uint64_t bytes_read;          /* unit bytes read back */
+  uint64_t level_bytes;         /* written and not read back yet */
+  uint64_t units_written;
+  uint64_t units_read;
+  uint64_t records_on_disk;     /* records in the file, not read back */
+  uint64_t runs;                /* times the sink layer began to spill */
+  uint64_t write_errors;        /* writes that failed (each retried) */
+  uint64_t read_errors;         /* units that could not be read back */
+  uint64_t checksum_errors;     /* of those, checksum or header mismatches */
+  uint32_t active;              /* 1 while a run is active */
+  uint32_t failing;             /* 1 while writes fail or the file is full */
+} TbqSpillStats;
+
 typedef struct
 {
   uint64_t records_in;          /* accepted by writers */
@@ -663,6 +724,7 @@ typedef struct
   TbqPoolStats source;          /* summed over every writer's source pool */
   TbqPoolStats sink;
   TbqExtentStats extents;       /* sink side: large records' memory */
+  TbqSpillStats spill;
 } TbqStats;
 
 /* A consistent-enough snapshot (counters are read one by one). Any thread. */

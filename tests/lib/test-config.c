@@ -371,15 +371,15 @@ refusal_message_is_truncated_to_the_buffer (void)
 static void
 status_to_string_covers_every_status (void)
 {
-  const char *seen[TBQ_LIMIT + 1];
+  const char *seen[TBQ_IO_ERROR + 1];
   int s, t;
 
-  for (s = TBQ_OK; s <= TBQ_LIMIT; s++) {
+  for (s = TBQ_OK; s <= TBQ_IO_ERROR; s++) {
     const char *str = tbq_status_to_string ((TbqStatus) s);
 
     CHECK (str != NULL);
     CHECK (str[0] != '\0');
-    CHECK (strcmp (str, tbq_status_to_string ((TbqStatus) (TBQ_LIMIT + 1)))
+    CHECK (strcmp (str, tbq_status_to_string ((TbqStatus) (TBQ_IO_ERROR + 1)))
         != 0);
     for (t = 0; t < s; t++)
       CHECK (strcmp (seen[t], str) != 0);

@@ -1,0 +1,1196 @@
+/* The spill: the sink layer's continuation in a file (spill.h).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The spill thread's loop, under `lock`: end the run when the reader
+ * waits at its marker and has every unit written; read a unit ahead when
+ * the reader will want it (up to SPILL_AHEAD_UNITS / _BYTES ahead, and
+ * first when the reader waits); write a unit when the spill chain has
+ * published records.  I/O runs with the lock released and `io_busy` set;
+ * a discard sets `paused` and waits for `io_busy` to clear.
+ */
+#include "spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define SPILL_MAGIC 0x53514254u /* "TBQS" */
+#define SPILL_VERSION 1u
+/* A unit holds records up to this many bytes (one record may be larger). */
+#define SPILL_UNIT_BYTES ((uint64_t) 1 << 20)
+/* Large records per unit at most (two iovecs each). */
+#define SPILL_UNIT_LARGE 256u
+/* Read ahead of the reader at most this much. */
+#define SPILL_AHEAD_UNITS 4u
+#define SPILL_AHEAD_BYTES ((uint64_t) 4 << 20)
+/* After a failed write, try again after this long (or on a reader's take). */
+#define SPILL_RETRY_NS ((int64_t) 100000000)
+/* No room in the budget for a unit read back: look again after this long
+ * (the reader frees room as it goes; zero-copy holders may keep it). */
+#define SPILL_ROOM_RETRY_NS ((int64_t) 2000000)
+/* Give consumed file space back in steps of this much. */
+#define SPILL_PUNCH_STEP ((uint64_t) 4 << 20)
+/* A run starts when the budget is this many quarters used. */
+#define SPILL_MARK_QUARTERS 3u
+
+/* A unit's header on disk (64 bytes, host byte order: the file never
+ * outlives the process that wrote it). */
+typedef struct
+{
+  uint32_t magic;
+  uint16_t version;
+  uint16_t header_size;
+  uint64_t seq;                 /* units written before this one */
+  uint32_t records_len;         /* bytes of the records, as in the block */
+  uint32_t n_records;
+  uint64_t payload_len;         /* bytes of large payloads, each 8-aligned */
+  uint64_t unit_len;            /* header + records + payloads */
+  uint64_t checksum;            /* XXH3-64 of the unit, this field 0 */
+  unsigned char pad[16];
+} SpillUnitHeader;
+
+_Static_assert (sizeof (SpillUnitHeader) == 64, "unit header size");
+
+/* What a pinned record owns, kept in memory in file order. */
+struct TbqPinned
+{
+  TbqPinned *next;
+  uint16_t type;
+  uint32_t size;
+  unsigned char bytes[];
+};
+
+/* A marker's own fields, in its data[]. */
+typedef struct
+{
+  uint64_t end_seq;             /* units of runs up to this one; under lock */
+  uint32_t resume_off;          /* where the reader goes on in `next` */
+} SpillMark;
+
+struct TbqSpill
+{
+  TbqSpillConfig cfg;
+  char *path;
+  int fd;
+  TbqPool *sink;
+  TbqExtents *extents;
+  TbqWake *wake;
+  uint64_t hold;                /* what extents leave free outside a run */
+  uint64_t ahead_max;           /* bytes read ahead at most (one unit at least) */
+
+  /* Read without the lock (spill.h, "Locking"). */
+  _Atomic int run_active;
+  _Atomic int64_t retry_at;     /* a failed write: no new run before (ns) */
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;          /* the spill thread's doorbell */
+  pthread_cond_t idle;          /* io_busy cleared */
+  pthread_t thread;
+  bool thread_started;
+  bool stop;
+  _Atomic int sleeping;         /* the spill thread waits on `cond` */
+  bool paused;                  /* a discard runs */
+  bool io_busy;
+
+  /* The run (under lock). */
+  TbqBlock *marker;             /* the active run's marker */
+  TbqBlock *pos_blk;            /* the spill chain: the next bytes to write */
+  uint32_t pos_off;
+  TbqBlock *reader_at;          /* the marker the reader waits at, or NULL */
+
+  /* The file (under lock; offsets in bytes). */
+  uint64_t write_seq, read_seq, take_seq;
+  uint64_t write_off, read_off, punched_off;
+  TbqPinned *pinned_head, **pinned_tail;
+  TbqBlock *ready_head, **ready_tail;   /* units read ahead, by free_next */
+  uint32_t ready_units;
+  uint64_t ready_bytes;
+  bool write_failing, full, read_failed, read_error_taken;
+  bool read_parked;             /* read-ahead waits for the reader */
+  int64_t read_retry_at;
+  char read_error[320];
+
+  /* Statistics (relaxed; written under the lock). */
+  _Atomic uint64_t bytes_written, bytes_read, units_written, units_read;
+  _Atomic uint64_t records_on_disk, runs, write_errors, read_errors;
+  _Atomic uint64_t checksum_errors, level;
+};
+
+/* ---- file and set-up ---------------------------------------------------- */
+
+TbqSpill *
+tbq_spill_new (const TbqSpillConfig * cfg, TbqPool * sink,
+    TbqExtents * extents, TbqWake * wake, TbqStatus * st, char *msg,
+    size_t msg_size)
+{
+  TbqSpill *s = tbq_alloc_aligned (sizeof *s);
+  size_t len;
+
+  *st = TBQ_NO_MEMORY;
+  if (s == NULL)
+    goto no_memory;
+  len = strlen (cfg->temp_template);
+  s->path = malloc (len + 1);
+  if (s->path == NULL) {
+    free (s);
+    goto no_memory;
+  }
+  memcpy (s->path, cfg->temp_template, len + 1);
+  s->cfg = *cfg;
+  s->cfg.temp_template = s->path;
+  s->fd = mkostemp (s->path, O_CLOEXEC);
+  if (s->fd < 0) {
+    int err = errno;
+
+    if (msg != NULL && msg_size > 0)
+      snprintf (msg, msg_size, "cannot create the spill file from the "
+          "template %s: %s", cfg->temp_template, strerror (err));
+    free (s->path);
+    free (s);
+    *st = TBQ_IO_ERROR;
+    return NULL;
+  }
+  if (cfg->remove)
+    unlink (s->path);
+  s->sink = sink;
+  s->extents = extents;
+  s->wake = wake;
+  s->pinned_tail = &s->pinned_head;
+  s->ready_tail = &s->ready_head;
+  s->hold = sink->bytes_max / 4;
+  s->ahead_max = sink->bytes_max / 8;
+  if (s->ahead_max > SPILL_AHEAD_BYTES)
+    s->ahead_max = SPILL_AHEAD_BYTES;
+  tbq_extents_hold (extents, s->hold);
+  pthread_mutex_init (&s->lock, NULL);
+  {
+    pthread_condattr_t ca;
+
+    pthread_condattr_init (&ca);
+    pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
+    pthread_cond_init (&s->cond, &ca);
+    pthread_condattr_destroy (&ca);
+  }
+  pthread_cond_init (&s->idle, NULL);
+  return s;
+
+no_memory:
+  if (msg != NULL && msg_size > 0)
+    snprintf (msg, msg_size, "cannot allocate the spill");
+  return NULL;
+}
+
+const char *
+tbq_spill_path (const TbqSpill * s)
+{
+  return s == NULL ? NULL : s->path;
+}
+
+static int64_t
+spill_now (void)
+{
+  return tbq_now_ns ();
+}
+
+/* ---- the copier's side -------------------------------------------------- */
+
+bool
+tbq_spill_wants_run (TbqSpill * s)
+{
+  uint64_t limit, used;
+
+  /* Acquire: pairs with the spill thread's release when it ends a run, so
+   * the copier that starts the next one sees that run's state settled
+   * (it takes the lock to start it anyway). */
+  if (atomic_load_explicit (&s->run_active, memory_order_acquire))
+    return false;
+  /* Relaxed: the budget counts memory (pool.h). */
+  limit = atomic_load_explicit (&s->sink->bytes_limit, memory_order_relaxed);
+  used = atomic_load_explicit (&s->sink->bytes_used, memory_order_relaxed);
+  if (used + s->sink->cfg.block_size <= limit / 4 * SPILL_MARK_QUARTERS
+      && !atomic_load_explicit (&s->extents->gated, memory_order_relaxed))
+    return false;
+  return atomic_load_explicit (&s->retry_at, memory_order_relaxed)
+      <= spill_now ();
+}
+
+TbqBlock *
+tbq_spill_begin_run (TbqSpill * s, TbqBlock * first)
+{
+  TbqBlock *m = tbq_alloc_aligned (TBQ_BLOCK_HEADER_SIZE + sizeof (SpillMark));
+  SpillMark *mk;
+
+  if (m == NULL) {
+    atomic_store_explicit (&s->retry_at, spill_now () + SPILL_RETRY_NS,
+        memory_order_relaxed);
+    return NULL;
+  }
+  /* A marker: no pool, no extents; one reference, the reader's.  Relaxed:
+   * it is published by the copier's release store of the link to it. */
+  atomic_store_explicit (&m->refs, 1, memory_order_relaxed);
+  atomic_store_explicit (&m->published, 0, memory_order_relaxed);
+  atomic_store_explicit (&m->next, NULL, memory_order_relaxed);
+  m->capacity = (uint32_t) sizeof (SpillMark);
+  mk = (SpillMark *) (void *) m->data;
+  mk->end_seq = UINT64_MAX;
+  mk->resume_off = 0;
+  pthread_mutex_lock (&s->lock);
+  s->marker = m;
+  s->pos_blk = first;
+  s->pos_off = 0;
+  /* Relaxed: read by the copier only, which sets it. */
+  atomic_store_explicit (&s->run_active, 1, memory_order_relaxed);
+  tbq_count (&s->runs, 1);
+  pthread_cond_signal (&s->cond);
+  pthread_mutex_unlock (&s->lock);
+  /* What comes now goes to the file: extents may use the whole budget. */
+  tbq_extents_hold (s->extents, 0);
+  return m;
+}
+
+void
+tbq_spill_notify (TbqSpill * s)
+{
+  /* Relaxed load after a seq_cst fence: the copier's `published` store
+   * before the look at the flag, Dekker with the spill thread, which sets
+   * `sleeping` under the lock, fences and re-checks before it waits. */
+  if (!atomic_load_explicit (&s->run_active, memory_order_relaxed))
+    return;
+  atomic_thread_fence (memory_order_seq_cst);
+  if (!atomic_load_explicit (&s->sleeping, memory_order_relaxed))
+    return;
+  pthread_mutex_lock (&s->lock);
+  pthread_cond_signal (&s->cond);
+  pthread_mutex_unlock (&s->lock);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static void
+spill_free_pinned (TbqPinned * p)
+{
+  while (p != NULL) {
+    TbqPinned *n = p->next;
+
+    free (p);
+    p = n;
+  }
+}
+
+/* A record's payload (in the block, or in its extent). */
+static const unsigned char *
+record_payload (const TbqRecordHeader * h, uint64_t * size)
+{
+  if (tbq_record_is_indirect (h)) {
+    TbqIndirect ind = tbq_record_indirect (h);
+
+    *size = ind.size;
+    return ind.extent->data;
+  }
+  *size = h->size;
+  return (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
+}
+
+/* What record `h` owns, copied (NULL: nothing, or no memory: *ok false). */
+static TbqPinned *
+spill_pin (TbqSpill * s, const TbqRecordHeader * h, bool *ok)
+{
+  uint64_t size;
+  const unsigned char *data = record_payload (h, &size);
+  uint32_t n;
+  TbqPinned *p;
+
+  if (s->cfg.owned == NULL)
+    return NULL;
+  n = s->cfg.owned (h->type, data, (uint32_t) size, s->cfg.owned_data);
+  if (n == 0)
+    return NULL;
+  if (n > size)
+    n = (uint32_t) size;
+  p = malloc (sizeof *p + n);
+  if (p == NULL) {
+    *ok = false;
+    return NULL;
+  }
+  p->next = NULL;
+  p->type = h->type;
+  p->size = n;
+  memcpy (p->bytes, data, n);
+  return p;
+}
+
+/* Write every byte of `iov` at `off`: 0, or the errno. */
+static int
+write_all (int fd, struct iovec *iov, int n, uint64_t off)
+{
+  while (n > 0) {
+    ssize_t w = pwritev (fd, iov, n, (off_t) off);
+
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    if (w == 0)
+      return EIO;
+    off += (uint64_t) w;
+    while (n > 0 && (size_t) w >= iov->iov_len) {
+      w -= (ssize_t) iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *) iov->iov_base + w;
+      iov->iov_len -= (size_t) w;
+    }
+  }
+  return 0;
+}
+
+static const unsigned char spill_zeros[8];
+
+/* Report a change of the write state, outside the lock. */
+static void
+spill_report (TbqSpill * s, int failed, const char *msg)
+{
+  if (s->cfg.on_error != NULL)
+    s->cfg.on_error (failed, msg, s->cfg.error_data);
+}
+
+/* Write one unit from the spill chain's published records at pos (lock
+ * held on entry and exit; released during the I/O). */
+static void
+spill_write_unit (TbqSpill * s, uint32_t pub)
+{
+  TbqBlock *blk = s->pos_blk;
+  uint32_t from = s->pos_off, to = from;
+  uint64_t bytes = 0, payload = 0, off = s->write_off;
+  uint32_t n_records = 0, n_large = 0;
+  struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
+  int n_iov = 2;
+  SpillUnitHeader hdr;
+  XXH3_state_t *xs;
+  TbqPinned *pins = NULL, **pin_tail = &pins;
+  bool ok = true;
+  int err = 0;
+  char msg[400];
+
+  /* Which records: up to SPILL_UNIT_BYTES, at least one. */
+  while (to < pub) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + to);
+    uint64_t span = TBQ_RECORD_SPAN (h->size), size = 0;
+
+    if (tbq_record_is_indirect (h)) {
+      if (n_large == SPILL_UNIT_LARGE)
+        break;
+      size = tbq_record_indirect (h).size;
+    }
+    if (n_records > 0 && bytes + span + size > SPILL_UNIT_BYTES)
+      break;
+    bytes += span + size;
+    to += (uint32_t) span;
+    n_records++;
+    if (size > 0) {
+      const unsigned char *p = record_payload (h, &size);
+
+      iov[n_iov].iov_base = (void *) p;
+      iov[n_iov++].iov_len = size;
+      if (size % 8 != 0) {
+        iov[n_iov].iov_base = (void *) spill_zeros;
+        iov[n_iov++].iov_len = 8 - size % 8;
+      }
+      payload += (size + 7) & ~(uint64_t) 7;
+      n_large++;
+    }
+  }
+  memset (&hdr, 0, sizeof hdr);
+  hdr.magic = SPILL_MAGIC;
+  hdr.version = SPILL_VERSION;
+  hdr.header_size = sizeof hdr;
+  hdr.seq = s->write_seq;
+  hdr.records_len = to - from;
+  hdr.n_records = n_records;
+  hdr.payload_len = payload;
+  hdr.unit_len = sizeof hdr + hdr.records_len + payload;
+  if (s->cfg.max_bytes != 0 && s->write_off != s->read_off
+      && s->write_off - s->read_off + hdr.unit_len > s->cfg.max_bytes) {
+    s->full = true;
+    return;
+  }
+  s->io_busy = true;
+  pthread_mutex_unlock (&s->lock);
+
+  iov[0].iov_base = &hdr;
+  iov[0].iov_len = sizeof hdr;
+  iov[1].iov_base = blk->data + from;
+  iov[1].iov_len = hdr.records_len;
+  xs = XXH3_createState ();
+  if (xs == NULL) {
+    err = ENOMEM;
+  } else {
+    int i;
+
+    XXH3_64bits_reset (xs);
+    for (i = 0; i < n_iov; i++)
+      XXH3_64bits_update (xs, iov[i].iov_base, iov[i].iov_len);
+    hdr.checksum = XXH3_64bits_digest (xs);
+    XXH3_freeState (xs);
+    /* What the records own stays in memory too. */
+    for (uint32_t o = from; o < to && ok;) {
+      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+      TbqPinned *p = spill_pin (s, h, &ok);
+
+      if (p != NULL) {
+        *pin_tail = p;
+        pin_tail = &p->next;
+      }
+      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+    }
+    err = ok ? write_all (s->fd, iov, n_iov, off) : ENOMEM;
+  }
+  if (err != 0) {
+    spill_free_pinned (pins);
+    snprintf (msg, sizeof msg, "cannot write %" PRIu64 " bytes to the "
+        "spill file %s at offset %" PRIu64 ": %s", hdr.unit_len, s->path,
+        off, strerror (err));
+  } else {
+    /* The records are in the file: the extents of large ones go. */
+    for (uint32_t o = from; o < to;) {
+      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+
+      if (tbq_record_is_indirect (h))
+        tbq_extent_unref (tbq_record_indirect (h).extent);
+      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+    }
+  }
+
+  pthread_mutex_lock (&s->lock);
+  s->io_busy = false;
+  pthread_cond_broadcast (&s->idle);
+  if (err != 0) {
+    bool first = !s->write_failing;
+
+    s->write_failing = true;
+    tbq_count (&s->write_errors, 1);
+    atomic_store_explicit (&s->retry_at, spill_now () + SPILL_RETRY_NS,
+        memory_order_relaxed);
+    if (first) {
+      pthread_mutex_unlock (&s->lock);
+      spill_report (s, 1, msg);
+      pthread_mutex_lock (&s->lock);
+    }
+    return;
+  }
+  *s->pinned_tail = pins;
+  if (pins != NULL)
+    s->pinned_tail = pin_tail;
+  s->pos_off = to;
+  s->write_off += hdr.unit_len;
+  s->write_seq++;
+  tbq_count (&s->bytes_written, hdr.unit_len);
+  tbq_count (&s->units_written, 1);
+  tbq_count (&s->records_on_disk, n_records);
+  tbq_count (&s->level, hdr.unit_len);
+  if (s->write_failing) {
+    s->write_failing = false;
+    atomic_store_explicit (&s->retry_at, 0, memory_order_relaxed);
+    snprintf (msg, sizeof msg, "writing to the spill file %s again",
+        s->path);
+    pthread_mutex_unlock (&s->lock);
+    spill_report (s, 0, msg);
+    pthread_mutex_lock (&s->lock);
+  }
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static int
+read_all (int fd, void *buf, size_t len, uint64_t off, size_t *got)
+{
+  *got = 0;
+  while (*got < len) {
+    ssize_t r = pread (fd, (char *) buf + *got, len - *got,
+        (off_t) (off + *got));
+
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    if (r == 0)
+      return 0;                 /* short: the caller says "truncated" */
+    *got += (size_t) r;
+  }
+  return 0;
+}
+
+typedef enum
+{
+  READ_OK,
+  READ_NO_ROOM,                 /* no budget for it now: later */
+  READ_PARKED,                  /* not needed yet, and it would take room
+                                 * below the spill mark: when the reader
+                                 * comes to the marker */
+  READ_FAILED,                  /* msg says why */
+} ReadResult;
+
+/* Give back what a unit being read took. */
+static void
+unit_drop (TbqBlock * unit, TbqBlock ** large, uint32_t n)
+{
+  uint32_t i;
+
+  for (i = 0; i < n; i++)
+    tbq_extent_unref (large[i]);
+  if (unit != NULL)
+    tbq_extent_unref (unit);
+}
+
+/* Read unit number `seq` at `off` into extents (no lock held). */
+static ReadResult
+spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
+    bool urgent, TbqBlock ** out, SpillUnitHeader * hdr, char *msg,
+    size_t msg_size, bool *checksum)
+{
+  TbqBlock *unit = NULL, *large[SPILL_UNIT_LARGE];
+  uint32_t n_large = 0, o, n;
+  uint64_t payload = 0, sum;
+  size_t got;
+  XXH3_state_t *xs;
+  int err;
+  TbqStatus st;
+
+  *checksum = false;
+  err = read_all (s->fd, hdr, sizeof *hdr, off, &got);
+  if (err != 0)
+    goto io_error;
+  if (got < sizeof *hdr)
+    goto truncated;
+  if (hdr->magic != SPILL_MAGIC || hdr->version != SPILL_VERSION
+      || hdr->header_size != sizeof *hdr || hdr->seq != seq
+      || hdr->records_len == 0 || hdr->records_len % TBQ_RECORD_ALIGN != 0
+      || hdr->unit_len != sizeof *hdr + (uint64_t) hdr->records_len
+      + hdr->payload_len || hdr->unit_len > avail) {
+    *checksum = true;
+    snprintf (msg, msg_size, "the spill file %s has a damaged unit header "
+        "at offset %" PRIu64, s->path, off);
+    return READ_FAILED;
+  }
+  /* Reading ahead of a reader still busy in memory takes only room below
+   * the spill mark: what it has to read first holds the rest, and the
+   * writer needs room for what it spills. */
+  if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
+          s->hold + s->sink->cfg.block_size))
+    return READ_PARKED;
+  st = tbq_extent_take (s->extents, hdr->records_len, &unit);
+  if (st == TBQ_NO_SPACE)
+    return READ_NO_ROOM;
+  if (st != TBQ_OK) {
+    snprintf (msg, msg_size, "cannot allocate %u bytes to read back the "
+        "spill file %s at offset %" PRIu64 ": %s", hdr->records_len, s->path,
+        off, tbq_status_to_string (st));
+    return READ_FAILED;
+  }
+  err = read_all (s->fd, unit->data, hdr->records_len, off + sizeof *hdr,
+      &got);
+  if (err != 0)
+    goto io_error;
+  if (got < hdr->records_len)
+    goto truncated;
+  xs = XXH3_createState ();
+  if (xs == NULL) {
+    unit_drop (unit, large, n_large);
+    snprintf (msg, msg_size, "cannot allocate a checksum state");
+    return READ_FAILED;
+  }
+  sum = hdr->checksum;
+  hdr->checksum = 0;
+  XXH3_64bits_reset (xs);
+  XXH3_64bits_update (xs, hdr, sizeof *hdr);
+  XXH3_64bits_update (xs, unit->data, hdr->records_len);
+  hdr->checksum = sum;
+  /* The records: whole, as many as said, each large one's payload read
+   * into an extent of its own. */
+  for (o = 0, n = 0; o < hdr->records_len; n++) {
+    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+    uint64_t span;
+
+    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
+      goto damaged;
+    span = TBQ_RECORD_SPAN (h->size);
+    if (span > hdr->records_len - o)
+      goto damaged;
+    if (tbq_record_is_indirect (h)) {
+      TbqIndirect ind;
+      uint64_t padded;
+      TbqBlock *e;
+
+      if (h->size != sizeof ind || n_large == SPILL_UNIT_LARGE)
+        goto damaged;
+      ind = tbq_record_indirect (h);
+      padded = (ind.size + 7) & ~(uint64_t) 7;
+      if (ind.size == 0 || padded > hdr->payload_len - payload)
+        goto damaged;
+      st = tbq_extent_take (s->extents, ind.size, &e);
+      if (st == TBQ_NO_SPACE) {
+        XXH3_freeState (xs);
+        unit_drop (unit, large, n_large);
+        return READ_NO_ROOM;
+      }
+      if (st != TBQ_OK) {
+        XXH3_freeState (xs);
+        unit_drop (unit, large, n_large);
+        snprintf (msg, msg_size, "cannot allocate %" PRIu64 " bytes to read "
+            "back the spill file %s at offset %" PRIu64 ": %s", ind.size,
+            s->path, off, tbq_status_to_string (st));
+        return READ_FAILED;
+      }
+      large[n_large++] = e;
+      err = read_all (s->fd, e->data, ind.size, off + sizeof *hdr
+          + hdr->records_len + payload, &got);
+      if (err != 0) {
+        XXH3_freeState (xs);
+        goto io_error;
+      }
+      if (got < ind.size) {
+        XXH3_freeState (xs);
+        goto truncated;
+      }
+      XXH3_64bits_update (xs, e->data, ind.size);
+      if (padded != ind.size)
+        XXH3_64bits_update (xs, spill_zeros, padded - ind.size);
+      payload += padded;
+      /* The record points to its new extent (its reference passes). */
+      tbq_record_put_indirect (unit->data + o, h->type, (uint32_t) ind.size,
+          e);
+    }
+    o += (uint32_t) span;
+  }
+  if (n != hdr->n_records || payload != hdr->payload_len) {
+    XXH3_freeState (xs);
+    goto damaged;
+  }
+  if (XXH3_64bits_digest (xs) != sum) {
+    XXH3_freeState (xs);
+    *checksum = true;
+    /* The large records' extents are the records': drop them with the
+     * unit's records. */
+    tbq_records_release (unit->data, 0, hdr->records_len, NULL, NULL);
+    tbq_extent_unref (unit);
+    snprintf (msg, msg_size, "checksum mismatch in the spill file %s, in "
+        "the unit at offset %" PRIu64, s->path, off);
+    return READ_FAILED;
+  }
+  XXH3_freeState (xs);
+  /* Relaxed: the unit reaches the reader under the lock. */
+  atomic_store_explicit (&unit->published, hdr->records_len,
+      memory_order_relaxed);
+  *out = unit;
+  return READ_OK;
+
+damaged:
+  *checksum = true;
+  /* Large records read so far point to extents in `large`. */
+  unit_drop (unit, large, n_large);
+  snprintf (msg, msg_size, "the spill file %s has a damaged unit at offset "
+      "%" PRIu64, s->path, off);
+  return READ_FAILED;
+truncated:
+  unit_drop (unit, large, n_large);
+  snprintf (msg, msg_size, "the spill file %s is truncated: the unit at "
+      "offset %" PRIu64 " is not whole", s->path, off);
+  return READ_FAILED;
+io_error:
+  unit_drop (unit, large, n_large);
+  snprintf (msg, msg_size, "cannot read the spill file %s at offset %"
+      PRIu64 ": %s", s->path, off, strerror (err));
+  return READ_FAILED;
+}
+
+/* Pinned records of a unit read back get what they own from memory
+ * (lock held): false when memory and file disagree. */
+static bool
+spill_unpin (TbqSpill * s, TbqBlock * unit, uint32_t len)
+{
+  uint32_t o;
+
+  if (s->cfg.owned == NULL)
+    return true;
+  for (o = 0; o < len;) {
+    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+    uint64_t size;
+    unsigned char *data = (unsigned char *) record_payload (h, &size);
+    uint32_t n = s->cfg.owned (h->type, data, (uint32_t) size,
+        s->cfg.owned_data);
+
+    if (n > size)
+      n = (uint32_t) size;
+    if (n != 0) {
+      TbqPinned *p = s->pinned_head;
+
+      if (p == NULL || p->type != h->type || p->size != n)
+        return false;
+      memcpy (data, p->bytes, n);
+      s->pinned_head = p->next;
+      if (s->pinned_head == NULL)
+        s->pinned_tail = &s->pinned_head;
+      free (p);
+    }
+    o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  }
+  return true;
+}
+
+/* Give consumed file space back (no lock: only the spill thread moves
+ * `punched_off`, and a discard waits for it). */
+static void
+spill_punch (TbqSpill * s, uint64_t upto)
+{
+#ifdef FALLOC_FL_PUNCH_HOLE
+  uint64_t from = s->punched_off, to = upto & ~(SPILL_PUNCH_STEP - 1);
+
+  if (to <= from)
+    return;
+  /* Best effort: a file system without holes keeps the space until the
+   * file is emptied. */
+  (void) fallocate (s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+      (off_t) from, (off_t) (to - from));
+  s->punched_off = to;
+#else
+  (void) s;
+  (void) upto;
+#endif
+}
+
+/* Read the next unit ahead (lock held on entry and exit). */
+static void
+spill_read_unit (TbqSpill * s)
+{
+  uint64_t seq = s->read_seq, off = s->read_off;
+  uint64_t avail = s->write_off - off;
+  bool urgent = s->reader_at != NULL;
+  SpillUnitHeader hdr;
+  TbqBlock *unit = NULL;
+  ReadResult res;
+  bool checksum;
+  char msg[320];
+
+  s->io_busy = true;
+  pthread_mutex_unlock (&s->lock);
+  res = spill_read_at (s, seq, off, avail, urgent, &unit, &hdr, msg,
+      sizeof msg, &checksum);
+  if (res == READ_OK)
+    spill_punch (s, off + hdr.unit_len);
+  pthread_mutex_lock (&s->lock);
+  s->io_busy = false;
+  pthread_cond_broadcast (&s->idle);
+  if (res == READ_OK && !spill_unpin (s, unit, hdr.records_len)) {
+    tbq_records_release (unit->data, 0, hdr.records_len, NULL, NULL);
+    tbq_extent_unref (unit);
+    checksum = true;
+    snprintf (msg, sizeof msg, "the spill file %s: the unit at offset %"
+        PRIu64 " does not match what was written", s->path, off);
+    res = READ_FAILED;
+  }
+  if (res == READ_PARKED) {
+    s->read_parked = true;
+    return;
+  }
+  if (res == READ_NO_ROOM) {
+    s->read_retry_at = spill_now () + SPILL_ROOM_RETRY_NS;
+    return;
+  }
+  if (res == READ_FAILED) {
+    s->read_failed = true;
+    s->read_error_taken = false;
+    memcpy (s->read_error, msg, sizeof s->read_error);
+    s->read_error[sizeof s->read_error - 1] = '\0';
+    tbq_count (&s->read_errors, 1);
+    if (checksum)
+      tbq_count (&s->checksum_errors, 1);
+    tbq_wake_sink_published (s->wake);
+    return;
+  }
+  unit->free_next = NULL;
+  *s->ready_tail = unit;
+  s->ready_tail = &unit->free_next;
+  s->ready_units++;
+  s->ready_bytes += hdr.unit_len;
+  s->read_seq++;
+  s->read_off += hdr.unit_len;
+  s->full = false;
+  tbq_count (&s->bytes_read, hdr.unit_len);
+  tbq_count (&s->units_read, 1);
+  tbq_count (&s->records_on_disk, -(uint64_t) hdr.n_records);
+  tbq_count (&s->level, -hdr.unit_len);
+  tbq_wake_sink_published (s->wake);
+}
+
+/* ---- the run's end and the thread --------------------------------------- */
+
+/* The file holds nothing unread and nothing is read ahead: start it over
+ * (lock held, no I/O running). */
+static void
+spill_rewind (TbqSpill * s)
+{
+  if (s->write_off == 0)
+    return;
+  if (ftruncate (s->fd, 0) == 0) {
+    s->write_off = s->read_off = s->punched_off = 0;
+  }
+}
+
+/* End the active run where the spill chain stands (lock held). */
+static void
+spill_end_run (TbqSpill * s)
+{
+  TbqBlock *m = s->marker;
+  SpillMark *mk = (SpillMark *) (void *) m->data;
+
+  mk->end_seq = s->write_seq;
+  mk->resume_off = s->pos_off;
+  /* Release: the reader that loads the link (acquire, under the lock
+   * anyway) reads the spill chain's bytes from resume_off on; the
+   * block's reference passes to it. */
+  atomic_store_explicit (&m->next, s->pos_blk, memory_order_release);
+  s->marker = NULL;
+  s->pos_blk = NULL;
+  s->pos_off = 0;
+  s->reader_at = NULL;
+  s->full = false;
+  /* Release: pairs with tbq_spill_wants_run(). */
+  atomic_store_explicit (&s->run_active, 0, memory_order_release);
+  /* While writes fail the queue is as full as without spill. */
+  tbq_extents_hold (s->extents, s->write_failing ? 0 : s->hold);
+  if (s->read_off == s->write_off && s->ready_head == NULL)
+    spill_rewind (s);
+  tbq_wake_sink_published (s->wake);
+}
+
+typedef enum
+{
+  ACT_NONE,
+  ACT_AGAIN,
+  ACT_READ,
+  ACT_WRITE,
+} SpillAction;
+
+/* What the spill thread does next (lock held); *until: when to look
+ * again without being told (-1: only when told). */
+static SpillAction
+spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
+{
+  bool can_read, can_write = false;
+  int64_t now = 0;
+
+  *until = -1;
+  if (s->paused)
+    return ACT_NONE;
+  if (s->marker != NULL && s->reader_at == s->marker
+      && s->take_seq == s->write_seq) {
+    spill_end_run (s);
+    return ACT_AGAIN;
+  }
+  if (s->read_retry_at != 0 || s->write_failing)
+    now = spill_now ();
+  can_read = !s->read_failed && s->read_seq < s->write_seq
+      && (!s->read_parked || s->reader_at != NULL)
+      && s->ready_units < SPILL_AHEAD_UNITS
+      && (s->ready_units == 0 || s->ready_bytes < s->ahead_max)
+      && now >= s->read_retry_at;
+  if (s->read_retry_at != 0 && now >= s->read_retry_at)
+    s->read_retry_at = 0;
+  if (s->marker != NULL) {
+    TbqBlock *b = s->pos_blk;
+    /* Acquire: pairs with the copier's release stores (block.h). */
+    TbqBlock *next = atomic_load_explicit (&b->next, memory_order_acquire);
+    uint32_t p = atomic_load_explicit (&b->published, next != NULL
+        ? memory_order_relaxed : memory_order_acquire);
+
+    if (s->pos_off >= p && next != NULL) {
+      /* Written whole: the block goes back (its last unref). */
+      s->pos_blk = next;
+      s->pos_off = 0;
+      tbq_block_unref (b);
+      return ACT_AGAIN;
+    }
+    *pub = p;
+    can_write = s->pos_off < p && !s->full
+        && (!s->write_failing || now >= atomic_load_explicit (&s->retry_at,
+                memory_order_relaxed));
+    if (s->write_failing && !can_write)
+      *until = atomic_load_explicit (&s->retry_at, memory_order_relaxed);
+  }
+  if (can_read && s->reader_at != NULL)
+    return ACT_READ;
+  if (can_write)
+    return ACT_WRITE;
+  if (can_read)
+    return ACT_READ;
+  if (s->read_retry_at != 0 && (*until < 0 || s->read_retry_at < *until))
+    *until = s->read_retry_at;
+  return ACT_NONE;
+}
+
+static void
+spill_wait (TbqSpill * s, int64_t until)
+{
+  /* Relaxed store, then a seq_cst fence (tbq_spill_notify()). */
+  atomic_store_explicit (&s->sleeping, 1, memory_order_relaxed);
+  /* Seq_cst fence: `sleeping` before the copier's next `published` is
+   * looked at (tbq_spill_notify()); the caller looked at it before, so
+   * look once more. */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (s->marker != NULL && !s->paused && !s->stop && !s->full
+      && !s->write_failing) {
+    TbqBlock *b = s->pos_blk;
+
+    if (s->pos_off < atomic_load_explicit (&b->published,
+            memory_order_acquire)
+        || atomic_load_explicit (&b->next, memory_order_acquire) != NULL) {
+      atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
+      return;
+    }
+  }
+  if (until < 0) {
+    pthread_cond_wait (&s->cond, &s->lock);
+  } else {
+    struct timespec ts;
+
+    /* `cond` waits on CLOCK_MONOTONIC, tbq_now_ns()'s clock. */
+    ts.tv_sec = (time_t) (until / 1000000000);
+    ts.tv_nsec = (long) (until % 1000000000);
+    pthread_cond_timedwait (&s->cond, &s->lock, &ts);
+  }
+  atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
+}
+
+static void *
+spill_main (void *arg)
+{
+  TbqSpill *s = arg;
+
+  pthread_mutex_lock (&s->lock);
+  while (!s->stop) {
+    uint32_t pub = 0;
+    int64_t until;
+
+    switch (spill_decide (s, &pub, &until)) {
+      case ACT_AGAIN:
+        break;
+      case ACT_READ:
+        spill_read_unit (s);
+        break;
+      case ACT_WRITE:
+        spill_write_unit (s, pub);
+        break;
+      case ACT_NONE:
+        spill_wait (s, until);
+        break;
+    }
+  }
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+TbqStatus
+tbq_spill_start (TbqSpill * s)
+{
+  if (pthread_create (&s->thread, NULL, spill_main, s) != 0)
+    return TBQ_NO_MEMORY;
+  s->thread_started = true;
+  return TBQ_OK;
+}
+
+void
+tbq_spill_free (TbqSpill * s)
+{
+  if (s == NULL)
+    return;
+  if (s->thread_started) {
+    pthread_mutex_lock (&s->lock);
+    s->stop = true;
+    pthread_cond_signal (&s->cond);
+    pthread_mutex_unlock (&s->lock);
+    pthread_join (s->thread, NULL);
+  }
+  close (s->fd);
+  spill_free_pinned (s->pinned_head);
+  pthread_cond_destroy (&s->idle);
+  pthread_cond_destroy (&s->cond);
+  pthread_mutex_destroy (&s->lock);
+  free (s->path);
+  free (s);
+}
+
+/* ---- the reader's side -------------------------------------------------- */
+
+static bool
+marker_done (TbqSpill * s, TbqBlock * m)
+{
+  const SpillMark *mk = (const SpillMark *) (const void *) m->data;
+
+  /* Relaxed under the lock: the link was stored under it. */
+  return atomic_load_explicit (&m->next, memory_order_acquire) != NULL
+      && s->take_seq >= mk->end_seq;
+}
+
+TbqStatus
+tbq_spill_take (TbqSpill * s, TbqBlock * m, TbqBlock ** unit,
+    TbqBlock ** resume, uint32_t * resume_off)
+{
+  TbqStatus st = TBQ_EMPTY;
+
+  pthread_mutex_lock (&s->lock);
+  if (marker_done (s, m)) {
+    *resume = atomic_load_explicit (&m->next, memory_order_relaxed);
+    *resume_off = ((const SpillMark *) (const void *) m->data)->resume_off;
+    if (s->reader_at == m)
+      s->reader_at = NULL;
+    st = TBQ_NO_SPACE;
+  } else if (s->ready_head != NULL) {
+    TbqBlock *u = s->ready_head;
+
+    s->ready_head = u->free_next;
+    if (s->ready_head == NULL)
+      s->ready_tail = &s->ready_head;
+    u->free_next = NULL;
+    s->ready_units--;
+    s->ready_bytes -= sizeof (SpillUnitHeader)
+        + atomic_load_explicit (&u->published, memory_order_relaxed);
+    s->take_seq++;
+    s->reader_at = NULL;
+    s->read_parked = false;
+    *unit = u;
+    st = TBQ_OK;
+    pthread_cond_signal (&s->cond);
+  } else if (s->read_failed) {
+    st = TBQ_IO_ERROR;
+  } else {
+    if (s->reader_at != m) {
+      s->reader_at = m;
+      pthread_cond_signal (&s->cond);
+    }
+  }
+  pthread_mutex_unlock (&s->lock);
+  return st;
+}
+
+bool
+tbq_spill_ready (TbqSpill * s, TbqBlock * m)
+{
+  bool ready;
+
+  pthread_mutex_lock (&s->lock);
+  ready = marker_done (s, m) || s->ready_head != NULL || s->read_failed;
+  if (!ready && s->reader_at != m) {
+    s->reader_at = m;
+    pthread_cond_signal (&s->cond);
+  }
+  pthread_mutex_unlock (&s->lock);
+  return ready;
+}
+
+/* ---- discard, statistics, errors ---------------------------------------- */
+
+uint64_t
+tbq_spill_discard (TbqSpill * s, TbqReleaseFunc release, void *user_data)
+{
+  uint64_t n;
+  TbqPinned *p;
+  TbqBlock *u;
+
+  pthread_mutex_lock (&s->lock);
+  s->paused = true;
+  while (s->io_busy)
+    pthread_cond_wait (&s->idle, &s->lock);
+  /* Oldest first: the units read ahead, then what the file holds. */
+  n = 0;
+  while ((u = s->ready_head) != NULL) {
+    s->ready_head = u->free_next;
+    n += tbq_records_release (u->data, 0,
+        atomic_load_explicit (&u->published, memory_order_relaxed), release,
+        user_data);
+    tbq_extent_unref (u);
+  }
+  s->ready_tail = &s->ready_head;
+  s->ready_units = 0;
+  s->ready_bytes = 0;
+  for (p = s->pinned_head; p != NULL; p = p->next) {
+    if (release)
+      release (p->type, p->bytes, p->size, user_data);
+  }
+  spill_free_pinned (s->pinned_head);
+  s->pinned_head = NULL;
+  s->pinned_tail = &s->pinned_head;
+  n += atomic_load_explicit (&s->records_on_disk, memory_order_relaxed);
+  atomic_store_explicit (&s->records_on_disk, 0, memory_order_relaxed);
+  atomic_store_explicit (&s->level, 0, memory_order_relaxed);
+  s->read_seq = s->take_seq = s->write_seq;
+  s->read_off = s->write_off;
+  s->read_failed = false;
+  s->read_parked = false;
+  s->read_retry_at = 0;
+  if (s->marker != NULL)
+    spill_end_run (s);
+  spill_rewind (s);
+  s->paused = false;
+  pthread_cond_signal (&s->cond);
+  pthread_mutex_unlock (&s->lock);
+  return n;
+}
+
+void
+tbq_spill_stats (TbqSpill * s, TbqSpillStats * st)
+{
+  memset (st, 0, sizeof *st);
+  if (s == NULL)
+    return;
+  st->bytes_written = atomic_load_explicit (&s->bytes_written,
+      memory_order_relaxed);
+  st->bytes_read = atomic_load_explicit (&s->bytes_read, memory_order_relaxed);
+  st->level_bytes = atomic_load_explicit (&s->level, memory_order_relaxed);
+  st->units_written = atomic_load_explicit (&s->units_written,
+      memory_order_relaxed);
+  st->units_read = atomic_load_explicit (&s->units_read, memory_order_relaxed);
+  st->records_on_disk = atomic_load_explicit (&s->records_on_disk,
+      memory_order_relaxed);
+  st->runs = atomic_load_explicit (&s->runs, memory_order_relaxed);
+  st->write_errors = atomic_load_explicit (&s->write_errors,
+      memory_order_relaxed);
+  st->read_errors = atomic_load_explicit (&s->read_errors,
+      memory_order_relaxed);
+  st->checksum_errors = atomic_load_explicit (&s->checksum_errors,
+      memory_order_relaxed);
+  st->active = (uint32_t) atomic_load_explicit (&s->run_active,
+      memory_order_relaxed);
+  pthread_mutex_lock (&s->lock);
+  st->failing = s->write_failing || s->full;
+  pthread_mutex_unlock (&s->lock);
+}
+
+TbqStatus
+tbq_spill_take_error (TbqSpill * s, char *msg, size_t msg_size)
+{
+  TbqStatus st = TBQ_OK;
+
+  if (s == NULL)
+    return TBQ_OK;
+  pthread_mutex_lock (&s->lock);
+  if (s->read_failed && !s->read_error_taken) {
+    s->read_error_taken = true;
+    if (msg != NULL && msg_size > 0)
+      snprintf (msg, msg_size, "%s", s->read_error);
+    st = TBQ_IO_ERROR;
+  }
+  pthread_mutex_unlock (&s->lock);
+  return st;
+}

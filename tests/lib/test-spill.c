@@ -1,0 +1,641 @@
+/* Spill: the sink layer continues in a file, and comes back in order.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every test writes records that carry their sequence number and a byte
+ * pattern derived from it, far more than the sink budget holds, with no
+ * reader taking them: every write must return TBQ_OK (the backlog goes to
+ * the file).  Then the reader checks every record, in order.  Failures of
+ * the file (a full disk, an I/O error, a damaged or truncated file) are
+ * made by this file's own pwritev() and pread() (exported, so libtbq's
+ * calls reach them) or by writing to the file, with `remove` off.
+ * Waits are for states (statistics), with EVENTUALLY_NS as a hang check.
+ */
+#include "lib-test.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#define BLOCK 4096
+#define SINK_BLOCKS 16          /* a 64 KiB budget */
+#define LARGE 3000              /* above the inline limit of 4 KiB blocks */
+#define TYPE_PLAIN 1
+#define TYPE_OWNS 7             /* its first 8 bytes "own" something */
+
+/* ---- the file's system calls, failing on demand ---- */
+
+static _Atomic int fail_writes;         /* errno to fail pwritev with */
+static _Atomic int fail_reads;          /* errno to fail pread with */
+static _Atomic uint64_t failed_writes;
+
+typedef ssize_t (*PwritevFunc) (int, const struct iovec *, int, off_t);
+typedef ssize_t (*PreadFunc) (int, void *, size_t, off_t);
+
+static ssize_t
+do_pwritev (const char *name, int fd, const struct iovec *iov, int n,
+    off_t off)
+{
+  static PwritevFunc real;
+  int err = atomic_load (&fail_writes);
+
+  if (err != 0) {
+    atomic_fetch_add (&failed_writes, 1);
+    errno = err;
+    return -1;
+  }
+  if (real == NULL)
+    real = (PwritevFunc) dlsym (RTLD_NEXT, name);
+  return real (fd, iov, n, off);
+}
+
+static ssize_t
+do_pread (const char *name, int fd, void *buf, size_t len, off_t off)
+{
+  static PreadFunc real;
+  int err = atomic_load (&fail_reads);
+
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  if (real == NULL)
+    real = (PreadFunc) dlsym (RTLD_NEXT, name);
+  return real (fd, buf, len, off);
+}
+
+ssize_t test_pwritev (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev");
+ssize_t test_pwritev64 (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev64");
+ssize_t test_pread (int, void *, size_t, off_t) __asm__ ("pread");
+ssize_t test_pread64 (int, void *, size_t, off_t) __asm__ ("pread64");
+
+ssize_t
+test_pwritev (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev", fd, iov, n, off);
+}
+
+ssize_t
+test_pwritev64 (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev64", fd, iov, n, off);
+}
+
+ssize_t
+test_pread (int fd, void *buf, size_t len, off_t off)
+{
+  return do_pread ("pread", fd, buf, len, off);
+}
+
+ssize_t
+test_pread64 (int fd, void *buf, size_t len, off_t off)
+{
+  return do_pread ("pread64", fd, buf, len, off);
+}
+
+/* ---- records ---- */
+
+/* Record i: its size, and its bytes (the sequence number, then a pattern). */
+static uint32_t
+size_of (uint64_t i)
+{
+  if (i % 17 == 5)
+    return LARGE + (uint32_t) (i % 64);
+  return 8 + (uint32_t) (i * 7 % 200);
+}
+
+static uint16_t
+type_of (uint64_t i)
+{
+  return i % 5 == 2 ? TYPE_OWNS : TYPE_PLAIN;
+}
+
+static void
+fill (unsigned char *p, uint64_t i, uint32_t size)
+{
+  uint32_t k;
+
+  memcpy (p, &i, sizeof i);
+  for (k = sizeof i; k < size; k++)
+    p[k] = (unsigned char) (i * 31 + k);
+}
+
+static bool
+matches (const TbqRecord * rec, uint64_t i)
+{
+  unsigned char want[LARGE + 64];
+
+  if (rec->size != size_of (i) || rec->type != type_of (i))
+    return false;
+  fill (want, i, rec->size);
+  return memcmp (rec->data, want, rec->size) == 0;
+}
+
+static TbqStatus
+write_one (TbqWriter * w, uint64_t i)
+{
+  unsigned char buf[LARGE + 64];
+  uint32_t size = size_of (i);
+
+  fill (buf, i, size);
+  return tbq_writer_write (w, type_of (i), buf, size);
+}
+
+/* TYPE_OWNS records own their first 8 bytes (their sequence number). */
+static uint32_t
+owned (uint16_t type, const void *data, uint32_t size, void *user_data)
+{
+  (void) data;
+  (void) size;
+  (void) user_data;
+  return type == TYPE_OWNS ? 8 : 0;
+}
+
+typedef struct
+{
+  _Atomic int failed, resumed;
+  char msg[512];
+} Reports;
+
+static void
+on_error (int failed, const char *msg, void *user_data)
+{
+  Reports *r = user_data;
+
+  if (failed) {
+    snprintf (r->msg, sizeof r->msg, "%s", msg);
+    atomic_fetch_add (&r->failed, 1);
+  } else {
+    atomic_fetch_add (&r->resumed, 1);
+  }
+}
+
+static char spill_dir[256];
+
+static const char *
+dir (void)
+{
+  const char *t = getenv ("TMPDIR");
+
+  snprintf (spill_dir, sizeof spill_dir, "%s/tbq-spill-test-XXXXXX",
+      t != NULL ? t : "/tmp");
+  return spill_dir;
+}
+
+static TbqQueue *
+spill_queue (TbqWriter ** w, TbqReader ** r, int remove, uint64_t max_bytes,
+    Reports * reports)
+{
+  TbqConfig cfg;
+  TbqSpillConfig sc;
+  TbqQueue *q;
+  char msg[256] = "";
+
+  small_config (&cfg, BLOCK);
+  cfg.source.min_blocks = cfg.source.max_blocks = 4;
+  cfg.sink.min_blocks = 2;
+  cfg.sink.max_blocks = SINK_BLOCKS;
+  cfg.sink.max_idle_blocks = 2;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  q = open_queue (&cfg, w, r);
+  tbq_spill_config_init (&sc);
+  sc.temp_template = dir ();
+  sc.remove = remove;
+  sc.max_bytes = max_bytes;
+  sc.owned = owned;
+  sc.on_error = reports != NULL ? on_error : NULL;
+  sc.error_data = reports;
+  if (tbq_queue_enable_spill (q, &sc, msg, sizeof msg) != TBQ_OK) {
+    printf ("# enable spill: %s\n", msg);
+    fflush (stdout);
+    _exit (1);
+  }
+  CHECK_OK (tbq_queue_start (q));
+  return q;
+}
+
+/* Write records [from, to), each accepted. */
+static void
+write_range (TbqWriter * w, uint64_t from, uint64_t to)
+{
+  uint64_t i;
+
+  for (i = from; i < to; i++)
+    CHECK_OK (write_one (w, i));
+  tbq_writer_flush (w);
+}
+
+/* Take records [from, to) and check each. */
+static void
+read_range (TbqReader * r, uint64_t from, uint64_t to)
+{
+  uint64_t i;
+
+  for (i = from; i < to; i++) {
+    TbqRecord rec;
+    TbqStatus st = read_record (r, &rec, EVENTUALLY_NS);
+
+    if (st != TBQ_OK || !matches (&rec, i)) {
+      printf ("# record %" PRIu64 ": %s, size %u\n", i,
+          tbq_status_to_string (st), st == TBQ_OK ? rec.size : 0);
+      fflush (stdout);
+      _exit (1);
+    }
+  }
+}
+
+/* Payload bytes of records [0, n). */
+static uint64_t
+bytes_of (uint64_t n)
+{
+  uint64_t i, b = 0;
+
+  for (i = 0; i < n; i++)
+    b += size_of (i);
+  return b;
+}
+
+/* How many records make `times` budgets of payload. */
+static uint64_t
+records_for (uint64_t times)
+{
+  uint64_t n = 0;
+
+  while (bytes_of (n) < times * SINK_BLOCKS * BLOCK)
+    n += 100;
+  return n;
+}
+
+/* ---- tests ---- */
+
+static void
+a_backlog_twenty_times_the_budget_spills_and_comes_back_in_order (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 1, 0, NULL);
+  uint64_t n = records_for (20);
+  TbqStats st;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  st = stats_of (q);
+  CHECK (st.spill.units_written > 0);
+  CHECK (st.spill.runs >= 1);
+  CHECK (st.extents.budget_peak <= (uint64_t) SINK_BLOCKS * BLOCK);
+  CHECK (tbq_queue_spill_path (q) != NULL);
+  read_range (r, 0, n);
+  st = stats_of (q);
+  CHECK_EQ (st.records_out, n);
+  CHECK_EQ (st.spill.records_on_disk, 0);
+  CHECK_EQ (st.spill.level_bytes, 0);
+  CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
+  CHECK_EQ (st.spill.checksum_errors, 0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+reading_while_writing_keeps_one_order_across_memory_and_file (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 1, 0, NULL);
+  uint64_t n = records_for (4), i;
+
+  /* Rounds of a large write and a smaller read: the backlog grows past
+   * the mark, runs begin and end, and the reader goes from memory to the
+   * file and back. */
+  for (i = 0; i < 6; i++) {
+    write_range (w, i * n, (i + 1) * n);
+    read_range (r, i * n / 2, (i + 1) * n / 2);
+  }
+  read_range (r, 3 * n, 6 * n);
+  CHECK (stats_of (q).spill.units_written > 0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+typedef struct
+{
+  uint64_t calls, sum;
+} Released;
+
+static void
+release_owned (uint16_t type, const void *data, uint32_t size, void *user_data)
+{
+  Released *rel = user_data;
+  uint64_t i;
+
+  if (type != TYPE_OWNS)
+    return;
+  CHECK (size >= 8);
+  memcpy (&i, data, sizeof i);
+  CHECK_EQ (type_of (i), TYPE_OWNS);
+  rel->calls++;
+  rel->sum += i;
+}
+
+static void
+a_discard_releases_what_spilled_records_own_and_empties_the_file (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
+  uint64_t n = records_for (10), i, owners = 0, sum = 0;
+  Released rel = { 0, 0 };
+  struct stat sb;
+  TbqStats st;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  WAIT_UNTIL (stats_of (q).spill.units_written > 4);
+  for (i = 0; i < n; i++) {
+    if (type_of (i) == TYPE_OWNS) {
+      owners++;
+      sum += i;
+    }
+  }
+  /* A discard runs with the copier stopped. */
+  tbq_queue_stop (q);
+  tbq_queue_discard (q, release_owned, &rel);
+  CHECK_EQ (rel.calls, owners);
+  CHECK_EQ (rel.sum, sum);
+  st = stats_of (q);
+  CHECK_EQ (st.records_discarded, n);
+  CHECK_EQ (st.spill.level_bytes, 0);
+  CHECK_EQ (st.spill.records_on_disk, 0);
+  CHECK (stat (tbq_queue_spill_path (q), &sb) == 0);
+  CHECK_EQ (sb.st_size, 0);
+  /* The queue goes on, file and all. */
+  CHECK_OK (tbq_queue_start (q));
+  write_range (w, 0, n);
+  read_range (r, 0, n);
+  unlink (tbq_queue_spill_path (q));
+  tbq_queue_free (q, NULL, NULL);
+}
+
+/* Wait until the file holds at least `units` units (none taken yet). */
+static void
+wait_for_units (TbqQueue * q, uint64_t units)
+{
+  WAIT_UNTIL (stats_of (q).spill.units_written >= units);
+}
+
+/* Read in order until something else than a record comes: its status.
+ * Every record that came must be the next one. */
+static TbqStatus
+read_until_error (TbqReader * r, uint64_t n, uint64_t * got)
+{
+  TbqStatus st = TBQ_OK;
+
+  for (*got = 0; *got < n; (*got)++) {
+    TbqRecord rec;
+
+    st = read_record (r, &rec, EVENTUALLY_NS);
+    if (st != TBQ_OK)
+      break;
+    if (!matches (&rec, *got)) {
+      printf ("# record %" PRIu64 " damaged\n", *got);
+      fflush (stdout);
+      _exit (1);
+    }
+  }
+  return st;
+}
+
+/* Whether `msg` says what one of `says` (|-separated) says. */
+static bool
+says_one_of (const char *msg, const char *says)
+{
+  char buf[256], *tok, *save = NULL;
+
+  snprintf (buf, sizeof buf, "%s", says);
+  for (tok = strtok_r (buf, "|", &save); tok != NULL;
+      tok = strtok_r (NULL, "|", &save))
+    if (strstr (msg, tok) != NULL)
+      return true;
+  return false;
+}
+
+static void
+check_damage (void (*damage) (int fd, off_t size), const char *says)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
+  uint64_t n = records_for (40), got;
+  char msg[512];
+  struct stat sb;
+  int fd;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  /* Far more units than are read ahead (4): the middle of the file is
+   * still to be read. */
+  wait_for_units (q, 64);
+  fd = open (tbq_queue_spill_path (q), O_RDWR);
+  CHECK (fd >= 0);
+  CHECK (fstat (fd, &sb) == 0);
+  damage (fd, sb.st_size);
+  close (fd);
+  CHECK_STATUS (read_until_error (r, n, &got), TBQ_IO_ERROR);
+  CHECK (got > 0 && got < n);
+  /* It stays an error: nothing after the damage is delivered. */
+  {
+    TbqRecord rec;
+
+    CHECK_STATUS (tbq_reader_next (r, &rec), TBQ_IO_ERROR);
+  }
+  CHECK_STATUS (tbq_queue_take_error (q, msg, sizeof msg), TBQ_IO_ERROR);
+  CHECK (strstr (msg, tbq_queue_spill_path (q)) != NULL);
+  CHECK (strstr (msg, "offset") != NULL);
+  if (!says_one_of (msg, says)) {
+    printf ("# message: %s\n", msg);
+    fflush (stdout);
+    _exit (1);
+  }
+  CHECK (stats_of (q).spill.read_errors == 1);
+  unlink (tbq_queue_spill_path (q));
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+flip_middle (int fd, off_t size)
+{
+  unsigned char c;
+
+  CHECK (pread (fd, &c, 1, size / 2) == 1);
+  c ^= 0x5a;
+  CHECK (pwrite (fd, &c, 1, size / 2) == 1);
+}
+
+static void
+truncate_middle (int fd, off_t size)
+{
+  CHECK (ftruncate (fd, size / 2 + 3) == 0);
+}
+
+static void
+a_flipped_byte_is_an_io_error_and_no_damaged_record (void)
+{
+  check_damage (flip_middle, "checksum mismatch|damaged");
+}
+
+static void
+a_truncated_file_is_an_io_error_and_no_damaged_record (void)
+{
+  /* The spill thread may write on past the cut (the file is then
+   * sparse, and the cut unit reads back as zeros): its header or its
+   * checksum is wrong. */
+  check_damage (truncate_middle, "truncated|checksum mismatch|damaged");
+}
+
+static void
+a_read_error_is_an_io_error (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 1, 0, NULL);
+  uint64_t n = records_for (10), got;
+  char msg[512];
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  wait_for_units (q, 8);
+  atomic_store (&fail_reads, EIO);
+  CHECK_STATUS (read_until_error (r, n, &got), TBQ_IO_ERROR);
+  atomic_store (&fail_reads, 0);
+  CHECK_STATUS (tbq_queue_take_error (q, msg, sizeof msg), TBQ_IO_ERROR);
+  CHECK (strstr (msg, strerror (EIO)) != NULL);
+  /* A discard clears it: the queue is usable again. */
+  tbq_queue_stop (q);
+  tbq_queue_discard (q, NULL, NULL);
+  CHECK_OK (tbq_queue_start (q));
+  write_range (w, 0, 100);
+  read_range (r, 0, 100);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+/* Write records from `from` on until one is refused (the queue is full:
+ * a write waits up to FULL_WAIT_NS for room, so a copier that is slow
+ * for a moment is not taken for a full queue), at most `n`; the
+ * accepted ones are consecutive.  Returns how many were accepted. */
+#define FULL_WAIT_NS (200 * MS_NS)
+static uint64_t
+write_until_full (TbqWriter * w, uint64_t from, uint64_t n)
+{
+  uint64_t i;
+
+  CHECK_OK (tbq_writer_set_backpressure (w, TBQ_BACKPRESSURE_BLOCK,
+          FULL_WAIT_NS));
+  for (i = from; i < from + n; i++) {
+    TbqStatus s = write_one (w, i);
+
+    if (s != TBQ_OK) {
+      CHECK_STATUS (s, TBQ_TIMEOUT);
+      break;
+    }
+  }
+  tbq_writer_flush (w);
+  CHECK_OK (tbq_writer_set_backpressure (w, TBQ_BACKPRESSURE_BLOCK, -1));
+  return i - from;
+}
+
+static void
+a_full_disk_keeps_every_record_and_spilling_resumes (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  Reports rep = { 0, 0, "" };
+  TbqQueue *q = spill_queue (&w, &r, 1, 0, &rep);
+  uint64_t n = records_for (6), accepted, more;
+  TbqStats st;
+
+  atomic_store (&fail_writes, ENOSPC);
+  accepted = write_until_full (w, 0, n);
+  /* The memory held what it could; the next record was refused, not
+   * lost. */
+  CHECK (accepted < n);
+  WAIT_UNTIL (atomic_load (&rep.failed) == 1);
+  CHECK (strstr (rep.msg, strerror (ENOSPC)) != NULL);
+  CHECK (strstr (rep.msg, "spill file") != NULL);
+  st = stats_of (q);
+  CHECK (st.spill.write_errors >= 1);
+  CHECK_EQ (st.spill.units_written, 0);
+  CHECK_EQ (st.records_in, accepted);
+  /* Space comes back: the spill writes again, and the rest is taken. */
+  atomic_store (&fail_writes, 0);
+  WAIT_UNTIL (atomic_load (&rep.resumed) == 1);
+  more = write_until_full (w, accepted, n - accepted);
+  CHECK_EQ (more, n - accepted);
+  CHECK (stats_of (q).spill.units_written > 0);
+  read_range (r, 0, n);
+  CHECK_EQ (atomic_load (&rep.failed), 1);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+max_bytes_bounds_what_the_file_holds (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  const uint64_t max = 64 * 1024;
+  TbqQueue *q = spill_queue (&w, &r, 1, max, NULL);
+  uint64_t n = records_for (20), accepted;
+  TbqStats st;
+
+  accepted = write_until_full (w, 0, n);
+  CHECK (accepted < n);
+  /* More than memory holds went in: the rest is in the file. */
+  CHECK (bytes_of (accepted) > (uint64_t) SINK_BLOCKS * BLOCK);
+  st = stats_of (q);
+  CHECK (st.spill.units_written > 0);
+  CHECK (st.spill.level_bytes <= max);
+  CHECK (st.spill.failing == 1);
+  read_range (r, 0, accepted);
+  /* Read back, the queue takes as much again (less than the budget and
+   * the file together). */
+  CHECK (write_until_full (w, accepted, 200) == 200);
+  read_range (r, accepted, accepted + 200);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+static void
+a_template_without_xs_is_refused (void)
+{
+  TbqConfig cfg;
+  TbqSpillConfig sc;
+  TbqQueue *q;
+  char msg[256];
+
+  small_config (&cfg, BLOCK);
+  q = queue_new_or_fail (&cfg);
+  tbq_spill_config_init (&sc);
+  CHECK_STATUS (tbq_queue_enable_spill (q, &sc, msg, sizeof msg),
+      TBQ_INVALID_CONFIG);
+  sc.temp_template = "/tmp/tbq-spill";
+  CHECK_STATUS (tbq_queue_enable_spill (q, &sc, msg, sizeof msg),
+      TBQ_INVALID_CONFIG);
+  CHECK (strstr (msg, "XXXXXX") != NULL);
+  sc.temp_template = "/nonexistent-dir/tbq-XXXXXX";
+  CHECK_STATUS (tbq_queue_enable_spill (q, &sc, msg, sizeof msg),
+      TBQ_IO_ERROR);
+  CHECK (strstr (msg, "/nonexistent-dir/tbq-XXXXXX") != NULL);
+  CHECK (tbq_queue_spill_path (q) == NULL);
+  tbq_queue_free (q, NULL, NULL);
+}
+
+TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_order),
+    TAP_TEST (reading_while_writing_keeps_one_order_across_memory_and_file),
+    TAP_TEST (a_discard_releases_what_spilled_records_own_and_empties_the_file),
+    TAP_TEST (a_flipped_byte_is_an_io_error_and_no_damaged_record),
+    TAP_TEST (a_truncated_file_is_an_io_error_and_no_damaged_record),
+    TAP_TEST (a_read_error_is_an_io_error),
+    TAP_TEST (a_full_disk_keeps_every_record_and_spilling_resumes),
+    TAP_TEST (max_bytes_bounds_what_the_file_holds),
+    TAP_TEST (a_template_without_xs_is_refused))
