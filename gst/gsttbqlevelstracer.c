@@ -64,7 +64,8 @@ G_DECLARE_FINAL_TYPE (GstTbqLevelsTracer, gst_tbq_levels_tracer, GST,
 #define CSV_HEADER "ts,element,kind,queue," \
   "current-level-buffers,current-level-bytes,current-level-time," \
   "max-size-buffers,max-size-bytes,max-size-time," \
-  "source-blocks-in-use,source-blocks,sink-bytes-in-use,sink-max-bytes\n"
+  "source-blocks-in-use,source-blocks,sink-bytes-in-use,sink-max-bytes," \
+  "spill-level-bytes\n"
 
 typedef enum
 {
@@ -125,6 +126,7 @@ typedef struct
   gboolean has_pools;           /* tbqueue: the pool fields are set */
   guint64 source_blocks_in_use, source_blocks;
   guint64 sink_bytes_in_use, sink_max_bytes;
+  guint64 spill_level_bytes;    /* tbqueue: in its spill file, unread */
 } Levels;
 
 /* ---- reading levels through properties ---- */
@@ -182,7 +184,9 @@ read_pools (GstElement * element, Levels * l)
       &l->source_blocks_in_use)
       && gst_structure_get_uint64 (s, "source-blocks", &l->source_blocks)
       && gst_structure_get_uint64 (s, "sink-bytes-in-use",
-      &l->sink_bytes_in_use);
+      &l->sink_bytes_in_use)
+      && gst_structure_get_uint64 (s, "spill-level-bytes",
+      &l->spill_level_bytes);
   gst_structure_free (s);
   l->sink_max_bytes = get_u64 (element, "sink-max-bytes");
 }
@@ -227,16 +231,16 @@ static void
 write_csv (GstTbqLevelsTracer * self, GstClockTime ts, const gchar * name,
     const gchar * kind, const Levels * l)
 {
-  gchar queue[16] = "", pools[96] = ",,,";
+  gchar queue[16] = "", pools[128] = ",,,,";
   gchar *field;
 
   if (l->queue >= 0)
     g_snprintf (queue, sizeof queue, "%d", l->queue);
   if (l->has_pools)
     g_snprintf (pools, sizeof pools, "%" G_GUINT64_FORMAT ",%"
-        G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT,
-        l->source_blocks_in_use, l->source_blocks, l->sink_bytes_in_use,
-        l->sink_max_bytes);
+        G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
+        G_GUINT64_FORMAT, l->source_blocks_in_use, l->source_blocks,
+        l->sink_bytes_in_use, l->sink_max_bytes, l->spill_level_bytes);
 
   if (self->file == NULL)
     return;
@@ -267,14 +271,16 @@ emit (GstTbqLevelsTracer * self, GstClockTime ts, GstElement * element,
   if (l->has_pools)
     GST_DEBUG_OBJECT (element, "source pool %" G_GUINT64_FORMAT " of %"
         G_GUINT64_FORMAT " blocks, sink pool %" G_GUINT64_FORMAT " of %"
-        G_GUINT64_FORMAT " bytes in use", l->source_blocks_in_use,
-        l->source_blocks, l->sink_bytes_in_use, l->sink_max_bytes);
+        G_GUINT64_FORMAT " bytes in use, spill file %" G_GUINT64_FORMAT
+        " bytes", l->source_blocks_in_use, l->source_blocks,
+        l->sink_bytes_in_use, l->sink_max_bytes, l->spill_level_bytes);
 
   gst_tracer_record_log (self->record, (guint64) ts, name, kind,
       l->queue >= 0, (guint) MAX (l->queue, 0), l->buffers, l->bytes, l->time,
       l->max_buffers, l->max_bytes, l->max_time,
       l->has_pools, l->source_blocks_in_use, l->has_pools, l->source_blocks,
-      l->has_pools, l->sink_bytes_in_use, l->has_pools, l->sink_max_bytes);
+      l->has_pools, l->sink_bytes_in_use, l->has_pools, l->sink_max_bytes,
+      l->has_pools, l->spill_level_bytes);
   write_csv (self, ts, name, kind, l);
   g_free (name);
 }
@@ -537,7 +543,9 @@ record_new (void)
       "sink-bytes-in-use", OPTIONAL (G_TYPE_UINT64,
           "tbqueue: sink pool memory counted against sink-max-bytes "
           "(blocks and frames)"),
-      "sink-max-bytes", OPTIONAL (G_TYPE_UINT64, "tbqueue"), NULL);
+      "sink-max-bytes", OPTIONAL (G_TYPE_UINT64, "tbqueue"),
+      "spill-level-bytes", OPTIONAL (G_TYPE_UINT64,
+          "tbqueue: bytes in its spill file not read back yet"), NULL);
   /* One per tracer, alive as long as it: not a leak. */
   GST_OBJECT_FLAG_SET (r, GST_OBJECT_FLAG_MAY_BE_LEAKED);
   return r;

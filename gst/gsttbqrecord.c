@@ -466,6 +466,31 @@ copy_shell (const void *data, guint32 size)
   return GST_MINI_OBJECT_CAST (shell);
 }
 
+guint32
+gst_tbq_record_owned_bytes (guint16 type, const void *data, guint32 size)
+{
+  GstTbqCopyHeader h;
+
+  switch (type) {
+    case GST_TBQ_RECORD_BUFFER_COPY:
+      if (G_UNLIKELY (size < sizeof h))
+        return 0;
+      memcpy (&h, data, sizeof h);
+      if (!(h.info & GST_TBQ_HAS_SHELL))
+        return 0;
+      /* The whole header (the set fields, the shell, the layout): what
+       * gst_tbq_record_owned() reads to find the shell. */
+      return MIN (size, (guint32) gst_tbq_record_copy_header (h.info));
+    case GST_TBQ_RECORD_BUFFER_REF:
+    case GST_TBQ_RECORD_EVENT:
+    case GST_TBQ_RECORD_QUERY:
+      /* A pointer and a little more: all of it. */
+      return size;
+    default:
+      return 0;
+  }
+}
+
 GstMiniObject *
 gst_tbq_record_owned (guint16 type, const void *data, guint32 size)
 {

@@ -324,5 +324,11 @@ gboolean gst_tbq_record_read (const TbqRecord * rec, GstTbqItem * item);
 GstMiniObject *gst_tbq_record_owned (guint16 type, const void *data,
     guint32 size);
 
+/* How many leading bytes of a record's payload hold what it owns or
+ * points to (a shell, a buffer, an event, a query): kept in memory while
+ * the record is in a spill file (TbqSpillConfig.owned). */
+guint32 gst_tbq_record_owned_bytes (guint16 type, const void *data,
+    guint32 size);
+
 G_END_DECLS
 #endif /* __GST_TBQ_RECORD_H__ */

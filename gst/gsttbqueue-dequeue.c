@@ -36,9 +36,13 @@ static gboolean
 locked_take_record (GstTbQueue * tbq, GstTbqItem * item)
 {
   TbqRecord rec;
+  TbqStatus st = tbq_reader_next (tbq->reader, &rec);
 
-  if (tbq_reader_next (tbq->reader, &rec) != TBQ_OK)
+  if (st != TBQ_OK) {
+    if (G_UNLIKELY (st == TBQ_IO_ERROR))
+      tbq->spill_read_failed = TRUE;
     return FALSE;
+  }
   if (G_UNLIKELY (!gst_tbq_record_read (&rec, item)))
     goto malformed;
   if (item->type == GST_TBQ_RECORD_QUERY

@@ -269,12 +269,13 @@ gst_tbqueue_log_status (GstTbQueue * tbq, GstPad * pad, const gchar * msg,
       G_GUINT64_FORMAT " of %u-%u bytes, %" G_GUINT64_FORMAT " of %"
       G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT " ns; source pool %"
       G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " blocks in use, sink pool %"
-      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes in use",
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes in use, spill file %"
+      G_GUINT64_FORMAT " bytes",
       GST_DEBUG_PAD_NAME (pad), msg, gst_tbqueue_level_buffers (tbq),
       TBQ_LOAD (tbq->min_buffers), TBQ_LOAD (tbq->max_buffers),
       gst_tbqueue_level_bytes (tbq), TBQ_LOAD (tbq->min_bytes),
       TBQ_LOAD (tbq->max_bytes), gst_tbqueue_level_time (tbq),
       (guint64) TBQ_LOAD (tbq->min_time), (guint64) TBQ_LOAD (tbq->max_time),
       st.source.blocks_in_use, st.source.blocks_total,
-      st.extents.budget_used, sink_max);
+      st.extents.budget_used, sink_max, st.spill.level_bytes);
 }

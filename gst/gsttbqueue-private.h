@@ -231,6 +231,12 @@ struct _GstTbQueue
   guint idle_blocks;
   guint publish_batch;
   guint64 max_coalesce_latency;
+  /* Spill (object lock, as the geometry): the template (NULL: none), and
+   * the file in use from open() to close(). */
+  gchar *temp_template;
+  gboolean temp_remove;
+  guint64 spill_max_bytes;
+  gchar *temp_location;
 
   /* The two-layer queue, from READY->PAUSED to PAUSED->READY; set and
    * cleared under qlock. */
@@ -240,6 +246,11 @@ struct _GstTbQueue
   GstTbqLimits limits;          /* what a copy record may be */
   gboolean batching;            /* publish-batch is not 1: the writer holds
                                  * records back until it publishes */
+  gboolean spilling;            /* the queue spills: every buffer that can
+                                 * be copied is (set at open, read by the
+                                 * upstream thread) */
+  gboolean spill_read_failed;   /* qlock: the src task met a unit of the
+                                 * spill file it cannot read back */
   _Atomic gboolean src_idle;    /* batching: the src task waits for data;
                                  * written under qlock, read by the
                                  * upstream thread: relaxed, ordered by the

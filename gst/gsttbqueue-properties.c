@@ -305,6 +305,43 @@ get_nice (GstTbQueue * tbq, const Property * p, GValue * value)
   g_value_set_int (value, nice);
 }
 
+static void
+set_temp_template (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  GST_OBJECT_LOCK (tbq);
+  g_free (tbq->temp_template);
+  tbq->temp_template = g_value_dup_string (value);
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+static void
+get_temp_template (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  GST_OBJECT_LOCK (tbq);
+  g_value_set_string (value, tbq->temp_template);
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+static void
+get_temp_location (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  GST_OBJECT_LOCK (tbq);
+  g_value_set_string (value, tbq->temp_location);
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+/* A template that cannot name a file (mkstemp's rule). */
+static gboolean
+refuse_temp_template (const GValue * value, gchar * why, gsize why_size)
+{
+  const gchar *t = g_value_get_string (value);
+
+  if (t == NULL || g_str_has_suffix (t, "XXXXXX"))
+    return FALSE;
+  g_snprintf (why, why_size, "a spill file template must end in XXXXXX");
+  return TRUE;
+}
+
 /* ---- the table ---- */
 
 /* Types, ranges and defaults. */
@@ -635,6 +672,73 @@ static const Property properties[] = {
         "(bytes, two sink blocks or more)",
         UINT64 (2 * MIN_BLOCK_SIZE, G_MAXUINT64, DEFAULT_SINK_MAX_BYTES),
       READY_ONLY, OBJECT_LOCK (sink_max_bytes)},
+
+  /* spill: the backlog continues in a file (queue2's names) */
+
+  /**
+   * GstTbQueue:temp-template:
+   *
+   * Spill the backlog to a file made from this template, a path ending in
+   * XXXXXX (as queue2's): when the sink pool is three quarters full
+   * (#GstTbQueue:sink-max-bytes), what comes next goes to the file, and
+   * comes back, in order, before what followed it.  Every buffer that can
+   * be copied is then copied, whatever #GstTbQueue:transfer says; one that
+   * cannot (special memory, metas that cannot be copied) and serialized
+   * events and queries stay in memory, in their places.  NULL (the
+   * default): no spill.  #GstTbQueue:max-size-buffers,
+   * #GstTbQueue:max-size-bytes and #GstTbQueue:max-size-time still bound
+   * the whole backlog, memory and file: set them to 0 (or high) to let it
+   * grow on disk.  Applies from the next READY to PAUSED change; a
+   * template whose file cannot be created makes it fail with an error.
+   *
+   * Since: 0.3
+   */
+  {"temp-template", "Spill file template",
+        "Spill the backlog to a file made from this path ending in XXXXXX "
+        "(NULL = no spill)",
+        STRING (NULL), READY_ONLY,
+        HOOKS (set_temp_template, get_temp_template),
+      .refuse = refuse_temp_template},
+  /**
+   * GstTbQueue:temp-location:
+   *
+   * The spill file in use (made from #GstTbQueue:temp-template), from the
+   * READY to PAUSED change to the PAUSED to READY change; NULL otherwise.
+   *
+   * Since: 0.3
+   */
+  {"temp-location", "Spill file",
+        "The spill file in use (NULL when not spilling)",
+        STRING (NULL), READ_ONLY, HOOKS (NULL, get_temp_location)},
+  /**
+   * GstTbQueue:temp-remove:
+   *
+   * Remove the spill file as soon as it is open (the default): it has no
+   * name while it is used, and nothing is left behind, even after a
+   * crash.  FALSE keeps it, named #GstTbQueue:temp-location, after the
+   * element is done with it.  The file is never synced to disk: a queue is
+   * not a database; after a crash of the process or of the machine what
+   * it held is lost.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.3
+   */
+  {"temp-remove", "Remove the spill file",
+        "Remove the spill file as soon as it is open (nothing is left "
+        "behind)",
+        BOOLEAN (TRUE), READY_ONLY, OBJECT_LOCK (temp_remove)},
+  /**
+   * GstTbQueue:spill-max-bytes:
+   *
+   * The most the spill file may hold, not yet read back (bytes); 0 (the
+   * default): no limit but the disk's.  At the limit, as when the disk is
+   * full, the queue is full: #GstTbQueue:leaky applies.  Applies from the
+   * next READY to PAUSED change.
+   *
+   * Since: 0.3
+   */
+  {"spill-max-bytes", "Spill file maximum (bytes)",
+        "Most bytes the spill file holds unread (0 = no limit but the disk)",
+        UINT64 (0, G_MAXUINT64, 0), READY_ONLY, OBJECT_LOCK (spill_max_bytes)},
 
   /* tbqueue's own: trimming, publishing, coalescing, statistics */
 
@@ -1171,6 +1275,8 @@ void
 gst_tbqueue_properties_clear (GstTbQueue * tbq)
 {
   g_clear_pointer (&tbq->refused, g_ptr_array_unref);
+  g_clear_pointer (&tbq->temp_template, g_free);
+  g_clear_pointer (&tbq->temp_location, g_free);
 }
 
 /* Stored for the next READY to PAUSED change, or, while the pools exist,

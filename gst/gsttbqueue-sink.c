@@ -170,6 +170,9 @@ sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 {
   GstTbQueueTransfer transfer = TBQ_LOAD (tbq->transfer);
 
+  /* What is copied can go to the spill file; a reference stays in memory. */
+  if (G_UNLIKELY (tbq->spilling))
+    return TRUE;
   if (transfer == GST_TBQUEUE_TRANSFER_AUTO)
     return size <= TBQ_LOAD (tbq->copy_threshold) || (buffer->pool != NULL
         && sink_pool_would_starve (tbq, buffer->pool));
@@ -196,9 +199,12 @@ sink_warn_too_large (GstTbQueue * tbq, gsize size)
           "reference, so their owner gets them back only once they are "
           "pushed.", size, sink_max, tbq->limits.max_record),
       ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes (the "
-          "buffer, plus two sink blocks of %u bytes) to copy them; keep "
+          "buffer, plus two sink blocks of %u bytes; four times that and "
+          "more when spilling) to copy them; keep "
           "max-size-bytes at or above the frames that must queue.",
-          (guint64) size + 2 * (guint64) tbq->sink_block_size + 4096,
+          tbq->spilling ? 4 * ((guint64) size + 4 * (guint64)
+              tbq->sink_block_size + 2 * 65536 + 4096) : (guint64) size
+          + 2 * (guint64) tbq->sink_block_size + 4096,
           tbq->sink_block_size));
 }
 

@@ -317,6 +317,21 @@ locked_wait_for_records (GstTbQueue * tbq, guint32 key)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
 }
 
+/* Src task, qlock: the next records are in a unit of the spill file that
+ * cannot be read back whole and intact (damaged, truncated, an I/O
+ * error): an error, and nothing after it is pushed. */
+static GstFlowReturn
+locked_spill_failed (GstTbQueue * tbq)
+{
+  char msg[512] = "";
+
+  if (tbq_queue_take_error (tbq->q, msg, sizeof msg) != TBQ_IO_ERROR)
+    g_strlcpy (msg, "the spill file cannot be read back", sizeof msg);
+  GST_ELEMENT_ERROR (tbq, RESOURCE, READ,
+      ("Cannot read the queued data back from the spill file"), ("%s", msg));
+  return GST_FLOW_ERROR;
+}
+
 /* Src task, qlock: take the next item and push it, or wait for it.  What
  * a leak left to it is leaked (gsttbqueue-leaks.c). */
 static GstFlowReturn
@@ -333,6 +348,8 @@ locked_push_one (GstTbQueue * tbq)
         TBQ_STORE (tbq->src_idle, FALSE);
       return locked_push_item (tbq, item.object);
     case DEQUEUE_EMPTY:
+      if (G_UNLIKELY (tbq->spill_read_failed))
+        return locked_spill_failed (tbq);
       locked_wait_for_records (tbq, key);
       return GST_TBQUEUE_FLOW (tbq);
     case DEQUEUE_REST:

@@ -26,6 +26,7 @@ typedef struct
   guint64 dropped_upstream, dropped_downstream;
   guint64 overruns, underruns, level_waits, copier_waits;
   guint64 pool_held, pool_limit;
+  guint64 spill_errors;
   TbqStats lib;                 /* zero while the element is not running */
 } Snapshot;
 
@@ -75,6 +76,7 @@ snapshot_read (GstTbQueue * tbq, Snapshot * n)
   n->underruns = TBQ_LOAD (c->underruns);
   n->level_waits = TBQ_LOAD (c->level_waits);
   n->copier_waits = TBQ_LOAD (c->copier_waits);
+  n->spill_errors = n->lib.spill.write_errors + n->lib.spill.read_errors;
 }
 
 /* ---- the table ---- */
@@ -215,6 +217,20 @@ static const Field fields[] = {
       "Sink blocks allocated from the system"),
   FIELD_U64 ("sink-releases", lib.sink.releases,
       "Sink blocks given back to the system"),
+  FIELD_U64 ("spill-bytes-written", lib.spill.bytes_written,
+      "Bytes written to the spill file (`temp-template`): records, frames "
+      "and each unit's 64-byte header"),
+  FIELD_U64 ("spill-bytes-read", lib.spill.bytes_read,
+      "Bytes read back from the spill file"),
+  FIELD_U64 ("spill-level-bytes", lib.spill.level_bytes,
+      "Bytes in the spill file not read back yet (bounded by "
+      "`spill-max-bytes`)"),
+  FIELD_U64 ("spill-errors", spill_errors,
+      "Spill file writes that failed (each retried) and units that could "
+      "not be read back"),
+  FIELD_U64 ("checksum-errors", lib.spill.checksum_errors,
+      "Units of the spill file whose checksum or header did not match (an "
+      "element error each)"),
 };
 
 /* A structure named `name` with every field of the table. */

@@ -365,6 +365,69 @@ name_geometry (GstTbQueue * tbq, const gchar * reason, gchar * msg,
       tbq->sink_max_bytes, reason);
 }
 
+/* TbqSpillConfig.owned: what a record owns stays in memory. */
+static uint32_t
+spill_owned (uint16_t type, const void *data, uint32_t size, void *user_data)
+{
+  return gst_tbq_record_owned_bytes (type, data, size);
+}
+
+/* TbqSpillConfig.on_error, on libtbq's spill thread: a write failed (the
+ * queue fills up in memory, and is full when that is), or works again. */
+static void
+spill_error (int failed, const char *msg, void *user_data)
+{
+  GstTbQueue *tbq = user_data;
+
+  if (failed)
+    GST_ELEMENT_WARNING (tbq, RESOURCE, WRITE,
+        ("Cannot write to the spill file: the backlog stays in memory, and "
+            "the queue is full when the sink pool is"), ("%s", msg));
+  else
+    GST_ELEMENT_INFO (tbq, RESOURCE, WRITE, ("Spilling again"), ("%s",
+            msg));
+}
+
+/* Spill to a file made from the template, if one is set: FALSE, with the
+ * error posted, when the file cannot be made. */
+static gboolean
+open_spill (GstTbQueue * tbq, TbqQueue * q)
+{
+  TbqSpillConfig sc;
+  gchar *tmpl;
+  char msg[512];
+  TbqStatus st;
+
+  tbq_spill_config_init (&sc);
+  GST_OBJECT_LOCK (tbq);
+  tmpl = g_strdup (tbq->temp_template);
+  sc.remove = tbq->temp_remove;
+  sc.max_bytes = tbq->spill_max_bytes;
+  GST_OBJECT_UNLOCK (tbq);
+  if (tmpl == NULL)
+    return TRUE;
+  sc.temp_template = tmpl;
+  sc.owned = spill_owned;
+  sc.on_error = spill_error;
+  sc.error_data = tbq;
+  st = tbq_queue_enable_spill (q, &sc, msg, sizeof msg);
+  if (st != TBQ_OK) {
+    GST_ELEMENT_ERROR (tbq, RESOURCE, OPEN_WRITE,
+        ("Cannot spill to a file made from temp-template %s", tmpl),
+        ("%s", msg));
+    g_free (tmpl);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (tbq);
+  g_free (tbq->temp_location);
+  tbq->temp_location = g_strdup (tbq_queue_spill_path (q));
+  GST_OBJECT_UNLOCK (tbq);
+  GST_DEBUG_OBJECT (tbq, "spilling to %s (%s)", tbq_queue_spill_path (q),
+      sc.remove ? "removed" : "kept");
+  g_free (tmpl);
+  return TRUE;
+}
+
 /* READY->PAUSED: the two-layer queue, its writer and reader, and the copy
  * task (stopped until the src pad is activated). */
 static gboolean
@@ -394,6 +457,10 @@ gst_tbqueue_open (GstTbQueue * tbq)
   st = tbq_queue_new (&cfg, &q, msg, sizeof msg);
   if (st != TBQ_OK)
     goto no_memory;
+  if (!open_spill (tbq, q)) {
+    tbq_queue_free (q, NULL, NULL);
+    goto failed;
+  }
   if (tbq_writer_new (q, &writer) != TBQ_OK
       || tbq_reader_new (q, &reader) != TBQ_OK) {
     tbq_queue_free (q, NULL, NULL);
@@ -413,6 +480,8 @@ gst_tbqueue_open (GstTbQueue * tbq)
   tbq->special_caps = FALSE;
   tbq->warned_too_large = FALSE;
   tbq->batching = cfg.publish != TBQ_PUBLISH_EVERY_RECORD;
+  tbq->spilling = tbq_queue_spill_path (q) != NULL;
+  tbq->spill_read_failed = FALSE;
   gst_tbqueue_reset_levels (tbq);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_DEBUG_OBJECT (tbq, "opened: source %u x %u B, sink %" G_GSIZE_FORMAT
@@ -457,7 +526,11 @@ gst_tbqueue_close (GstTbQueue * tbq)
     gst_buffer_list_unref (tbq->partial);
   tbq->partial = NULL;
   tbq->geometry_in_use = FALSE;
+  tbq->spilling = FALSE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  GST_OBJECT_LOCK (tbq);
+  g_clear_pointer (&tbq->temp_location, g_free);
+  GST_OBJECT_UNLOCK (tbq);
   if (task != NULL)
     gst_object_unref (task);
   /* Zero-copy buffers still downstream keep their sink blocks alive. */

@@ -1,0 +1,821 @@
+/* Spill (temp-template): a backlog larger than the sink pool continues in
+ * a file and comes back whole and in order; a damaged file, a full disk
+ * and an I/O error are reported and never become wrong data; flushes,
+ * state changes and EOS while spilling.
+ *
+ * Downstream is held (our sink pad waits) while the test pushes, so every
+ * backlog is one the test made, not one a schedule made.  Stats are
+ * waited for (polled, with a hang check), never timed.  The file's writes
+ * fail on demand through this file's own pwritev() (exported: the
+ * plugin's calls resolve to it).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tbq-check.h"
+
+#include <glib/gstdio.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#define SINK_MAX (4u << 20)
+#define SINK_BLOCK 16384u
+#define FRAME 100000u
+/* What a backlog costs in memory besides the sink pool: events, the
+ * shells of buffers with metas, what spilled records own (kept in
+ * memory), GStreamer's own buffers in flight, the heap's slack. */
+#define RSS_OVERHEAD (12u << 20)
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
+
+/* ---- failing writes ---- */
+
+static _Atomic int fail_writes;
+
+typedef ssize_t (*PwritevFunc) (int, const struct iovec *, int, off_t);
+
+static ssize_t
+do_pwritev (const char *name, int fd, const struct iovec *iov, int n,
+    off_t off)
+{
+  static PwritevFunc real;
+  int err = atomic_load (&fail_writes);
+
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  if (real == NULL)
+    real = (PwritevFunc) dlsym (RTLD_NEXT, name);
+  return real (fd, iov, n, off);
+}
+
+ssize_t test_pwritev (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev");
+ssize_t test_pwritev64 (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev64");
+
+ssize_t
+test_pwritev (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev", fd, iov, n, off);
+}
+
+ssize_t
+test_pwritev64 (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev64", fd, iov, n, off);
+}
+
+/* ---- the items ---- */
+
+/* Item k of the stream: a serialized event, a list of 3 buffers, a frame
+ * or a small buffer. */
+typedef enum
+{
+  ITEM_EVENT,
+  ITEM_LIST,
+  ITEM_FRAME,
+  ITEM_SMALL,
+} ItemKind;
+
+static ItemKind
+kind_of (guint k)
+{
+  if (k % 50 == 0)
+    return ITEM_EVENT;
+  if (k % 13 == 7)
+    return ITEM_LIST;
+  if (k % 9 == 4)
+    return ITEM_FRAME;
+  return ITEM_SMALL;
+}
+
+static gsize
+size_of (guint k, guint member)
+{
+  switch (kind_of (k)) {
+    case ITEM_FRAME:
+      return FRAME + k % 1000;
+    case ITEM_LIST:
+      return 40 + member * 100 + k % 17;
+    default:
+      return 16 + k * 7 % 300;
+  }
+}
+
+static GstCaps *
+meta_caps (void)
+{
+  static GstCaps *caps;
+
+  if (caps == NULL) {
+    caps = gst_caps_new_empty_simple ("timestamp/x-tbq-test");
+    GST_MINI_OBJECT_FLAG_SET (caps, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+  }
+  return caps;
+}
+
+/* Buffer `member` of item k: its bytes, timestamps, offsets, flags, and
+ * for some a reference timestamp meta (a meta that is copied). */
+static GstBuffer *
+make_buffer (guint k, guint member)
+{
+  gsize size = size_of (k, member), i;
+  GstBuffer *b = gst_buffer_new_allocate (NULL, size, NULL);
+  GstMapInfo map;
+  guint64 id = (guint64) k * 4 + member;
+
+  fail_unless (gst_buffer_map (b, &map, GST_MAP_WRITE));
+  for (i = 0; i < size; i++)
+    map.data[i] = (guint8) (id * 31 + i);
+  gst_buffer_unmap (b, &map);
+  GST_BUFFER_PTS (b) = id * GST_MSECOND;
+  GST_BUFFER_DTS (b) = id * GST_MSECOND + 1;
+  GST_BUFFER_DURATION (b) = GST_MSECOND;
+  GST_BUFFER_OFFSET (b) = id;
+  GST_BUFFER_OFFSET_END (b) = id + 1;
+  if (k % 3 == 0)
+    GST_BUFFER_FLAG_SET (b, GST_BUFFER_FLAG_DELTA_UNIT);
+  if (k % 5 == 1)
+    gst_buffer_add_reference_timestamp_meta (b, meta_caps (), id * 1000,
+        GST_CLOCK_TIME_NONE);
+  return b;
+}
+
+static void
+check_buffer (GstBuffer * b, guint k, guint member)
+{
+  gsize size = size_of (k, member), i;
+  guint64 id = (guint64) k * 4 + member;
+  GstReferenceTimestampMeta *m;
+  GstMapInfo map;
+
+  fail_unless_equals_uint64 (gst_buffer_get_size (b), size);
+  fail_unless (gst_buffer_map (b, &map, GST_MAP_READ));
+  for (i = 0; i < size; i++)
+    if (map.data[i] != (guint8) (id * 31 + i))
+      break;
+  gst_buffer_unmap (b, &map);
+  fail_unless (i == size, "item %u/%u: byte %" G_GSIZE_FORMAT " differs", k,
+      member, i);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (b), id * GST_MSECOND);
+  fail_unless_equals_uint64 (GST_BUFFER_DTS (b), id * GST_MSECOND + 1);
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (b), GST_MSECOND);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (b), id);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (b), id + 1);
+  fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (b,
+          GST_BUFFER_FLAG_DELTA_UNIT), k % 3 == 0);
+  m = gst_buffer_get_reference_timestamp_meta (b, meta_caps ());
+  fail_unless_equals_int (m != NULL, k % 5 == 1);
+  if (m != NULL)
+    fail_unless_equals_uint64 (m->timestamp, id * 1000);
+}
+
+/* Push item k: OK expected. */
+static GstFlowReturn
+push_item (TbqLink * l, guint k)
+{
+  GstBufferList *list;
+  guint i;
+
+  switch (kind_of (k)) {
+    case ITEM_EVENT:
+      fail_unless (tbq_link_push_event (l,
+              gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+                  gst_structure_new ("tbq-spill", "k", G_TYPE_UINT, k,
+                      NULL))));
+      return GST_FLOW_OK;
+    case ITEM_LIST:
+      list = gst_buffer_list_new ();
+      for (i = 0; i < 3; i++)
+        gst_buffer_list_add (list, make_buffer (k, i));
+      return tbq_link_push_list (l, list);
+    default:
+      return tbq_link_push (l, make_buffer (k, 0));
+  }
+}
+
+static gsize
+bytes_of_item (guint k)
+{
+  switch (kind_of (k)) {
+    case ITEM_EVENT:
+      return 0;
+    case ITEM_LIST:
+      return size_of (k, 0) + size_of (k, 1) + size_of (k, 2);
+    default:
+      return size_of (k, 0);
+  }
+}
+
+/* The items that came out, from the first after `skip` received items,
+ * are items [from, to) of the stream, whole and in order. */
+static void
+check_items (TbqLink * l, guint skip, guint from, guint to)
+{
+  guint i = skip, k;
+
+  for (k = from; k < to; k++, i++) {
+    gpointer item;
+
+    fail_unless (i < l->items->len, "item %u missing", k);
+    item = g_ptr_array_index (l->items, i);
+    switch (kind_of (k)) {
+      case ITEM_EVENT:{
+        const GstStructure *s;
+        guint got = G_MAXUINT;
+
+        fail_unless (GST_IS_EVENT (item), "item %u: not the event", k);
+        s = gst_event_get_structure (GST_EVENT (item));
+        fail_unless (s != NULL && gst_structure_has_name (s, "tbq-spill"));
+        fail_unless (gst_structure_get_uint (s, "k", &got));
+        fail_unless_equals_int (got, k);
+        break;
+      }
+      case ITEM_LIST:{
+        GstBufferList *list = item;
+        guint m;
+
+        fail_unless (GST_IS_BUFFER_LIST (item), "item %u: not the list", k);
+        fail_unless_equals_int (gst_buffer_list_length (list), 3);
+        for (m = 0; m < 3; m++)
+          check_buffer (gst_buffer_list_get (list, m), k, m);
+        break;
+      }
+      default:
+        fail_unless (GST_IS_BUFFER (item), "item %u: not a buffer", k);
+        check_buffer (item, k, 0);
+        break;
+    }
+  }
+}
+
+/* ---- set-up ---- */
+
+static gchar *
+spill_dir_new (void)
+{
+  const gchar *tmp = g_getenv ("TMPDIR");
+  gchar *tmpl = g_build_filename (tmp != NULL ? tmp : "/tmp",
+      "tbq-spill-XXXXXX", NULL);
+
+  fail_unless (g_mkdtemp (tmpl) != NULL);
+  return tmpl;
+}
+
+/* Remove the directory and what the test left in it. */
+static void
+spill_dir_free (gchar * dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (dir, name, NULL);
+
+    g_unlink (path);
+    g_free (path);
+  }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
+  g_free (dir);
+}
+
+static guint
+files_in (const gchar * dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  fail_unless (d != NULL);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+/* A tbqueue that spills into `dir`, no level limit, and a bus. */
+static TbqLink *
+spill_link (const gchar * dir, gboolean remove, GstBus ** bus)
+{
+  gchar *tmpl = g_build_filename (dir, "spill-XXXXXX", NULL);
+  TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0,
+      "sink-max-bytes", (guint64) SINK_MAX, "sink-block-size", SINK_BLOCK,
+      "temp-template", tmpl, "temp-remove", remove, NULL);
+
+  g_free (tmpl);
+  l->keep_copies = TRUE;
+  *bus = gst_bus_new ();
+  gst_element_set_bus (l->element, *bus);
+  return l;
+}
+
+/* The messages left on the bus hold the element: dropped first. */
+static void
+spill_link_free (TbqLink * l, GstBus * bus)
+{
+  gst_bus_set_flushing (bus, TRUE);
+  tbq_link_free (l);
+  gst_object_unref (bus);
+}
+
+static guint64
+rss_bytes (void)
+{
+  gchar *status = NULL, *line;
+  guint64 kb = 0;
+
+  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL,
+          NULL));
+  line = strstr (status, "VmRSS:");
+  if (line != NULL)
+    kb = g_ascii_strtoull (line + 6, NULL, 10);
+  g_free (status);
+  return kb * 1024;
+}
+
+/* Items pushed until `bytes` of payload went in. */
+static guint
+push_bytes (TbqLink * l, guint from, guint64 bytes, guint64 * rss_peak)
+{
+  guint64 pushed = 0;
+  guint k = from;
+
+  while (pushed < bytes) {
+    fail_unless_equals_int (push_item (l, k), GST_FLOW_OK);
+    pushed += bytes_of_item (k);
+    k++;
+    if (rss_peak != NULL && k % 64 == 0)
+      *rss_peak = MAX (*rss_peak, rss_bytes ());
+  }
+  return k;
+}
+
+/* Received items before the stream: STREAM_START and SEGMENT. */
+#define HEAD_ITEMS 2
+
+/* ---- tests ---- */
+
+/* Downstream blocked, twenty times sink-max-bytes of small buffers,
+ * frames, lists, buffers with metas and serialized events: every push
+ * returns OK, the memory stays within the sink pool and a fixed overhead,
+ * and once downstream goes on, everything comes out, whole and in order. */
+GST_START_TEST (test_a_backlog_on_disk_comes_back_whole_and_in_order)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint64 times = tbq_scaled (20, 3), rss0, rss_peak = 0, written;
+  guint n;
+  gchar *location = NULL;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  fail_unless (location != NULL && g_str_has_prefix (location, dir));
+  /* Removed as soon as it is open. */
+  fail_unless (!g_file_test (location, G_FILE_TEST_EXISTS));
+  fail_unless_equals_int (files_in (dir), 0);
+  rss0 = rss_bytes ();
+  n = push_bytes (l, 0, times * SINK_MAX, &rss_peak);
+  written = tbq_stat (l->element, "spill-bytes-written");
+  fail_unless (written > (times - 2) * SINK_MAX, "only %" G_GUINT64_FORMAT
+      " bytes spilled", written);
+  fail_unless (tbq_stat (l->element, "sink-bytes-peak") <= SINK_MAX);
+  GST_INFO ("RSS rose by %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
+      " bytes queued (sink-max-bytes %u)", rss_peak - rss0,
+      times * SINK_MAX, SINK_MAX);
+  if (!UNDER_SANITIZER)
+    fail_unless (rss_peak < rss0 + SINK_MAX + RSS_OVERHEAD, "RSS rose by %"
+        G_GUINT64_FORMAT " bytes", rss_peak - rss0);
+  tbq_link_release (l);
+  tbq_wait_stat (l->element, "current-level-buffers", 0);
+  tbq_link_wait_items (l, HEAD_ITEMS + n);
+  check_items (l, HEAD_ITEMS, 0, n);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-level-bytes"), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-bytes-read"),
+      tbq_stat (l->element, "spill-bytes-written"));
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "checksum-errors"), 0);
+  spill_link_free (l, bus);
+  g_free (location);
+  fail_unless_equals_int (files_in (dir), 0);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* With the backlog spilled and downstream held, `damage` the file (kept:
+ * temp-remove=false), then let downstream go: an element error naming
+ * the file and the offset; what came out before it is whole and in
+ * order, and nothing damaged comes out. */
+static void
+check_damage (void (*damage) (int fd, off_t size))
+{
+  gchar *dir = spill_dir_new (), *location = NULL, *debug = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, FALSE, &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+  struct stat sb;
+  guint n, got;
+  int fd;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  n = push_bytes (l, 0, 12 * SINK_MAX, NULL);
+  /* Far more is in the file than is read ahead (a few units): its middle
+   * is still to be read. */
+  while (tbq_stat (l->element, "spill-level-bytes") < 6 * SINK_MAX)
+    g_usleep (1000);
+  fd = open (location, O_RDWR);
+  fail_unless (fd >= 0);
+  fail_unless (fstat (fd, &sb) == 0);
+  damage (fd, sb.st_size);
+  close (fd);
+  tbq_link_release (l);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error");
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_READ), "%s", err->message);
+  fail_unless (strstr (debug, location) != NULL, "%s", debug);
+  fail_unless (strstr (debug, "offset") != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 1);
+  /* The src task stopped at the damage: what came out is a whole prefix. */
+  got = l->items->len - HEAD_ITEMS;
+  fail_unless (got > 0 && got < n, "%u of %u items came out", got, n);
+  check_items (l, HEAD_ITEMS, 0, got);
+  spill_link_free (l, bus);
+  g_unlink (location);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+static void
+flip_middle (int fd, off_t size)
+{
+  guchar c;
+
+  fail_unless (pread (fd, &c, 1, size / 2) == 1);
+  c ^= 0x5a;
+  fail_unless (pwrite (fd, &c, 1, size / 2) == 1);
+}
+
+static void
+truncate_middle (int fd, off_t size)
+{
+  fail_unless (ftruncate (fd, size / 2 + 5) == 0);
+}
+
+GST_START_TEST (test_a_flipped_byte_is_an_error_and_no_damaged_buffer)
+{
+  check_damage (flip_middle);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_truncated_file_is_an_error_and_no_damaged_buffer)
+{
+  check_damage (truncate_middle);
+}
+
+GST_END_TEST;
+
+/* A full disk: a warning naming the file and the error; the queue is
+ * full (leaky=upstream drops the newest, counted, and every push returns
+ * OK); once space comes back it spills again (leaky=no from then on: no
+ * push is dropped), and everything that was not counted as dropped comes
+ * out, in order. */
+GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
+{
+  gchar *dir = spill_dir_new (), *debug = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+  guint k, n1, n2, out, i;
+  guint64 dropped;
+  GstBuffer *prev = NULL;
+
+  g_object_set (l->element, "leaky", 1 /* upstream */ , NULL);
+  tbq_link_start_held (l);
+  atomic_store (&fail_writes, ENOSPC);
+  for (k = 0; tbq_stat (l->element, "dropped-upstream") == 0; k++) {
+    fail_unless (k < 4000, "nothing was dropped");
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  }
+  n1 = k + 20;
+  for (; k < n1; k++)
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning");
+  gst_message_parse_warning (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_WRITE), "%s", err->message);
+  fail_unless (strstr (debug, g_strerror (ENOSPC)) != NULL, "%s", debug);
+  fail_unless (strstr (debug, dir) != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  fail_unless (tbq_stat (l->element, "spill-errors") >= 1);
+  /* Space again. */
+  atomic_store (&fail_writes, 0);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_INFO);
+  fail_unless (msg != NULL, "spilling did not resume");
+  gst_message_unref (msg);
+  g_object_set (l->element, "leaky", 0, NULL);
+  dropped = tbq_stat (l->element, "dropped-upstream");
+  n2 = n1 + tbq_scaled (200, 60);
+  for (; k < n2; k++)
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"),
+      dropped);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  tbq_link_release (l);
+  out = n2 - (guint) dropped;
+  tbq_link_wait_items (l, HEAD_ITEMS + out);
+  /* In order, each whole; the last ones (after the disk came back) all. */
+  for (i = 0; i < out; i++) {
+    GstBuffer *b = g_ptr_array_index (l->items, HEAD_ITEMS + i);
+    guint kk = (guint) (GST_BUFFER_OFFSET (b) / 4);
+
+    check_buffer (b, kk, 0);
+    if (prev != NULL)
+      fail_unless (GST_BUFFER_OFFSET (b) > GST_BUFFER_OFFSET (prev));
+    if (i >= out - (n2 - n1))
+      fail_unless_equals_int (kk, (n1 + i - (out - (n2 - n1))) * 9 + 4);
+    prev = b;
+  }
+  tbq_wait_stat (l->element, "current-level-buffers", 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* Downstream held with a backlog in the file: a flush empties the file
+ * (kept: temp-remove=false, so its size shows) and the queue goes on. */
+GST_START_TEST (test_a_flush_empties_the_file_and_the_queue_goes_on)
+{
+  gchar *dir = spill_dir_new (), *location = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, FALSE, &bus);
+  GstSegment segment;
+  struct stat sb;
+  guint n;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  push_bytes (l, 0, 4 * SINK_MAX, NULL);
+  while (tbq_stat (l->element, "spill-level-bytes") == 0)
+    g_usleep (1000);
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  fail_unless_equals_uint64 (tbq_get_uint (l->element,
+          "current-level-buffers"), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-level-bytes"), 0);
+  fail_unless (stat (location, &sb) == 0);
+  fail_unless_equals_uint64 (sb.st_size, 0);
+  /* After the flush: the stream again, through memory and file. */
+  tbq_link_release (l);
+  tbq_link_clear (l);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (tbq_link_push_event (l, gst_event_new_segment (&segment)));
+  tbq_link_wait_items (l, 1);
+  tbq_link_clear (l);
+  tbq_link_hold (l);
+  n = push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  tbq_link_release (l);
+  tbq_link_wait_items (l, n);
+  check_items (l, 0, 0, n);
+  spill_link_free (l, bus);
+  g_unlink (location);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* EOS while the backlog is in the file: it comes after every item. */
+GST_START_TEST (test_eos_comes_after_the_spilled_backlog)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint n;
+
+  tbq_link_start_held (l);
+  n = push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  fail_unless (tbq_link_push_event (l, gst_event_new_eos ()));
+  tbq_link_release (l);
+  tbq_link_wait_event (l, GST_EVENT_EOS);
+  fail_unless_equals_int (l->items->len, HEAD_ITEMS + n + 1);
+  check_items (l, HEAD_ITEMS, 0, n);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY with a backlog in the file drops it and closes the file
+ * (removed, or kept with temp-remove=false); READY to PAUSED opens a new
+ * one. */
+GST_START_TEST (test_a_state_change_drops_the_file)
+{
+  gboolean remove = __i__ == 0;
+  gchar *dir = spill_dir_new (), *first = NULL, *second = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, remove, &bus);
+  guint n;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &first, NULL);
+  push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  while (tbq_stat (l->element, "spill-level-bytes") == 0)
+    g_usleep (1000);
+  tbq_link_release (l);
+  tbq_link_set_state (l, GST_STATE_READY);
+  {
+    gchar *none = NULL;
+
+    g_object_get (l->element, "temp-location", &none, NULL);
+    fail_unless (none == NULL);
+  }
+  fail_unless_equals_int (files_in (dir), remove ? 0 : 1);
+  tbq_link_clear (l);
+  tbq_link_hold (l);
+  tbq_link_set_state (l, GST_STATE_PLAYING);
+  tbq_link_push_initial_events (l, GST_FORMAT_TIME);
+  g_object_get (l->element, "temp-location", &second, NULL);
+  fail_unless (second != NULL && g_strcmp0 (first, second) != 0);
+  n = push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  tbq_link_release (l);
+  tbq_link_wait_items (l, HEAD_ITEMS + n);
+  check_items (l, HEAD_ITEMS, 0, n);
+  spill_link_free (l, bus);
+  fail_unless_equals_int (files_in (dir), remove ? 0 : 2);
+  g_free (first);
+  g_free (second);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* A process killed while it spills: with temp-remove (the default)
+ * nothing is left behind; with temp-remove=false the file is. */
+GST_START_TEST (test_sigkill_leaves_nothing_behind_with_temp_remove)
+{
+  gboolean remove = __i__ == 0;
+  gchar *dir = spill_dir_new ();
+  gchar *tmpl = g_build_filename (dir, "spill-XXXXXX", NULL);
+  gchar *pipeline = g_strdup_printf ("videotestsrc is-live=false ! "
+      "video/x-raw,width=320,height=240,framerate=5/1 ! tbqueue "
+      "temp-template=%s temp-remove=%s sink-max-bytes=%u "
+      "max-size-buffers=0 max-size-bytes=0 max-size-time=0 ! "
+      "fakesink sync=true", tmpl, remove ? "true" : "false", SINK_MAX);
+  gchar **argv = NULL;
+  GError *err = NULL;
+  GPid pid;
+  gint status;
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  gchar *cmd = g_strdup_printf ("gst-launch-1.0 -q %s", pipeline);
+
+  fail_unless (g_shell_parse_argv (cmd, NULL, &argv, &err));
+  fail_unless (g_spawn_async (NULL, argv, NULL, G_SPAWN_SEARCH_PATH
+          | G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+          NULL, &pid, &err), "%s", err ? err->message : "");
+  /* Until it spills: the file in /proc/PID/fd (removed: "(deleted)"). */
+  for (;;) {
+    gchar *fddir = g_strdup_printf ("/proc/%d/fd", pid);
+    GDir *d = g_dir_open (fddir, 0, NULL);
+    const gchar *name;
+    gboolean spilling = FALSE;
+
+    while (d != NULL && (name = g_dir_read_name (d)) != NULL && !spilling) {
+      gchar *link = g_build_filename (fddir, name, NULL);
+      gchar *target = g_file_read_link (link, NULL);
+      struct stat sb;
+
+      if (target != NULL && g_str_has_prefix (target, dir)
+          && stat (link, &sb) == 0 && sb.st_size > 0)
+        spilling = TRUE;
+      g_free (target);
+      g_free (link);
+    }
+    if (d != NULL)
+      g_dir_close (d);
+    g_free (fddir);
+    if (spilling)
+      break;
+    fail_unless (g_get_monotonic_time () < end, "it never spilled");
+    g_usleep (10000);
+  }
+  kill (pid, SIGKILL);
+  fail_unless (waitpid (pid, &status, 0) == pid);
+  g_spawn_close_pid (pid);
+  fail_unless_equals_int (files_in (dir), remove ? 0 : 1);
+  g_strfreev (argv);
+  g_free (cmd);
+  g_free (pipeline);
+  g_free (tmpl);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* The properties: defaults, a template without XXXXXX refused (the value
+ * in use kept), and a template whose file cannot be made fails the READY
+ * to PAUSED change with an error naming it. */
+GST_START_TEST (test_the_spill_properties)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstBus *bus = gst_bus_new ();
+  gchar *s = NULL;
+  gboolean remove = FALSE;
+  guint64 max = 1;
+  GstMessage *msg;
+
+  fail_unless (e != NULL);
+  gst_element_set_bus (e, bus);
+  g_object_get (e, "temp-template", &s, "temp-remove", &remove,
+      "spill-max-bytes", &max, NULL);
+  fail_unless (s == NULL);
+  fail_unless (remove);
+  fail_unless_equals_uint64 (max, 0);
+  g_object_get (e, "temp-location", &s, NULL);
+  fail_unless (s == NULL);
+  g_object_set (e, "temp-template", "/tmp/tbq-spill", NULL);
+  g_object_get (e, "temp-template", &s, NULL);
+  fail_unless (s == NULL);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_unref (msg);
+  g_object_set (e, "temp-template", "/nonexistent-dir-of-tbq/x-XXXXXX", NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  {
+    GError *err = NULL;
+    gchar *debug = NULL;
+
+    gst_message_parse_error (msg, &err, &debug);
+    fail_unless (strstr (err->message, "/nonexistent-dir-of-tbq/x-XXXXXX")
+        != NULL, "%s", err->message);
+    g_clear_error (&err);
+    g_free (debug);
+  }
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_spill_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-spill");
+  TCase *tc = tbq_tcase (s, "spill");
+
+  tcase_add_test (tc, test_a_backlog_on_disk_comes_back_whole_and_in_order);
+  tcase_add_test (tc, test_a_flipped_byte_is_an_error_and_no_damaged_buffer);
+  tcase_add_test (tc,
+      test_a_truncated_file_is_an_error_and_no_damaged_buffer);
+  tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
+  tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
+  tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
+  tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);
+  tcase_add_loop_test (tc, test_sigkill_leaves_nothing_behind_with_temp_remove,
+      0, 2);
+  tcase_add_test (tc, test_the_spill_properties);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_spill);
