@@ -201,7 +201,23 @@ tbq_queue_max_inline_size (const TbqQueue * q)
 uint32_t
 tbq_queue_max_extent_size (const TbqQueue * q)
 {
-  return q == NULL ? 0 : tbq_extents_max_payload (q->extents);
+  uint32_t n;
+
+  if (q == NULL)
+    return 0;
+  n = tbq_extents_max_payload (q->extents);
+  if (q->spill != NULL) {
+    /* A run leaves a quarter of the budget for what goes to the file
+     * (spill.h): less the spill chain's block, the block extents leave
+     * free and a unit read back, and page rounding. */
+    uint64_t quarter = q->sink_pool->bytes_max / 4;
+    uint64_t room = 4 * (uint64_t) q->cfg.sink.block_size + 2 * 65536;
+    uint64_t cap = quarter > room ? quarter - room : 0;
+
+    if (cap < n)
+      n = (uint32_t) cap;
+  }
+  return n;
 }
 
 TbqStatus

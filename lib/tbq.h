@@ -250,8 +250,11 @@ TBQ_API uint32_t tbq_queue_max_inline_size (const TbqQueue * q);
 
 /* Largest payload of a record that travels out of line: what the sink
  * pool's budget (max_blocks x block size) can hold next to two sink
- * blocks, less the extent's 64-byte header and rounding.  0 when the sink
- * pool is too small for any extent.  A record larger than this and than
+ * blocks, less the extent's 64-byte header and rounding; with spill
+ * (tbq_queue_enable_spill()), what a quarter of the budget holds next to
+ * four sink blocks and 128 KiB, so that a stalled reader never holds up a
+ * record that goes to the file.  0 when the sink pool is too small for
+ * any extent.  A record larger than this and than
  * tbq_queue_max_record_size() is refused with TBQ_TOO_LARGE. */
 TBQ_API uint32_t tbq_queue_max_extent_size (const TbqQueue * q);
 

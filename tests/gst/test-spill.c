@@ -399,8 +399,8 @@ GST_START_TEST (test_a_backlog_on_disk_comes_back_whole_and_in_order)
   fail_unless (written > (times - 2) * SINK_MAX, "only %" G_GUINT64_FORMAT
       " bytes spilled", written);
   fail_unless (tbq_stat (l->element, "sink-bytes-peak") <= SINK_MAX);
-  GST_INFO ("RSS rose by %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
-      " bytes queued (sink-max-bytes %u)", rss_peak - rss0,
+  g_printerr ("RSS rose by %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
+      " bytes queued (sink-max-bytes %u)\n", rss_peak - rss0,
       times * SINK_MAX, SINK_MAX);
   if (!UNDER_SANITIZER)
     fail_unless (rss_peak < rss0 + SINK_MAX + RSS_OVERHEAD, "RSS rose by %"
@@ -685,6 +685,55 @@ GST_START_TEST (test_a_state_change_drops_the_file)
 
 GST_END_TEST;
 
+/* The child of the SIGKILL test: this executable again, run with
+ * TBQ_SPILL_CHILD=PIPELINE, before gst-check's main: it plays the
+ * pipeline until it is killed (an executable of the same build, so that a
+ * sanitizer build loads its plugin). */
+static void __attribute__ ((constructor))
+spill_child (void)
+{
+  const gchar *desc = g_getenv ("TBQ_SPILL_CHILD");
+  GstElement *pipeline;
+
+  if (desc == NULL)
+    return;
+  gst_init (NULL, NULL);
+  pipeline = gst_parse_launch (desc, NULL);
+  if (pipeline == NULL
+      || gst_element_set_state (pipeline, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE)
+    _exit (3);
+  for (;;)
+    g_usleep (G_USEC_PER_SEC);
+}
+
+/* Whether process `pid` has a file of `dir` open with data in it (a
+ * removed one too: /proc/PID/fd still reaches it). */
+static gboolean
+spills_into (GPid pid, const gchar * dir)
+{
+  gchar *fddir = g_strdup_printf ("/proc/%d/fd", pid);
+  GDir *d = g_dir_open (fddir, 0, NULL);
+  const gchar *name;
+  gboolean spilling = FALSE;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL && !spilling) {
+    gchar *link = g_build_filename (fddir, name, NULL);
+    gchar *target = g_file_read_link (link, NULL);
+    struct stat sb;
+
+    if (target != NULL && g_str_has_prefix (target, dir)
+        && stat (link, &sb) == 0 && sb.st_size > 0)
+      spilling = TRUE;
+    g_free (target);
+    g_free (link);
+  }
+  if (d != NULL)
+    g_dir_close (d);
+  g_free (fddir);
+  return spilling;
+}
+
 /* A process killed while it spills: with temp-remove (the default)
  * nothing is left behind; with temp-remove=false the file is. */
 GST_START_TEST (test_sigkill_leaves_nothing_behind_with_temp_remove)
@@ -692,55 +741,36 @@ GST_START_TEST (test_sigkill_leaves_nothing_behind_with_temp_remove)
   gboolean remove = __i__ == 0;
   gchar *dir = spill_dir_new ();
   gchar *tmpl = g_build_filename (dir, "spill-XXXXXX", NULL);
-  gchar *pipeline = g_strdup_printf ("videotestsrc is-live=false ! "
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=false ! "
       "video/x-raw,width=320,height=240,framerate=5/1 ! tbqueue "
       "temp-template=%s temp-remove=%s sink-max-bytes=%u "
       "max-size-buffers=0 max-size-bytes=0 max-size-time=0 ! "
       "fakesink sync=true", tmpl, remove ? "true" : "false", SINK_MAX);
-  gchar **argv = NULL;
+  gchar *argv[] = { (gchar *) "/proc/self/exe", NULL };
+  gchar **envp = g_environ_setenv (g_get_environ (), "TBQ_SPILL_CHILD", desc,
+      TRUE);
   GError *err = NULL;
   GPid pid;
   gint status;
   gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  gchar *cmd = g_strdup_printf ("gst-launch-1.0 -q %s", pipeline);
 
-  fail_unless (g_shell_parse_argv (cmd, NULL, &argv, &err));
-  fail_unless (g_spawn_async (NULL, argv, NULL, G_SPAWN_SEARCH_PATH
-          | G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
-          NULL, &pid, &err), "%s", err ? err->message : "");
-  /* Until it spills: the file in /proc/PID/fd (removed: "(deleted)"). */
-  for (;;) {
-    gchar *fddir = g_strdup_printf ("/proc/%d/fd", pid);
-    GDir *d = g_dir_open (fddir, 0, NULL);
-    const gchar *name;
-    gboolean spilling = FALSE;
-
-    while (d != NULL && (name = g_dir_read_name (d)) != NULL && !spilling) {
-      gchar *link = g_build_filename (fddir, name, NULL);
-      gchar *target = g_file_read_link (link, NULL);
-      struct stat sb;
-
-      if (target != NULL && g_str_has_prefix (target, dir)
-          && stat (link, &sb) == 0 && sb.st_size > 0)
-        spilling = TRUE;
-      g_free (target);
-      g_free (link);
-    }
-    if (d != NULL)
-      g_dir_close (d);
-    g_free (fddir);
-    if (spilling)
-      break;
+  /* Leak checks are this process's: the child is killed. */
+  envp = g_environ_unsetenv (envp, "GST_TRACERS");
+  fail_unless (g_spawn_async (NULL, argv, envp, G_SPAWN_DO_NOT_REAP_CHILD
+          | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, &pid, &err), "%s",
+      err ? err->message : "");
+  while (!spills_into (pid, dir)) {
+    fail_unless (waitpid (pid, &status, WNOHANG) == 0, "the child ended");
     fail_unless (g_get_monotonic_time () < end, "it never spilled");
     g_usleep (10000);
   }
   kill (pid, SIGKILL);
   fail_unless (waitpid (pid, &status, 0) == pid);
+  fail_unless (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL);
   g_spawn_close_pid (pid);
   fail_unless_equals_int (files_in (dir), remove ? 0 : 1);
-  g_strfreev (argv);
-  g_free (cmd);
-  g_free (pipeline);
+  g_strfreev (envp);
+  g_free (desc);
   g_free (tmpl);
   spill_dir_free (dir);
 }
