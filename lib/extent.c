@@ -256,8 +256,8 @@ note_peak (TbqExtents * x)
   }
 }
 
-TbqStatus
-tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+static TbqStatus
+extent_take (TbqExtents * x, uint64_t payload, bool over, TbqBlock ** out)
 {
   uint64_t bytes = extent_bytes (x, payload);
   uint64_t used;
@@ -265,9 +265,13 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 
   if (bytes > x->max_bytes)
     return TBQ_TOO_LARGE;
-  /* Leave room for one more sink block (pool.h), and what a spill holds
-   * back. */
-  if (!tbq_pool_charge (x->sink, bytes, extents_keep (x), &used)) {
+  if (over) {
+    /* Relaxed: as tbq_pool_charge(). */
+    used = atomic_fetch_add_explicit (&x->sink->bytes_used, bytes,
+        memory_order_relaxed) + bytes;
+  } else if (!tbq_pool_charge (x->sink, bytes, extents_keep (x), &used)) {
+    /* Leave room for one more sink block (pool.h), and what a spill holds
+     * back. */
     extents_note_gated (x, bytes);
     return TBQ_NO_SPACE;
   }
@@ -290,6 +294,18 @@ tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
   atomic_store_explicit (&e->refs, 1, memory_order_relaxed);
   *out = e;
   return TBQ_OK;
+}
+
+TbqStatus
+tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+{
+  return extent_take (x, payload, false, out);
+}
+
+TbqStatus
+tbq_extent_take_over (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+{
+  return extent_take (x, payload, true, out);
 }
 
 bool

@@ -93,6 +93,11 @@ bool tbq_extents_can_hold (const TbqExtents * x, uint64_t payload);
  * tbq_pool_budget_failed(), and tbq_extents_take_error() says why).  Any
  * thread. */
 TbqStatus tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out);
+/* The same, charged whether it fits the budget or not (the spill's read
+ * of the unit a waiting reader needs when memory is full, spill.h):
+ * TBQ_OK, TBQ_TOO_LARGE, TBQ_NO_MEMORY. */
+TbqStatus tbq_extent_take_over (TbqExtents * x, uint64_t payload,
+    TbqBlock ** out);
 /* Whether extent `e` would be taken for `payload` bytes (same size, or up
  * to an eighth larger). */
 bool tbq_extent_suits (const TbqExtents * x, const TbqBlock * e,

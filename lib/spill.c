@@ -554,6 +554,22 @@ unit_drop (TbqBlock * unit, TbqBlock ** large, uint32_t n)
     tbq_extent_unref (unit);
 }
 
+/* An extent for a unit being read back.  The reader waits for it
+ * (`urgent`) and the budget is full: then over the budget.  That is the
+ * memory of one unit (its records and large payloads) beyond
+ * sink-max-bytes, and only when the file and memory are both full (the
+ * spill chain holds the budget and cannot be written): without it the
+ * reader could never drain the file, which alone would free it. */
+static TbqStatus
+spill_extent (TbqSpill * s, uint64_t payload, bool urgent, TbqBlock ** out)
+{
+  TbqStatus st = tbq_extent_take (s->extents, payload, out);
+
+  if (st == TBQ_NO_SPACE && urgent)
+    st = tbq_extent_take_over (s->extents, payload, out);
+  return st;
+}
+
 /* Read unit number `seq` at `off` into extents (no lock held). */
 static ReadResult
 spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
@@ -590,7 +606,7 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
   if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
           s->hold + s->sink->cfg.block_size))
     return READ_PARKED;
-  st = tbq_extent_take (s->extents, hdr->records_len, &unit);
+  st = spill_extent (s, hdr->records_len, urgent, &unit);
   if (st == TBQ_NO_SPACE)
     return READ_NO_ROOM;
   if (st != TBQ_OK) {
@@ -639,7 +655,7 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
       padded = (ind.size + 7) & ~(uint64_t) 7;
       if (ind.size == 0 || padded > hdr->payload_len - payload)
         goto damaged;
-      st = tbq_extent_take (s->extents, ind.size, &e);
+      st = spill_extent (s, ind.size, urgent, &e);
       if (st == TBQ_NO_SPACE) {
         XXH3_freeState (xs);
         unit_drop (unit, large, n_large);
