@@ -437,7 +437,8 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
 int
 tbq_queue_sink_can_take (const TbqQueue * q)
 {
-  return q != NULL && tbq_pool_can_take (q->sink_pool);
+  return q != NULL && (tbq_pool_can_take (q->sink_pool)
+      || tbq_spill_absorbs (q->spill));
 }
 
 int
@@ -446,9 +447,10 @@ tbq_queue_sink_can_take_record (const TbqQueue * q, uint32_t size)
   if (q == NULL)
     return 0;
   if (size <= tbq_queue_max_inline_size (q))
-    return tbq_pool_can_take (q->sink_pool);
+    return tbq_queue_sink_can_take (q);
   return tbq_extents_have_room (q->extents, size)
-      || tbq_extents_held_back (q->extents, size);
+      || tbq_extents_held_back (q->extents, size)
+      || tbq_spill_absorbs (q->spill);
 }
 
 TbqStatus

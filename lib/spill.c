@@ -499,6 +499,9 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
   tbq_count (&s->units_written, 1);
   tbq_count (&s->records_on_disk, n_records);
   tbq_count (&s->level, hdr.unit_len);
+  /* Memory came back: whoever waits for the sink layer to move looks
+   * again (a writer told to wait because the spill absorbs, above). */
+  tbq_wake_sink_published (s->wake);
   if (s->write_failing) {
     s->write_failing = false;
     atomic_store_explicit (&s->retry_at, 0, memory_order_relaxed);
@@ -1045,6 +1048,20 @@ tbq_spill_free (TbqSpill * s)
   pthread_mutex_destroy (&s->lock);
   free (s->path);
   free (s);
+}
+
+bool
+tbq_spill_absorbs (TbqSpill * s)
+{
+  bool yes = false;
+
+  if (s == NULL || !atomic_load_explicit (&s->run_active,
+          memory_order_relaxed))
+    return false;
+  pthread_mutex_lock (&s->lock);
+  yes = s->marker != NULL && !s->write_failing && !s->full;
+  pthread_mutex_unlock (&s->lock);
+  return yes;
 }
 
 /* ---- the reader's side -------------------------------------------------- */

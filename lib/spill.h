@@ -77,6 +77,12 @@ TbqBlock *tbq_spill_begin_run (TbqSpill * s, TbqBlock * first);
  * active. */
 void tbq_spill_notify (TbqSpill * s);
 
+/* Whether the sink budget, full now, will have room without the reader:
+ * a run is active, its writes work and the file has room, and the spill
+ * chain holds records not written yet (writing them frees their memory).
+ * A hint, any thread. */
+bool tbq_spill_absorbs (TbqSpill * s);
+
 /* The reader at marker `m`.  TBQ_OK: *unit is the next unit (an extent
  * whose `published` is its records' length; the reference passes);
  * TBQ_NO_SPACE: the run is over, go on at *resume, offset *resume_off;

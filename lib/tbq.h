@@ -291,6 +291,9 @@ TBQ_API TbqStatus tbq_queue_take_error (TbqQueue * q, char *msg,
  * thread: the copier may take that block the next moment.  While it says
  * 1, the copier can move at least one more source block's records. */
 TBQ_API int tbq_queue_sink_can_take (const TbqQueue * q);
+/* (With spill, both also say 1 while the spill frees room without the
+ * reader: a run is active, its writes work and the file has room, and it
+ * has records to write: waiting for the copier then ends.) */
 
 /* Whether the sink pool could take a record of `size` payload bytes right
  * now: for a record above tbq_queue_max_inline_size(), room in its budget

@@ -34,6 +34,18 @@ soak_chapter_plan_limits (SoakChapter * ch, guint64 * rng)
     100 * GST_MSECOND, GST_SECOND, GST_SECOND
   };
 
+  /* A chapter that spills has limits its backlogs go past the sink pool
+   * with (16 sink blocks), often none at all. */
+  static const guint spill_buffers[] = { 0, 0, 1000, 20000 };
+  static const guint spill_bytes[] = { 0, 0, 10 << 20, 100 << 20 };
+  static const guint64 spill_times[] = { 0, 0, GST_SECOND, 10 * GST_SECOND };
+
+  if (ch->spill) {
+    ch->max_buffers = PICK (rng, spill_buffers);
+    ch->max_bytes = PICK (rng, spill_bytes);
+    ch->max_time = PICK (rng, spill_times);
+    return;
+  }
   ch->max_buffers = PICK (rng, buffers);
   ch->max_bytes = PICK (rng, bytes);
   ch->max_time = PICK (rng, times);
@@ -59,7 +71,7 @@ plan_geometry (SoakChapter * ch, guint64 * rng)
   ch->sink_max_bytes = G_GUINT64_CONSTANT (256) << 20;
   ch->idle_blocks = 16;
   if (!(soak.features & SOAK_F_GEOMETRY))
-    return;
+    goto spill;
   ch->source_block_size = PICK (rng, source);
   ch->source_blocks = (guint) soak_range (rng, 2, 16);
   /* One draw each: MAX evaluates its arguments twice. */
@@ -76,6 +88,14 @@ plan_geometry (SoakChapter * ch, guint64 * rng)
   min = r == 0 ? 0 : r == 1 ? ch->sink_block_size : 256 * 1024;
   ch->sink_min_bytes = MIN (min, ch->sink_max_bytes);
   ch->idle_blocks = PICK (rng, idle);
+spill:
+  /* Half the chapters spill, past three quarters of a small budget (16
+   * sink blocks: spilling needs 8) that backlogs go past. */
+  if ((soak.features & SOAK_F_SPILL) && soak_rand (rng, 2) == 0) {
+    ch->spill = TRUE;
+    ch->sink_max_bytes = 16 * (guint64) ch->sink_block_size;
+    ch->sink_min_bytes = MIN (ch->sink_min_bytes, ch->sink_max_bytes);
+  }
 }
 
 static void
@@ -120,6 +140,8 @@ soak_chapter_plan (SoakChapter * ch, guint index)
   ch->transfer = pick_mode (&rng, soak.transfer_mask);
   soak_chapter_plan_limits (ch, &rng);
   plan_geometry (ch, &rng);
+  if (ch->spill)
+    soak_chapter_plan_limits (ch, &rng);
   ch->publish_batch = 1;
   if ((soak.features & SOAK_F_BATCH) && soak_rand (&rng, 2) == 0) {
     static const guint batch[] = { 0, 2, 3, 8, 64 };
@@ -143,10 +165,10 @@ soak_chapter_describe (const SoakChapter * ch)
     g_string_append_printf (s, " transfer=%s source-block-size=%u "
         "source-blocks=%u sink-block-size=%u sink-min-bytes=%"
         G_GUINT64_FORMAT " sink-max-bytes=%" G_GUINT64_FORMAT
-        " idle-blocks=%u publish-batch=%u", transfer[ch->transfer],
+        " idle-blocks=%u publish-batch=%u%s", transfer[ch->transfer],
         ch->source_block_size, ch->source_blocks, ch->sink_block_size,
         ch->sink_min_bytes, ch->sink_max_bytes, ch->idle_blocks,
-        ch->publish_batch);
+        ch->publish_batch, ch->spill ? " temp-template=(spill)" : "");
   g_string_append_printf (s, " | %" G_GUINT64_FORMAT " buffers, ts step %"
       G_GUINT64_FORMAT " ns, per 10000 ops: list %u event %u query %u "
       "eos %u flush %u state %u probe %u limits %u; big %u/1000 frames "
@@ -170,10 +192,15 @@ soak_element_apply (const SoakChapter * ch, gboolean geometry)
   if (!soak.is_tbqueue)
     return;
   g_object_set (o, "transfer", ch->transfer, NULL);
-  if (geometry)
+  if (geometry) {
+    gchar *tmpl = ch->spill ? g_build_filename (g_get_tmp_dir (),
+        "tbq-soak-XXXXXX", NULL) : NULL;
+
     g_object_set (o, "source-block-size", ch->source_block_size,
         "source-blocks", ch->source_blocks, "sink-block-size",
         ch->sink_block_size, "sink-min-bytes", ch->sink_min_bytes,
         "sink-max-bytes", ch->sink_max_bytes, "idle-blocks", ch->idle_blocks,
-        "publish-batch", ch->publish_batch, NULL);
+        "publish-batch", ch->publish_batch, "temp-template", tmpl, NULL);
+    g_free (tmpl);
+  }
 }

@@ -19,7 +19,7 @@ Soak soak;
 static const gchar *feature_names[] = {
   "lists", "events", "queries", "flush-inline", "flush-thread", "state",
   "stall", "geometry", "batch", "eos", "probe", "limits", "pool", "meta",
-  "multimem", NULL
+  "multimem", "spill", NULL
 };
 
 const gchar *
@@ -442,14 +442,15 @@ report (void)
       ", %" G_GUINT64_FORMAT " dropped by leaking, %u epochs, %"
       G_GUINT64_FORMAT " flushes, %" G_GUINT64_FORMAT " state changes, %"
       G_GUINT64_FORMAT " limit probes, %" G_GUINT64_FORMAT " barriers, %"
-      G_GUINT64_FORMAT " EOS, %u chapters, %.1f s; features %s\n",
+      G_GUINT64_FORMAT " EOS, %.1f MiB spilled, %u chapters, %.1f s; "
+      "features %s\n",
       soak.element_name, soak.seed, atomic_load (&soak.buffers_pushed),
       atomic_load (&soak.buffers_delivered),
       atomic_load (&soak.bytes_delivered) / 1048576.0,
       atomic_load (&soak.drops_counted), atomic_load (&soak.epoch),
       atomic_load (&soak.flushes), atomic_load (&soak.state_changes),
       atomic_load (&soak.probes), atomic_load (&soak.barriers),
-      atomic_load (&soak.eoses), soak.ch.index + 1
+      atomic_load (&soak.eoses), soak.spilled / 1048576.0, soak.ch.index + 1
       - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f);
   g_free (f);
 }

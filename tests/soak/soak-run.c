@@ -14,7 +14,21 @@
 static void
 set_state (GstState state)
 {
-  GstStateChangeReturn ret = gst_element_set_state (soak.element, state);
+  GstStateChangeReturn ret;
+
+  /* What spilled before the file goes (its stats go with it). */
+  if (soak.is_tbqueue && state <= GST_STATE_READY) {
+    GstStructure *st = NULL;
+    guint64 n = 0;
+
+    g_object_get (soak.element, "stats", &st, NULL);
+    if (st != NULL && gst_structure_get_uint64 (st, "spill-bytes-written",
+            &n))
+      soak.spilled += n;
+    if (st != NULL)
+      gst_structure_free (st);
+  }
+  ret = gst_element_set_state (soak.element, state);
 
   if (ret != GST_STATE_CHANGE_SUCCESS)
     soak_fail ("state", "changing the element to %s returned %s",

@@ -56,7 +56,8 @@ typedef enum
   SOAK_F_POOL = 1 << 12,        /* frames from a bounded GstBufferPool */
   SOAK_F_META = 1 << 13,        /* buffers with a meta */
   SOAK_F_MULTIMEM = 1 << 14,    /* buffers of several memories */
-  SOAK_F_ALL = (1 << 15) - 1,
+  SOAK_F_SPILL = 1 << 15,       /* the backlog spills to a file (tbqueue) */
+  SOAK_F_ALL = (1 << 16) - 1,
 } SoakFeature;
 
 /* Name of feature bit `bit` (an index), NULL past the last. */
@@ -119,6 +120,7 @@ typedef struct
   /* tbqueue pool geometry */
   guint source_block_size, source_blocks, sink_block_size, idle_blocks;
   guint64 sink_min_bytes, sink_max_bytes;
+  gboolean spill;               /* temp-template set (with the geometry) */
   guint publish_batch;
   /* traffic profile */
   guint64 buffers;              /* buffers to push in this chapter */
@@ -196,6 +198,8 @@ typedef struct
   _Atomic guint64 items_dropped;        /* any item missing in leaky epochs */
   _Atomic guint64 push_drops;   /* dropped buffers and first list members */
   _Atomic guint64 flushes, state_changes, probes, barriers, eoses;
+  guint64 spilled;              /* ctl_lock: bytes tbqueue wrote to its spill
+                                 * file, in the streams that ended */
   _Atomic guint64 overruns;     /* the element's overrun signal */
   _Atomic guint64 mem_created, mem_freed;
   _Atomic guint64 bytes_delivered;
