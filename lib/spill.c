@@ -1059,7 +1059,15 @@ tbq_spill_absorbs (TbqSpill * s)
           memory_order_relaxed))
     return false;
   pthread_mutex_lock (&s->lock);
-  yes = s->marker != NULL && !s->write_failing && !s->full;
+  if (s->marker != NULL && !s->write_failing && !s->full) {
+    TbqBlock *b = s->pos_blk;
+
+    /* Acquire: as the spill thread reads the chain (block.h).  Records
+     * to write: writing them frees their memory. */
+    yes = s->pos_off < atomic_load_explicit (&b->published,
+        memory_order_acquire)
+        || atomic_load_explicit (&b->next, memory_order_acquire) != NULL;
+  }
   pthread_mutex_unlock (&s->lock);
   return yes;
 }

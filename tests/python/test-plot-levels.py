@@ -17,7 +17,8 @@ PLOT = os.path.join(SOURCE_ROOT, "tools", "plot-levels")
 COLUMNS = ["ts", "element", "kind", "queue", "current-level-buffers",
            "current-level-bytes", "current-level-time", "max-size-buffers",
            "max-size-bytes", "max-size-time", "source-blocks-in-use",
-           "source-blocks", "sink-bytes-in-use", "sink-max-bytes"]
+           "source-blocks", "sink-bytes-in-use", "sink-max-bytes",
+           "spill-level-bytes"]
 # A backlog: the source runs ahead of the clock-synced sink behind tbqueue.
 PIPELINE = ("audiotestsrc num-buffers=100 samplesperbuffer=441 ! tee name=t "
             "t. ! queue name=fast ! fakesink "

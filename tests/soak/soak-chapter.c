@@ -118,7 +118,10 @@ plan_profile (SoakChapter * ch, guint64 * rng)
   ch->w_flush = (f & SOAK_F_FLUSH_INLINE) ? (guint) soak_range (rng, 0, 5)
       : 0;
   ch->w_state = (f & SOAK_F_STATE) ? (guint) soak_range (rng, 0, 2) : 0;
-  ch->w_probe = (f & SOAK_F_PROBE) ? (guint) soak_range (rng, 1, 6) : 0;
+  /* The probes model queue's drops at the limits with memory alone; a
+   * chapter that spills has none (docs/element.md, "Spilling to disk"). */
+  ch->w_probe = (f & SOAK_F_PROBE) && !ch->spill
+      ? (guint) soak_range (rng, 1, 6) : 0;
   ch->w_limits = (f & SOAK_F_LIMITS) ? (guint) soak_range (rng, 0, 5) : 0;
   ch->big_permille = (guint) soak_range (rng, 0, 3);
   ch->frame_permille = (guint) soak_range (rng, 0, 2);

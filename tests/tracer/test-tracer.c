@@ -220,7 +220,8 @@ record_as_csv_line (const gchar * record)
   static const gchar *levels[] = { "current-level-buffers",
     "current-level-bytes", "current-level-time", "max-size-buffers",
     "max-size-bytes", "max-size-time", "source-blocks-in-use",
-    "source-blocks", "sink-bytes-in-use", "sink-max-bytes"
+    "source-blocks", "sink-bytes-in-use", "sink-max-bytes",
+    "spill-level-bytes"
   };
   GString *line = g_string_new (NULL);
   gboolean have = FALSE;
