@@ -423,6 +423,8 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
   if (s->cfg.max_bytes != 0 && s->write_off != s->read_off
       && s->write_off - s->read_off + hdr.unit_len > s->cfg.max_bytes) {
     s->full = true;
+    /* As for a failed write: waiters for room look again. */
+    tbq_wake_sink_published (s->wake);
     return;
   }
   s->io_busy = true;
@@ -480,6 +482,9 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
 
     s->write_failing = true;
     tbq_count (&s->write_errors, 1);
+    /* Whoever waits because the spill would free room (a writer told so
+     * by tbq_spill_absorbs()) looks again: it will not, for now. */
+    tbq_wake_sink_published (s->wake);
     atomic_store_explicit (&s->retry_at, spill_now () + SPILL_RETRY_NS,
         memory_order_relaxed);
     if (first) {

@@ -1,12 +1,13 @@
 /* Spill (temp-template): a backlog larger than the sink pool continues in
  * a file and comes back whole and in order; a damaged file, a full disk
  * and an I/O error are reported and never become wrong data; flushes,
- * state changes and EOS while spilling.  (A full disk is libtbq's
- * test-spill: a_full_disk_keeps_every_record_and_spilling_resumes.)
+ * state changes and EOS while spilling.
  *
  * Downstream is held (our sink pad waits) while the test pushes, so every
  * backlog is one the test made, not one a schedule made.  Stats are
- * waited for (polled, with a hang check), never timed.
+ * waited for (polled, with a hang check), never timed.  The file's writes
+ * fail on demand through this file's own pwritev() (exported: the
+ * plugin's calls resolve to it).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -14,6 +15,7 @@
 #include "tbq-check.h"
 
 #include <glib/gstdio.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -40,6 +42,45 @@
 #ifndef UNDER_SANITIZER
 #define UNDER_SANITIZER 0
 #endif
+
+/* ---- failing writes ---- */
+
+static _Atomic int fail_writes;
+
+typedef ssize_t (*PwritevFunc) (int, const struct iovec *, int, off_t);
+
+static ssize_t
+do_pwritev (const char *name, int fd, const struct iovec *iov, int n,
+    off_t off)
+{
+  static PwritevFunc real;
+  int err = atomic_load (&fail_writes);
+
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  if (real == NULL)
+    real = (PwritevFunc) dlsym (RTLD_NEXT, name);
+  return real (fd, iov, n, off);
+}
+
+ssize_t test_pwritev (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev");
+ssize_t test_pwritev64 (int, const struct iovec *, int, off_t)
+    __asm__ ("pwritev64");
+
+ssize_t
+test_pwritev (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev", fd, iov, n, off);
+}
+
+ssize_t
+test_pwritev64 (int fd, const struct iovec *iov, int n, off_t off)
+{
+  return do_pwritev ("pwritev64", fd, iov, n, off);
+}
 
 /* ---- the items ---- */
 
@@ -183,6 +224,17 @@ bytes_of_item (guint k)
   }
 }
 
+/* Buffers of items [from, to) (a list's members one by one). */
+static guint
+buffers_of (guint from, guint to)
+{
+  guint k, n = 0;
+
+  for (k = from; k < to; k++)
+    n += kind_of (k) == ITEM_LIST ? 3 : kind_of (k) == ITEM_EVENT ? 0 : 1;
+  return n;
+}
+
 /* The items that came out, from the first after `skip` received items,
  * are items [from, to) of the stream, whole and in order. */
 static void
@@ -195,6 +247,13 @@ check_items (TbqLink * l, guint skip, guint from, guint to)
 
     fail_unless (i < l->items->len, "item %u missing", k);
     item = g_ptr_array_index (l->items, i);
+    /* The stream's own events (sticky ones sent again after a flush,
+     * FLUSH_STOP) are not items of the test's. */
+    if (GST_IS_EVENT (item)
+        && GST_EVENT_TYPE (item) != GST_EVENT_CUSTOM_DOWNSTREAM) {
+      k--;
+      continue;
+    }
     switch (kind_of (k)) {
       case ITEM_EVENT:{
         const GstStructure *s;
@@ -461,6 +520,81 @@ GST_START_TEST (test_a_truncated_file_is_an_error_and_no_damaged_buffer)
 
 GST_END_TEST;
 
+/* A full disk: a warning naming the file and the error; the queue is
+ * full (leaky=upstream drops the newest, counted, and every push returns
+ * OK); once space comes back it spills again (leaky=no from then on: no
+ * push is dropped), and everything that was not counted as dropped comes
+ * out, in order. */
+GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
+{
+  gchar *dir = spill_dir_new (), *debug = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+  guint k, n1, n2, out, i;
+  guint64 dropped;
+  GstBuffer *prev = NULL;
+
+  g_object_set (l->element, "leaky", 1 /* upstream */ , NULL);
+  tbq_link_start_held (l);
+  atomic_store (&fail_writes, ENOSPC);
+  for (k = 0; tbq_stat (l->element, "dropped-upstream") == 0; k++) {
+    fail_unless (k < 4000, "nothing was dropped");
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  }
+  n1 = k + 20;
+  for (; k < n1; k++)
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning");
+  gst_message_parse_warning (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_WRITE), "%s", err->message);
+  fail_unless (strstr (debug, g_strerror (ENOSPC)) != NULL, "%s", debug);
+  fail_unless (strstr (debug, dir) != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  fail_unless (tbq_stat (l->element, "spill-errors") >= 1);
+  /* Space again. */
+  atomic_store (&fail_writes, 0);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_INFO);
+  fail_unless (msg != NULL, "spilling did not resume");
+  gst_message_unref (msg);
+  g_object_set (l->element, "leaky", 0, NULL);
+  dropped = tbq_stat (l->element, "dropped-upstream");
+  n2 = n1 + tbq_scaled (200, 60);
+  for (; k < n2; k++)
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream"),
+      dropped);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  tbq_link_release (l);
+  out = n2 - (guint) dropped;
+  tbq_link_wait_items (l, HEAD_ITEMS + out);
+  /* In order, each whole; the last ones (after the disk came back) all. */
+  for (i = 0; i < out; i++) {
+    GstBuffer *b = g_ptr_array_index (l->items, HEAD_ITEMS + i);
+    guint kk = (guint) (GST_BUFFER_OFFSET (b) / 4);
+
+    check_buffer (b, kk, 0);
+    if (prev != NULL)
+      fail_unless (GST_BUFFER_OFFSET (b) > GST_BUFFER_OFFSET (prev));
+    if (i >= out - (n2 - n1))
+      fail_unless_equals_int (kk, (n1 + i - (out - (n2 - n1))) * 9 + 4);
+    prev = b;
+  }
+  tbq_wait_stat (l->element, "current-level-buffers", 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 /* Downstream held with a backlog in the file: a flush empties the file
  * (kept: temp-remove=false, so its size shows) and the queue goes on. */
 GST_START_TEST (test_a_flush_empties_the_file_and_the_queue_goes_on)
@@ -489,12 +623,13 @@ GST_START_TEST (test_a_flush_empties_the_file_and_the_queue_goes_on)
   tbq_link_clear (l);
   gst_segment_init (&segment, GST_FORMAT_TIME);
   fail_unless (tbq_link_push_event (l, gst_event_new_segment (&segment)));
-  tbq_link_wait_items (l, 1);
-  tbq_link_clear (l);
+  tbq_link_wait_event (l, GST_EVENT_SEGMENT);
   tbq_link_hold (l);
   n = push_bytes (l, 0, 3 * SINK_MAX, NULL);
   tbq_link_release (l);
-  tbq_link_wait_items (l, n);
+  /* The last item pushed is a buffer (push_bytes): once every buffer is
+   * out, so is every item. */
+  tbq_link_wait_buffers (l, buffers_of (0, n));
   check_items (l, 0, 0, n);
   spill_link_free (l, bus);
   g_unlink (location);
@@ -722,6 +857,7 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_a_flipped_byte_is_an_error_and_no_damaged_buffer);
   tcase_add_test (tc,
       test_a_truncated_file_is_an_error_and_no_damaged_buffer);
+  tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
   tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);
