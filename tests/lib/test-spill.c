@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -605,6 +607,78 @@ max_bytes_bounds_what_the_file_holds (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+/* A real full disk: a small tmpfs of its own (a mount namespace of the
+ * test's process: root only), nearly filled by another file.  The spill
+ * fills the rest and gets ENOSPC: reported, the queue is full, nothing is
+ * lost; the other file goes, space returns, spilling resumes and every
+ * record comes back. */
+static void
+a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes (void)
+{
+  char mnt[] = "/tmp/tbq-tmpfs-XXXXXX", filler[64], tmpl[64];
+  TbqSpillConfig sc;
+  TbqConfig cfg;
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q;
+  Reports rep = { 0, 0, "" };
+  uint64_t n = records_for (8), accepted, more;
+  char msg[256] = "", block[4096];
+  int fd, i;
+
+  if (geteuid () != 0)
+    TAP_SKIP ("not root: no tmpfs of its own to fill");
+  if (unshare (CLONE_NEWNS) != 0)
+    TAP_SKIP ("unshare (CLONE_NEWNS): %s", strerror (errno));
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    TAP_SKIP ("making the mounts private: %s", strerror (errno));
+  CHECK (mkdtemp (mnt) != NULL);
+  if (mount ("tmpfs", mnt, "tmpfs", 0, "size=512k") != 0) {
+    rmdir (mnt);
+    TAP_SKIP ("mount -t tmpfs: %s", strerror (errno));
+  }
+  /* 448 KiB taken: 64 KiB left for the spill. */
+  snprintf (filler, sizeof filler, "%s/filler", mnt);
+  fd = open (filler, O_WRONLY | O_CREAT, 0600);
+  CHECK (fd >= 0);
+  memset (block, 0x55, sizeof block);
+  for (i = 0; i < 112; i++)
+    CHECK (write (fd, block, sizeof block) == (ssize_t) sizeof block);
+  close (fd);
+
+  small_config (&cfg, BLOCK);
+  cfg.source.min_blocks = cfg.source.max_blocks = 4;
+  cfg.sink.min_blocks = 2;
+  cfg.sink.max_blocks = SINK_BLOCKS;
+  cfg.sink.max_idle_blocks = 2;
+  cfg.wake = TBQ_WAKE_ON_DEMAND;
+  q = open_queue (&cfg, &w, &r);
+  tbq_spill_config_init (&sc);
+  snprintf (tmpl, sizeof tmpl, "%s/spill-XXXXXX", mnt);
+  sc.temp_template = tmpl;
+  sc.owned = owned;
+  sc.on_error = on_error;
+  sc.error_data = &rep;
+  CHECK_OK (tbq_queue_enable_spill (q, &sc, msg, sizeof msg));
+  CHECK_OK (tbq_queue_start (q));
+
+  accepted = write_until_full (w, 0, n);
+  CHECK (accepted < n);
+  WAIT_UNTIL (atomic_load (&rep.failed) == 1);
+  CHECK (strstr (rep.msg, strerror (ENOSPC)) != NULL);
+  CHECK (stats_of (q).spill.units_written > 0);
+  CHECK_EQ (stats_of (q).records_in, accepted);
+  /* Space returns. */
+  CHECK (unlink (filler) == 0);
+  WAIT_UNTIL (atomic_load (&rep.resumed) == 1);
+  more = write_until_full (w, accepted, n - accepted);
+  CHECK_EQ (more, n - accepted);
+  read_range (r, 0, n);
+  tbq_queue_free (q, NULL, NULL);
+  umount2 (mnt, MNT_DETACH);
+  rmdir (mnt);
+}
+
 static void
 a_template_without_xs_is_refused (void)
 {
@@ -638,4 +712,5 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (a_read_error_is_an_io_error),
     TAP_TEST (a_full_disk_keeps_every_record_and_spilling_resumes),
     TAP_TEST (max_bytes_bounds_what_the_file_holds),
+    TAP_TEST (a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes),
     TAP_TEST (a_template_without_xs_is_refused))
