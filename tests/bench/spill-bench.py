@@ -72,6 +72,9 @@ blocked = sinkpad.add_probe(Gst.PadProbeType.BLOCK | Gst.PadProbeType.BUFFER,
 p.set_state(Gst.State.PLAYING)
 t0 = time.monotonic()
 while st["pushed"] < frames:
+    if time.monotonic() - t0 > 300:
+        print(json.dumps({"error": "the pushes never ended"}))
+        sys.exit(1)
     time.sleep(0.001)
 t1 = time.monotonic()
 stats = None
@@ -108,7 +111,7 @@ def contender_desc(name, d, frames):
         return f"queue {none}"
     if name == "tbqueue-mem":
         return (f"tbqueue {none} transfer=copy "
-                f"sink-max-bytes={frames * 700000 + (64 << 20)}")
+                f"sink-max-bytes={frames * 1300000 + (64 << 20)}")
     if name == "tbqueue-spill":
         return (f"tbqueue {none} temp-template={d}/tbq-XXXXXX "
                 f"sink-max-bytes={16 << 20}")
@@ -119,9 +122,12 @@ def contender_desc(name, d, frames):
 
 
 def run_child(frames, desc, verify=False):
-    out = subprocess.run([sys.executable, "-c", CHILD, str(frames), desc,
-                          "1" if verify else "0"],
-                         capture_output=True, text=True, timeout=900)
+    try:
+        out = subprocess.run([sys.executable, "-c", CHILD, str(frames), desc,
+                              "1" if verify else "0"],
+                             capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out"}
     lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
     if not lines:
         return {"error": out.stderr[-500:]}
