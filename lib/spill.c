@@ -113,6 +113,9 @@ struct TbqSpill
   TbqBlock *ready_head, **ready_tail;   /* units read ahead, by free_next */
   uint32_t ready_units;
   uint64_t ready_bytes;
+  /* The length of each unit read ahead (at most SPILL_AHEAD_UNITS), by
+   * its sequence number: what its take gives back to ready_bytes. */
+  uint64_t ready_len[SPILL_AHEAD_UNITS];
   bool write_failing, full, read_failed, read_error_taken;
   bool read_parked;             /* read-ahead waits for the reader */
   int64_t read_retry_at;
@@ -848,6 +851,7 @@ spill_read_unit (TbqSpill * s)
   s->ready_tail = &unit->free_next;
   s->ready_units++;
   s->ready_bytes += hdr.unit_len;
+  s->ready_len[s->read_seq % SPILL_AHEAD_UNITS] = hdr.unit_len;
   s->read_seq++;
   s->read_off += hdr.unit_len;
   s->full = false;
@@ -1110,8 +1114,7 @@ tbq_spill_take (TbqSpill * s, TbqBlock * m, TbqBlock ** unit,
       s->ready_tail = &s->ready_head;
     u->free_next = NULL;
     s->ready_units--;
-    s->ready_bytes -= sizeof (SpillUnitHeader)
-        + atomic_load_explicit (&u->published, memory_order_relaxed);
+    s->ready_bytes -= s->ready_len[s->take_seq % SPILL_AHEAD_UNITS];
     s->take_seq++;
     s->reader_at = NULL;
     s->read_parked = false;
