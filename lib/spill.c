@@ -968,6 +968,22 @@ spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
   return ACT_NONE;
 }
 
+/* Lock held: a run is active, its writes work, the file has room, and
+ * the spill chain holds records not written yet (or a block written
+ * whole and sealed, to drop).  Acquire: as the spill thread reads the
+ * chain (block.h). */
+static bool
+spill_can_write_more (TbqSpill * s)
+{
+  TbqBlock *b = s->pos_blk;
+
+  if (s->marker == NULL || s->write_failing || s->full)
+    return false;
+  return s->pos_off < atomic_load_explicit (&b->published,
+      memory_order_acquire)
+      || atomic_load_explicit (&b->next, memory_order_acquire) != NULL;
+}
+
 static void
 spill_wait (TbqSpill * s, int64_t until)
 {
@@ -977,16 +993,9 @@ spill_wait (TbqSpill * s, int64_t until)
    * looked at (tbq_spill_notify()); the caller looked at it before, so
    * look once more. */
   atomic_thread_fence (memory_order_seq_cst);
-  if (s->marker != NULL && !s->paused && !s->stop && !s->full
-      && !s->write_failing) {
-    TbqBlock *b = s->pos_blk;
-
-    if (s->pos_off < atomic_load_explicit (&b->published,
-            memory_order_acquire)
-        || atomic_load_explicit (&b->next, memory_order_acquire) != NULL) {
-      atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
-      return;
-    }
+  if (!s->paused && !s->stop && spill_can_write_more (s)) {
+    atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
+    return;
   }
   if (until < 0) {
     pthread_cond_wait (&s->cond, &s->lock);
@@ -1062,21 +1071,14 @@ tbq_spill_free (TbqSpill * s)
 bool
 tbq_spill_absorbs (TbqSpill * s)
 {
-  bool yes = false;
+  bool yes;
 
   if (s == NULL || !atomic_load_explicit (&s->run_active,
           memory_order_relaxed))
     return false;
+  /* Records to write: writing them frees their memory. */
   pthread_mutex_lock (&s->lock);
-  if (s->marker != NULL && !s->write_failing && !s->full) {
-    TbqBlock *b = s->pos_blk;
-
-    /* Acquire: as the spill thread reads the chain (block.h).  Records
-     * to write: writing them frees their memory. */
-    yes = s->pos_off < atomic_load_explicit (&b->published,
-        memory_order_acquire)
-        || atomic_load_explicit (&b->next, memory_order_acquire) != NULL;
-  }
+  yes = spill_can_write_more (s);
   pthread_mutex_unlock (&s->lock);
   return yes;
 }
