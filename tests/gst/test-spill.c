@@ -13,13 +13,12 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tbq-check.h"
+#include "../common/fail-io.h"
 
 #include <glib/gstdio.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -42,45 +41,6 @@
 #ifndef UNDER_SANITIZER
 #define UNDER_SANITIZER 0
 #endif
-
-/* ---- failing writes ---- */
-
-static _Atomic int fail_writes;
-
-typedef ssize_t (*PwritevFunc) (int, const struct iovec *, int, off_t);
-
-static ssize_t
-do_pwritev (const char *name, int fd, const struct iovec *iov, int n,
-    off_t off)
-{
-  static PwritevFunc real;
-  int err = atomic_load (&fail_writes);
-
-  if (err != 0) {
-    errno = err;
-    return -1;
-  }
-  if (real == NULL)
-    real = (PwritevFunc) dlsym (RTLD_NEXT, name);
-  return real (fd, iov, n, off);
-}
-
-ssize_t test_pwritev (int, const struct iovec *, int, off_t)
-    __asm__ ("pwritev");
-ssize_t test_pwritev64 (int, const struct iovec *, int, off_t)
-    __asm__ ("pwritev64");
-
-ssize_t
-test_pwritev (int fd, const struct iovec *iov, int n, off_t off)
-{
-  return do_pwritev ("pwritev", fd, iov, n, off);
-}
-
-ssize_t
-test_pwritev64 (int fd, const struct iovec *iov, int n, off_t off)
-{
-  return do_pwritev ("pwritev64", fd, iov, n, off);
-}
 
 /* ---- the items ---- */
 
@@ -538,7 +498,7 @@ GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
 
   g_object_set (l->element, "leaky", 1 /* upstream */ , NULL);
   tbq_link_start_held (l);
-  atomic_store (&fail_writes, ENOSPC);
+  fail_writes_with (ENOSPC);
   for (k = 0; tbq_stat (l->element, "dropped-upstream") == 0; k++) {
     fail_unless (k < 4000, "nothing was dropped");
     fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
@@ -560,7 +520,7 @@ GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
   gst_message_unref (msg);
   fail_unless (tbq_stat (l->element, "spill-errors") >= 1);
   /* Space again. */
-  atomic_store (&fail_writes, 0);
+  fail_writes_with (0);
   msg = tbq_bus_wait (bus, GST_MESSAGE_INFO);
   fail_unless (msg != NULL, "spilling did not resume");
   gst_message_unref (msg);

@@ -8,13 +8,13 @@
  * reader taking them: every write must return TBQ_OK (the backlog goes to
  * the file).  Then the reader checks every record, in order.  Failures of
  * the file (a full disk, an I/O error, a damaged or truncated file) are
- * made by this file's own pwritev() and pread() (exported, so libtbq's
- * calls reach them) or by writing to the file, with `remove` off.
+ * made through tests/common/fail-io.c (pwritev() and pread() of the
+ * executable's own) or by writing to the file, with `remove` off.
  * Waits are for states (statistics), with EVENTUALLY_NS as a hang check.
  */
 #include "lib-test.h"
+#include "../common/fail-io.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -28,78 +28,6 @@
 #define LARGE 3000              /* above the inline limit of 4 KiB blocks */
 #define TYPE_PLAIN 1
 #define TYPE_OWNS 7             /* its first 8 bytes "own" something */
-
-/* ---- the file's system calls, failing on demand ---- */
-
-static _Atomic int fail_writes;         /* errno to fail pwritev with */
-static _Atomic int fail_reads;          /* errno to fail pread with */
-static _Atomic uint64_t failed_writes;
-
-typedef ssize_t (*PwritevFunc) (int, const struct iovec *, int, off_t);
-typedef ssize_t (*PreadFunc) (int, void *, size_t, off_t);
-
-static ssize_t
-do_pwritev (const char *name, int fd, const struct iovec *iov, int n,
-    off_t off)
-{
-  static PwritevFunc real;
-  int err = atomic_load (&fail_writes);
-
-  if (err != 0) {
-    atomic_fetch_add (&failed_writes, 1);
-    errno = err;
-    return -1;
-  }
-  if (real == NULL)
-    real = (PwritevFunc) dlsym (RTLD_NEXT, name);
-  return real (fd, iov, n, off);
-}
-
-static ssize_t
-do_pread (const char *name, int fd, void *buf, size_t len, off_t off)
-{
-  static PreadFunc real;
-  int err = atomic_load (&fail_reads);
-
-  if (err != 0) {
-    errno = err;
-    return -1;
-  }
-  if (real == NULL)
-    real = (PreadFunc) dlsym (RTLD_NEXT, name);
-  return real (fd, buf, len, off);
-}
-
-ssize_t test_pwritev (int, const struct iovec *, int, off_t)
-    __asm__ ("pwritev");
-ssize_t test_pwritev64 (int, const struct iovec *, int, off_t)
-    __asm__ ("pwritev64");
-ssize_t test_pread (int, void *, size_t, off_t) __asm__ ("pread");
-ssize_t test_pread64 (int, void *, size_t, off_t) __asm__ ("pread64");
-
-ssize_t
-test_pwritev (int fd, const struct iovec *iov, int n, off_t off)
-{
-  return do_pwritev ("pwritev", fd, iov, n, off);
-}
-
-ssize_t
-test_pwritev64 (int fd, const struct iovec *iov, int n, off_t off)
-{
-  return do_pwritev ("pwritev64", fd, iov, n, off);
-}
-
-ssize_t
-test_pread (int fd, void *buf, size_t len, off_t off)
-{
-  return do_pread ("pread", fd, buf, len, off);
-}
-
-ssize_t
-test_pread64 (int fd, void *buf, size_t len, off_t off)
-{
-  return do_pread ("pread64", fd, buf, len, off);
-}
 
 /* ---- records ---- */
 
@@ -509,9 +437,9 @@ a_read_error_is_an_io_error (void)
   write_range (w, 0, n);
   CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
   wait_for_units (q, 8);
-  atomic_store (&fail_reads, EIO);
+  fail_reads_with (EIO);
   CHECK_STATUS (read_until_error (r, n, &got), TBQ_IO_ERROR);
-  atomic_store (&fail_reads, 0);
+  fail_reads_with (0);
   CHECK_STATUS (tbq_queue_take_error (q, msg, sizeof msg), TBQ_IO_ERROR);
   CHECK (strstr (msg, strerror (EIO)) != NULL);
   /* A discard clears it: the queue is usable again. */
@@ -558,7 +486,7 @@ a_full_disk_keeps_every_record_and_spilling_resumes (void)
   uint64_t n = records_for (6), accepted, more;
   TbqStats st;
 
-  atomic_store (&fail_writes, ENOSPC);
+  fail_writes_with (ENOSPC);
   accepted = write_until_full (w, 0, n);
   /* The memory held what it could; the next record was refused, not
    * lost. */
@@ -571,7 +499,7 @@ a_full_disk_keeps_every_record_and_spilling_resumes (void)
   CHECK_EQ (st.spill.units_written, 0);
   CHECK_EQ (st.records_in, accepted);
   /* Space comes back: the spill writes again, and the rest is taken. */
-  atomic_store (&fail_writes, 0);
+  fail_writes_with (0);
   WAIT_UNTIL (atomic_load (&rep.resumed) == 1);
   more = write_until_full (w, accepted, n - accepted);
   CHECK_EQ (more, n - accepted);
