@@ -197,12 +197,6 @@ tbq_spill_path (const TbqSpill * s)
   return s == NULL ? NULL : s->path;
 }
 
-static int64_t
-spill_now (void)
-{
-  return tbq_now_ns ();
-}
-
 /* ---- the copier's side -------------------------------------------------- */
 
 bool
@@ -222,7 +216,7 @@ tbq_spill_wants_run (TbqSpill * s)
       && !atomic_load_explicit (&s->extents->gated, memory_order_relaxed))
     return false;
   return atomic_load_explicit (&s->retry_at, memory_order_relaxed)
-      <= spill_now ();
+      <= tbq_now_ns ();
 }
 
 TbqBlock *
@@ -232,7 +226,7 @@ tbq_spill_begin_run (TbqSpill * s, TbqBlock * first)
   SpillMark *mk;
 
   if (m == NULL) {
-    atomic_store_explicit (&s->retry_at, spill_now () + SPILL_RETRY_NS,
+    atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
         memory_order_relaxed);
     return NULL;
   }
@@ -488,7 +482,7 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
     /* Whoever waits because the spill would free room (a writer told so
      * by tbq_spill_absorbs()) looks again: it will not, for now. */
     tbq_wake_sink_published (s->wake);
-    atomic_store_explicit (&s->retry_at, spill_now () + SPILL_RETRY_NS,
+    atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
         memory_order_relaxed);
     if (first) {
       pthread_mutex_unlock (&s->lock);
@@ -832,7 +826,7 @@ spill_read_unit (TbqSpill * s)
     return;
   }
   if (res == READ_NO_ROOM) {
-    s->read_retry_at = spill_now () + SPILL_ROOM_RETRY_NS;
+    s->read_retry_at = tbq_now_ns () + SPILL_ROOM_RETRY_NS;
     return;
   }
   if (res == READ_FAILED) {
@@ -928,7 +922,7 @@ spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
     return ACT_AGAIN;
   }
   if (s->read_retry_at != 0 || s->write_failing)
-    now = spill_now ();
+    now = tbq_now_ns ();
   can_read = !s->read_failed && s->read_seq < s->write_seq
       && (!s->read_parked || s->reader_at != NULL)
       && s->ready_units < SPILL_AHEAD_UNITS
