@@ -106,8 +106,8 @@ bool tbq_extent_suits (const TbqExtents * x, const TbqBlock * e,
  * hint for waiters: the take decides). */
 bool tbq_extents_have_room (TbqExtents * x, uint64_t payload);
 /* Whether only a spill's hold keeps an extent of `payload` bytes out now:
- * the copier is starting a run, which lifts it (a writer waits for that
- * whatever its backpressure).  A hint. */
+ * the copier is starting a run, which lifts it (tbq_queue_sink_can_take_record()
+ * then says 1: a dropping writer's host waits for the copier).  A hint. */
 bool tbq_extents_held_back (TbqExtents * x, uint64_t payload);
 /* The event a writer waits on for room (the sink pool's). */
 static inline TbqEvent *

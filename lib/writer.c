@@ -309,13 +309,8 @@ writer_wait_for_room (TbqWriter * w, int64_t deadline)
    * policy: the records that free the budget may be there. */
   tbq_wake_request_pickup (w->wake);
   tbq_writer_woke (w, tbq_wake_copier (w->wake));
-  /* Held back by a spill only: the copier lifts that at once (extent.h),
-   * so even a dropping writer waits for it. */
-  if (w->backpressure == TBQ_BACKPRESSURE_DROP) {
-    if (!tbq_extents_held_back (w->extents, w->large_size))
-      return TBQ_DROPPED;
-    deadline = -1;
-  }
+  if (w->backpressure == TBQ_BACKPRESSURE_DROP)
+    return TBQ_DROPPED;
   return tbq_wait (tbq_extents_event (w->extents), w->interrupted, 0,
       writer_room_ready, w, deadline);
 }
