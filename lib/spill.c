@@ -21,6 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#ifdef TBQ_HAVE_XXH_DISPATCH
+/* XXH3_64bits_update() becomes the dispatching one (lib/meson.build). */
+#include <xxh_x86dispatch.h>
+#endif
 
 #define SPILL_MAGIC 0x53514254u /* "TBQS" */
 #define SPILL_VERSION 1u
@@ -36,8 +40,15 @@
 /* No room in the budget for a unit read back: look again after this long
  * (the reader frees room as it goes; zero-copy holders may keep it). */
 #define SPILL_ROOM_RETRY_NS ((int64_t) 2000000)
-/* Give consumed file space back in steps of this much. */
+/* Give consumed file space back in steps of this much, when the spill
+ * thread has nothing else to do, or at once when this much more is
+ * consumed and not given back yet: punching frees the file's page cache,
+ * which costs about as much as reading it did, so it is done while the
+ * thread would otherwise wait (a fifth of the read-back time, measured:
+ * docs/benchmarks.md), and the file holds at most the lag beyond what is
+ * unread. */
 #define SPILL_PUNCH_STEP ((uint64_t) 4 << 20)
+#define SPILL_PUNCH_LAG ((uint64_t) 32 << 20)
 /* A run starts when the budget is this many quarters used. */
 #define SPILL_MARK_QUARTERS 3u
 
@@ -775,20 +786,17 @@ spill_unpin (TbqSpill * s, TbqBlock * unit, uint32_t len)
 static void
 spill_punch (TbqSpill * s, uint64_t upto)
 {
-#ifdef FALLOC_FL_PUNCH_HOLE
   uint64_t from = s->punched_off, to = upto & ~(SPILL_PUNCH_STEP - 1);
 
   if (to <= from)
     return;
+#ifdef FALLOC_FL_PUNCH_HOLE
   /* Best effort: a file system without holes keeps the space until the
    * file is emptied. */
   (void) fallocate (s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
       (off_t) from, (off_t) (to - from));
-  s->punched_off = to;
-#else
-  (void) s;
-  (void) upto;
 #endif
+  s->punched_off = to;
 }
 
 /* Read the next unit ahead (lock held on entry and exit). */
@@ -808,7 +816,8 @@ spill_read_unit (TbqSpill * s)
   pthread_mutex_unlock (&s->lock);
   res = spill_read_at (s, seq, off, avail, urgent, &unit, &hdr, msg,
       sizeof msg, &checksum);
-  if (res == READ_OK)
+  if (res == READ_OK
+      && off + hdr.unit_len - s->punched_off >= SPILL_PUNCH_LAG)
     spill_punch (s, off + hdr.unit_len);
   pthread_mutex_lock (&s->lock);
   s->io_busy = false;
@@ -903,6 +912,7 @@ typedef enum
   ACT_AGAIN,
   ACT_READ,
   ACT_WRITE,
+  ACT_PUNCH,
 } SpillAction;
 
 /* What the spill thread does next (lock held); *until: when to look
@@ -959,6 +969,9 @@ spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
     return ACT_READ;
   if (s->read_retry_at != 0 && (*until < 0 || s->read_retry_at < *until))
     *until = s->read_retry_at;
+  /* Nothing else to do: give back what was read (SPILL_PUNCH_LAG). */
+  if (s->punched_off + SPILL_PUNCH_STEP <= s->read_off)
+    return ACT_PUNCH;
   return ACT_NONE;
 }
 
@@ -1023,6 +1036,18 @@ spill_main (void *arg)
       case ACT_WRITE:
         spill_write_unit (s, pub);
         break;
+      case ACT_PUNCH:{
+        uint64_t upto = s->read_off;
+
+        /* As a read: a discard waits for it. */
+        s->io_busy = true;
+        pthread_mutex_unlock (&s->lock);
+        spill_punch (s, upto);
+        pthread_mutex_lock (&s->lock);
+        s->io_busy = false;
+        pthread_cond_broadcast (&s->idle);
+        break;
+      }
       case ACT_NONE:
         spill_wait (s, until);
         break;

@@ -607,6 +607,78 @@ a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes (void)
   rmdir (mnt);
 }
 
+/* Space read back is given back to the file system (holes punched) while
+ * the spill thread has nothing else to do: a reader that has read most of
+ * a long backlog, but not reached its end (the file cannot be emptied),
+ * leaves a file whose allocated blocks are what is unread, not what was
+ * ever written.  (Skipped where the file system has no holes.) */
+static void
+read_space_goes_back_while_the_file_is_in_use (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
+  uint64_t n = records_for (400), i;
+  const char *path = tbq_queue_spill_path (q);
+  int64_t deadline;
+  struct stat sb;
+  TbqStats st;
+  uint64_t allocated = 0, bound = 0;
+
+  CHECK (path != NULL);
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  /* The whole backlog is in the file before anything is read. */
+  deadline = now_ns () + EVENTUALLY_NS;
+  do {
+    st = stats_of (q);
+  } while (st.spill.bytes_written < bytes_of (n) - 2 * SINK_BLOCKS * BLOCK
+      && now_ns () < deadline && usleep (1000) == 0);
+  CHECK (st.spill.bytes_written > (uint64_t) 20 << 20);
+  CHECK_EQ (stat (path, &sb), 0);
+  CHECK ((uint64_t) sb.st_blocks * 512 >= st.spill.bytes_written / 2);
+  /* Nine tenths read: the run goes on, the file holds the rest. */
+  for (i = 0; i < n * 9 / 10; i++) {
+    TbqRecord rec;
+
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK (matches (&rec, i));
+  }
+  /* Unread, in the file: its level; read ahead, up to four units; punched
+   * in steps of 4 MiB, so up to one step more. */
+  deadline = now_ns () + EVENTUALLY_NS;
+  for (;;) {
+    st = stats_of (q);
+    CHECK_EQ (stat (path, &sb), 0);
+    allocated = (uint64_t) sb.st_blocks * 512;
+    bound = st.spill.level_bytes + ((uint64_t) 4 << 20) + (4 << 20) + 65536;
+    if (allocated <= bound || now_ns () > deadline)
+      break;
+    usleep (1000);
+  }
+  if (allocated > bound) {
+    /* No holes here (a file system without FALLOC_FL_PUNCH_HOLE)? */
+    int fd = open (path, O_RDWR);
+    int holes = fd >= 0 && fallocate (fd, FALLOC_FL_PUNCH_HOLE
+        | FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
+
+    if (fd >= 0)
+      close (fd);
+    if (!holes) {
+      tbq_queue_free (q, NULL, NULL);
+      TAP_SKIP ("the file system of %s punches no holes\n", path);
+    }
+    printf ("# %s: %" PRIu64 " bytes allocated, %" PRIu64 " unread\n", path,
+        allocated, st.spill.level_bytes);
+    fflush (stdout);
+  }
+  CHECK (allocated <= bound);
+  CHECK (st.spill.level_bytes > 0);
+  read_range (r, n * 9 / 10, n);
+  CHECK_EQ (unlink (path), 0);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 static void
 a_template_without_xs_is_refused (void)
 {
@@ -641,4 +713,5 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (a_full_disk_keeps_every_record_and_spilling_resumes),
     TAP_TEST (max_bytes_bounds_what_the_file_holds),
     TAP_TEST (a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes),
+    TAP_TEST (read_space_goes_back_while_the_file_is_in_use),
     TAP_TEST (a_template_without_xs_is_refused))
