@@ -26,15 +26,29 @@
  * (`dd bs=1M`, no sync): pwrite() of 1 MiB from one buffer, then pread()
  * of 1 MiB into one buffer, in a loop, and dd itself.  The spill's file is
  * in the page cache as dd's is (no fsync, by design: docs/element.md).
+ * Each side's write starts after a sync() (untimed), with nothing dirty
+ * left by the one before.
  *
  * The writer runs on the calling thread, the copier and the spill thread
  * on their own: three threads on whatever cores the machine has (printed).
- * Medians over the runs and per-run ratios (the order alternates).  A
+ * Medians over the runs and per-run ratios (the order alternates).
+ * Then the unit checksum's own speed: XXH3-64 as libtbq calls it
+ * (libxxhash's x86 dispatch where there is one) and libxxhash's default,
+ * next to CRC32C with the SSE4.2 instruction and to memcpy, over 1 MiB
+ * that stays in the cache and over 256 MiB that does not.  A
  * first, untimed round checks every byte of every record.  Not a test: it
  * asserts nothing but what it delivers (every record, in order), and
  * exits 1 when that fails.  --smoke: one small run, a TAP line.
  */
 #include <tbq.h>
+#include <xxhash.h>
+#ifdef TBQ_HAVE_XXH_DISPATCH
+#define XXH_DISPATCH_DISABLE_REPLACE 1
+#include <xxh_x86dispatch.h>
+#endif
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +164,10 @@ spill_run (const char *dir, uint64_t total, uint32_t size, uint64_t budget,
   if (size > tbq_queue_max_record_size (q)
       && size > tbq_queue_max_extent_size (q))
     die ("--size is larger than the queue's largest record");
+  /* Every side starts with nothing dirty in the page cache (untimed):
+   * the kernel throttles writers, whoever they are, while earlier
+   * writes are still being written back. */
+  sync ();
 
   t0 = now_s ();
   for (i = 0; i < n; i++) {
@@ -244,6 +262,7 @@ plain_run (const char *dir, uint64_t total)
     die ("open the plain file");
   unlink (path);
   memset (buf, 0, chunk);
+  sync ();
   t0 = now_s ();
   for (off = 0; off < total; off += chunk)
     if (pwrite (fd, buf, chunk, (off_t) off) != (ssize_t) chunk)
@@ -276,6 +295,7 @@ dd_run (const char *dir, uint64_t total)
   snprintf (path, sizeof path, "%s/tbq-dd-bench-%d", dir, (int) getpid ());
   snprintf (cmd, sizeof cmd, "dd if=/dev/zero of=%s bs=1M count=%" PRIu64
       " status=none", path, total >> 20);
+  sync ();
   t0 = now_s ();
   if (system (cmd) != 0)
     die ("dd write");
@@ -293,6 +313,127 @@ dd_run (const char *dir, uint64_t total)
   rates.write = rates.written_mib / (t1 - t0);
   rates.read = rates.written_mib / (t2 - t1);
   return rates;
+}
+
+/* ---- the checksum ---- */
+
+#if defined(__x86_64__)
+__attribute__((target ("sse4.2")))
+static uint64_t
+crc32c (const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  uint64_t c = ~(uint64_t) 0;
+  size_t k;
+
+  for (k = 0; k + 8 <= n; k += 8) {
+    uint64_t v;
+
+    memcpy (&v, b + k, sizeof v);
+    c = _mm_crc32_u64 (c, v);
+  }
+  for (; k < n; k++)
+    c = _mm_crc32_u8 ((uint32_t) c, b[k]);
+  return ~c;
+}
+#endif
+
+static uint64_t
+xxh3_default (const void *p, size_t n)
+{
+  XXH3_state_t *xs = XXH3_createState ();
+  uint64_t h;
+
+  XXH3_64bits_reset (xs);
+  XXH3_64bits_update (xs, p, n);
+  h = XXH3_64bits_digest (xs);
+  XXH3_freeState (xs);
+  return h;
+}
+
+#ifdef TBQ_HAVE_XXH_DISPATCH
+static uint64_t
+xxh3_dispatch (const void *p, size_t n)
+{
+  XXH3_state_t *xs = XXH3_createState ();
+  uint64_t h;
+
+  XXH3_64bits_reset (xs);
+  XXH3_64bits_update_dispatch (xs, p, n);
+  h = XXH3_64bits_digest (xs);
+  XXH3_freeState (xs);
+  return h;
+}
+#endif
+
+static unsigned char *copy_to;
+
+static uint64_t
+copy (const void *p, size_t n)
+{
+  memcpy (copy_to, p, n);
+  return copy_to[n - 1];
+}
+
+/* GB/s of `f` over `bytes` in 1 MiB calls, `reps` times. */
+static double
+gbps (uint64_t (*f) (const void *, size_t), const unsigned char *buf,
+    size_t bytes, int reps)
+{
+  size_t chunk = 1 << 20, off;
+  volatile uint64_t sink = 0;
+  double t0 = now_s ();
+  int k;
+
+  for (k = 0; k < reps; k++)
+    for (off = 0; off + chunk <= bytes; off += chunk)
+      sink += f (buf + off, chunk);
+  (void) sink;
+  return (double) bytes * reps / (now_s () - t0) / 1e9;
+}
+
+static void
+checksum_table (void)
+{
+  size_t big = (size_t) 256 << 20;
+  unsigned char *buf = malloc (big);
+  struct
+  {
+    const char *name;
+    uint64_t (*f) (const void *, size_t);
+  } fs[] = {
+#ifdef TBQ_HAVE_XXH_DISPATCH
+    {"XXH3-64, libxxhash's x86 dispatch (what libtbq uses)", xxh3_dispatch},
+    {"XXH3-64, libxxhash's default", xxh3_default},
+#else
+    {"XXH3-64, libxxhash (what libtbq uses)", xxh3_default},
+#endif
+#if defined(__x86_64__)
+    {"CRC32C, SSE4.2 instruction, one stream", crc32c},
+#endif
+    {"memcpy (for scale)", copy},
+  };
+  size_t i;
+
+  copy_to = malloc (1 << 20);
+  if (buf == NULL || copy_to == NULL)
+    die ("checksum buffers");
+  for (i = 0; i < big; i++)
+    buf[i] = (unsigned char) (i * 2654435761u >> 13);
+  memset (copy_to, 0, 1 << 20);
+  printf ("\n| checksum | GB/s, 1 MiB in cache | GB/s, 256 MiB streamed |\n");
+  printf ("|---|---|---|\n");
+  for (i = 0; i < sizeof fs / sizeof fs[0]; i++) {
+#if defined(__x86_64__)
+    if (fs[i].f == crc32c && !__builtin_cpu_supports ("sse4.2"))
+      continue;
+#endif
+    gbps (fs[i].f, buf, 1 << 20, 50);
+    printf ("| %s | %.1f | %.1f |\n", fs[i].name,
+        gbps (fs[i].f, buf, 1 << 20, 2000), gbps (fs[i].f, buf, big, 4));
+  }
+  free (copy_to);
+  free (buf);
 }
 
 static int
@@ -404,5 +545,6 @@ main (int argc, char **argv)
   row ("write, vs dd bs=1M", sw, dw, runs);
   row ("read back, vs pread 1 MiB", sr, pr, runs);
   row ("read back, vs dd bs=1M", sr, dr, runs);
+  checksum_table ();
   return 0;
 }
