@@ -746,6 +746,13 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_FLUSH_START:
+      /* FLUSHING before downstream flushes: the src task then pushes
+       * nothing after an item the flushing pads refused (GstPad lets a
+       * serialized query through, which downstream would answer past an
+       * event it never saw). */
+      GST_TBQUEUE_MUTEX_LOCK (tbq);
+      gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
+      GST_TBQUEUE_MUTEX_UNLOCK (tbq);
       ret = gst_pad_push_event (tbq->srcpad, event);
       /* Also releases a query waiter, once the src task has stopped. */
       gst_tbqueue_stop_streaming (tbq);
