@@ -36,6 +36,7 @@
  * gsttbqueue-private.h.
  */
 #include "gsttbqueue-leaks.h"
+#include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-levels.h"
@@ -457,6 +458,9 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
       overrun = TRUE;
       TBQ_ADD (tbq->counters.overruns, 1);
       emit (tbq, SIGNAL_OVERRUN);
+      /* Below the max-size-* limits, but nothing comes in until
+       * downstream takes data: buffering is full. */
+      gst_tbqueue_buffering_stall (tbq, TRUE);
     }
     tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
         overrun || !is_buffer ? -1 : OVERRUN_CHECK_NS);
@@ -465,6 +469,8 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
       break;
   }
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
+  if (overrun)
+    gst_tbqueue_buffering_stall (tbq, FALSE);
   if (st != TBQ_OK)
     return gst_tbqueue_write_failed (tbq, st);
   if (overrun)

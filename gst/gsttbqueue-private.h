@@ -133,6 +133,43 @@ enum
 
 extern guint gst_tbqueue_signals[LAST_SIGNAL];
 
+/* queue2's buffering (gsttbqueue-buffering.c): the BUFFERING messages and
+ * query.  Everything under `lock` but `on`; messages are posted one at a
+ * time, in the order they are computed, under `post_lock` (recursive: a
+ * bus sync handler may set a property that posts again), with no other
+ * lock held. */
+typedef struct
+{
+  _Atomic gboolean on;          /* use-buffering: written under `lock`,
+                                 * read by the streaming threads (relaxed:
+                                 * a change applies from their next item) */
+  GMutex lock;
+  GRecMutex post_lock;
+  gboolean use_rate_estimate;
+  gboolean use_tags_bitrate;
+  gboolean use_bitrate_query;
+  gint low, high;               /* watermarks, 0..GST_TBQUEUE_BUFFERING_MAX */
+  gboolean is_buffering;
+  gint percent;                 /* the one to post, -1 before any */
+  gint posted;                  /* the last one posted, -1 none */
+  GstBufferingMode mode;        /* with `percent`: the message's stats */
+  gint avg_in, avg_out;
+  gint64 left;
+  gboolean eos;                 /* EOS is queued: full */
+  guint stalled;                /* the upstream thread waits (for room or
+                                 * for a serialized query's answer): full,
+                                 * as nothing can come in */
+  /* Rates, in bytes per second, as queue2 estimates them. */
+  gint64 in_start, out_start;   /* monotonic us, 0: not started */
+  gdouble in_last, out_last;    /* s since the start at the last update */
+  guint64 bytes_in, bytes_out;  /* since then */
+  gdouble in_rate, out_rate, in_period;
+  guint64 rate_time;            /* the level as a duration, from a bitrate
+                                 * or the input rate (ns) */
+  guint downstream_bitrate;     /* bits/s, 0: unknown */
+  guint sink_tags_bitrate, src_tags_bitrate;
+} GstTbQueueBuffering;
+
 /* Counters of the element's own, besides libtbq's. */
 typedef struct
 {
@@ -279,6 +316,10 @@ struct _GstTbQueue
   guint32 query_seq;            /* serialized queries sent */
   guint32 abandoned_query_seq;  /* queries up to this one have no waiter */
   GstQuery *query_in_use;       /* downstream is answering it (src task) */
+  _Atomic gboolean pushing_data;        /* the src task is inside the push
+                                         * of a buffer or list: written by
+                                         * it, read by the upstream thread
+                                         * (relaxed: a hint for buffering) */
 
   /* Sink side, owned by the thread holding the sink pad's stream lock.
    * The counters only grow; levels are in - out. */
@@ -373,6 +414,7 @@ struct _GstTbQueue
   gboolean levels_running;      /* READY_TO_PAUSED to PAUSED_TO_READY */
 
   GstTbQueueCounters counters;
+  GstTbQueueBuffering buffering;
 };
 
 #define TBQ_LOAD(field) atomic_load_explicit (&(field), memory_order_relaxed)

@@ -24,6 +24,7 @@
  * PAUSED change (gsttbqueue.c).  Threads and locks: gsttbqueue-private.h.
  */
 #include "gsttbqueue-properties.h"
+#include "gsttbqueue-buffering.h"
 #include "gsttbqueue-enums.h"
 #include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
@@ -83,6 +84,7 @@ typedef union
 {
   gint64 i;                     /* int, enum, boolean */
   guint64 u;                    /* uint, uint64 */
+  gdouble d;                    /* double */
   const gchar *s;               /* string */
 } Value;
 
@@ -93,7 +95,8 @@ struct _Property
   const gchar *blurb;           /* one line of at most 100 characters; the
                                  * details are in the gtk-doc block */
   GType type;                   /* G_TYPE_UINT, _UINT64, _INT, _BOOLEAN,
-                                 * _ENUM, _STRING or _BOXED */
+                                 * _ENUM, _STRING, _BOXED, or, behind
+                                 * hooks only, _INT64 or _DOUBLE */
   GType (*value_type) (void);   /* an enum's or a boxed type's GType */
   Value min, max, def;
   GParamFlags flags;            /* G_PARAM_READABLE or G_PARAM_READWRITE */
@@ -342,6 +345,127 @@ refuse_temp_template (const GValue * value, gchar * why, gsize why_size)
   return TRUE;
 }
 
+/* queue2's buffering (gsttbqueue-buffering.c): each change is evaluated
+ * at once, and what it changes is posted. */
+static void
+set_use_buffering (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_use (tbq, g_value_get_boolean (value));
+}
+
+static void
+get_use_buffering (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_boolean (value, gst_tbqueue_buffering_get_use (tbq));
+}
+
+static void
+set_low_watermark (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_watermark (tbq, FALSE, g_value_get_double (value));
+}
+
+static void
+get_low_watermark (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_double (value, gst_tbqueue_buffering_get_watermark (tbq, FALSE));
+}
+
+static void
+set_high_watermark (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_watermark (tbq, TRUE, g_value_get_double (value));
+}
+
+static void
+get_high_watermark (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_double (value, gst_tbqueue_buffering_get_watermark (tbq, TRUE));
+}
+
+/* The deprecated percent aliases of the watermarks, as queue2's. */
+static void
+set_low_percent (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_watermark (tbq, FALSE,
+      g_value_get_int (value) / 100.0);
+}
+
+static void
+get_low_percent (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_int (value, (gint) (gst_tbqueue_buffering_get_watermark (tbq,
+              FALSE) * 100 + 0.5));
+}
+
+static void
+set_high_percent (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_watermark (tbq, TRUE,
+      g_value_get_int (value) / 100.0);
+}
+
+static void
+get_high_percent (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_int (value, (gint) (gst_tbqueue_buffering_get_watermark (tbq,
+              TRUE) * 100 + 0.5));
+}
+
+static void
+set_rate_estimate (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_flag (tbq, GST_TBQUEUE_BUFFERING_RATE_ESTIMATE,
+      g_value_get_boolean (value));
+}
+
+static void
+get_rate_estimate (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_boolean (value, gst_tbqueue_buffering_get_flag (tbq,
+          GST_TBQUEUE_BUFFERING_RATE_ESTIMATE));
+}
+
+static void
+set_tags_bitrate (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_flag (tbq, GST_TBQUEUE_BUFFERING_TAGS_BITRATE,
+      g_value_get_boolean (value));
+}
+
+static void
+get_tags_bitrate (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_boolean (value, gst_tbqueue_buffering_get_flag (tbq,
+          GST_TBQUEUE_BUFFERING_TAGS_BITRATE));
+}
+
+static void
+set_bitrate_query (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  gst_tbqueue_buffering_set_flag (tbq, GST_TBQUEUE_BUFFERING_BITRATE_QUERY,
+      g_value_get_boolean (value));
+}
+
+static void
+get_bitrate_query (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_boolean (value, gst_tbqueue_buffering_get_flag (tbq,
+          GST_TBQUEUE_BUFFERING_BITRATE_QUERY));
+}
+
+static void
+get_avg_in_rate (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_int64 (value, gst_tbqueue_buffering_avg_in_rate (tbq));
+}
+
+static void
+get_bitrate (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  g_value_set_uint64 (value, gst_tbqueue_buffering_bitrate (tbq));
+}
+
 /* ---- the table ---- */
 
 /* Types, ranges and defaults. */
@@ -351,6 +475,10 @@ refuse_temp_template (const GValue * value, gchar * why, gsize why_size)
   .type = G_TYPE_UINT64, .min.u = (lo), .max.u = (hi), .def.u = (d)
 #define INT(lo, hi, d) \
   .type = G_TYPE_INT, .min.i = (lo), .max.i = (hi), .def.i = (d)
+#define INT64(lo, hi, d) \
+  .type = G_TYPE_INT64, .min.i = (lo), .max.i = (hi), .def.i = (d)
+#define DOUBLE(lo, hi, dv) \
+  .type = G_TYPE_DOUBLE, .min.d = (lo), .max.d = (hi), .def.d = (dv)
 #define BOOLEAN(d) .type = G_TYPE_BOOLEAN, .def.i = (d)
 #define ENUM(get_type, d) \
   .type = G_TYPE_ENUM, .value_type = get_type, .def.i = (d)
@@ -360,6 +488,9 @@ refuse_temp_template (const GValue * value, gchar * why, gsize why_size)
 /* Flags and when a change applies. */
 #define READ_ONLY .flags = G_PARAM_READABLE
 #define ANY_STATE .flags = G_PARAM_READWRITE, .applies = APPLIES_ANY_STATE
+/* Kept for queue2's applications; gst-inspect-1.0 says "deprecated". */
+#define DEPRECATED_ANY_STATE .flags = G_PARAM_READWRITE | G_PARAM_DEPRECATED, \
+  .applies = APPLIES_ANY_STATE
 #define READY_ONLY .flags = G_PARAM_READWRITE, .applies = APPLIES_READY
 
 /* Where the value lives. */
@@ -996,6 +1127,146 @@ static const Property properties[] = {
         "Nice value of the src pad task's thread with policy other or batch",
         INT (-20, 19, 0), ANY_STATE,
       PLACEMENT (GST_TBQUEUE_SRC_TASK, set_nice, get_nice)},
+
+  /* queue2's buffering: same names, types, ranges and defaults
+   * (gsttbqueue-buffering.c) */
+
+  /**
+   * GstTbQueue:use-buffering:
+   *
+   * Post BUFFERING messages (mode stream) while the level is between the
+   * watermarks: buffering starts when the level falls below
+   * #GstTbQueue:low-watermark and ends at #GstTbQueue:high-watermark,
+   * which is 100 %; a message is posted whenever the percentage changes
+   * meanwhile.  The level is the fullest max-size-* limit over the whole
+   * backlog (both layers and the spill file), and the level as a duration
+   * (#GstTbQueue:use-rate-estimate).  It is 100 % at EOS, when downstream
+   * is not linked, and while the upstream thread waits: for room, or for
+   * the answer to a serialized query behind data that downstream has not
+   * taken (nothing can come in then).  A BUFFERING query is answered
+   * (otherwise it goes upstream, as on queue).  Turned off while
+   * buffering, a 100 % message is posted.
+   *
+   * Since: 0.2
+   */
+  {"use-buffering", "Use buffering",
+        "Post BUFFERING messages between the low and high watermarks",
+        BOOLEAN (FALSE), ANY_STATE,
+      HOOKS (set_use_buffering, get_use_buffering)},
+  /**
+   * GstTbQueue:use-tags-bitrate:
+   *
+   * Take the stream's bitrate from its tags (bitrate, nominal-bitrate) to
+   * give the level as a duration for #GstTbQueue:use-buffering.  Unlike
+   * queue2 it does not give buffers a duration: max-size-time keeps what
+   * queue measures.
+   *
+   * Since: 0.2
+   */
+  {"use-tags-bitrate", "Use bitrate from tags",
+        "Use the bitrate of upstream tags to give the buffering level as a duration",
+        BOOLEAN (FALSE), ANY_STATE,
+      HOOKS (set_tags_bitrate, get_tags_bitrate)},
+  /**
+   * GstTbQueue:use-rate-estimate:
+   *
+   * Count the level as a duration (bytes queued over the bitrate in use,
+   * else over the measured input rate) against max-size-time, for
+   * #GstTbQueue:use-buffering.
+   *
+   * Since: 0.2
+   */
+  {"use-rate-estimate", "Use rate estimate",
+        "Estimate the stream's rate to give the buffering level as a duration",
+        BOOLEAN (TRUE), ANY_STATE,
+      HOOKS (set_rate_estimate, get_rate_estimate)},
+  /**
+   * GstTbQueue:low-percent:
+   *
+   * #GstTbQueue:low-watermark in percent.
+   *
+   * Deprecated: use #GstTbQueue:low-watermark.
+   *
+   * Since: 0.2
+   */
+  {"low-percent", "Low percent",
+        "Low threshold for buffering to start (deprecated: low-watermark)",
+        INT (0, 100, 1), DEPRECATED_ANY_STATE,
+      HOOKS (set_low_percent, get_low_percent)},
+  /**
+   * GstTbQueue:high-percent:
+   *
+   * #GstTbQueue:high-watermark in percent.
+   *
+   * Deprecated: use #GstTbQueue:high-watermark.
+   *
+   * Since: 0.2
+   */
+  {"high-percent", "High percent",
+        "High threshold for buffering to finish (deprecated: high-watermark)",
+        INT (0, 100, 99), DEPRECATED_ANY_STATE,
+      HOOKS (set_high_percent, get_high_percent)},
+  /**
+   * GstTbQueue:low-watermark:
+   *
+   * Buffering starts when the level falls below this fraction of the
+   * limits (with #GstTbQueue:use-buffering).
+   *
+   * Since: 0.2
+   */
+  {"low-watermark", "Low watermark",
+        "Low threshold for buffering to start (a fraction of the limits)",
+        DOUBLE (0.0, 1.0, 0.01), ANY_STATE,
+      HOOKS (set_low_watermark, get_low_watermark)},
+  /**
+   * GstTbQueue:high-watermark:
+   *
+   * Buffering ends when the level reaches this fraction of the limits,
+   * which is 100 % (with #GstTbQueue:use-buffering).
+   *
+   * Since: 0.2
+   */
+  {"high-watermark", "High watermark",
+        "High threshold for buffering to finish (a fraction of the limits)",
+        DOUBLE (0.0, 1.0, 0.99), ANY_STATE,
+      HOOKS (set_high_watermark, get_high_watermark)},
+  /**
+   * GstTbQueue:avg-in-rate:
+   *
+   * The input rate measured for #GstTbQueue:use-buffering (bytes/s), as
+   * queue2 measures it; 0 before the first figure or without
+   * use-buffering.
+   *
+   * Since: 0.2
+   */
+  {"avg-in-rate", "Input data rate (bytes/s)",
+        "Average input data rate (bytes/s)",
+        INT64 (0, G_MAXINT64, 0), READ_ONLY, HOOKS (NULL, get_avg_in_rate)},
+  /**
+   * GstTbQueue:use-bitrate-query:
+   *
+   * Ask downstream for its bitrate (a BITRATE query, when the src pad is
+   * reconfigured) to give the level as a duration for
+   * #GstTbQueue:use-buffering.
+   *
+   * Since: 0.2
+   */
+  {"use-bitrate-query", "Use bitrate from downstream query",
+        "Use downstream's bitrate to give the buffering level as a duration",
+        BOOLEAN (TRUE), ANY_STATE,
+      HOOKS (set_bitrate_query, get_bitrate_query)},
+  /**
+   * GstTbQueue:bitrate:
+   *
+   * The bitrate in use for #GstTbQueue:use-buffering (bits/s): the tags',
+   * with #GstTbQueue:use-tags-bitrate, else downstream's, with
+   * #GstTbQueue:use-bitrate-query; 0 if none.
+   *
+   * Since: 0.2
+   */
+  {"bitrate", "Bitrate (bits/s)",
+        "Conversion value between data size and time (bits/s)",
+        UINT64 (0, G_MAXUINT64, 0), READ_ONLY, HOOKS (NULL, get_bitrate)},
 };
 
 /* The specs as installed, by property id (class_init writes them before
@@ -1041,6 +1312,12 @@ param_spec_new (const Property * p)
     case G_TYPE_INT:
       return g_param_spec_int (p->name, p->nick, p->blurb, (gint) p->min.i,
           (gint) p->max.i, (gint) p->def.i, flags);
+    case G_TYPE_INT64:
+      return g_param_spec_int64 (p->name, p->nick, p->blurb, p->min.i,
+          p->max.i, p->def.i, flags);
+    case G_TYPE_DOUBLE:
+      return g_param_spec_double (p->name, p->nick, p->blurb, p->min.d,
+          p->max.d, p->def.d, flags);
     case G_TYPE_BOOLEAN:
       return g_param_spec_boolean (p->name, p->nick, p->blurb,
           (gboolean) p->def.i, flags);
@@ -1321,6 +1598,8 @@ gst_tbqueue_set_property (GObject * object, guint prop_id,
     if (tbq->reader != NULL)
       tbq_reader_wake (tbq->reader);
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    /* A limit changed: the buffering level too, evaluated at once. */
+    gst_tbqueue_buffering_update (tbq);
   } else {
     store (tbq, p, value);
   }

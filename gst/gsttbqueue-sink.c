@@ -10,6 +10,7 @@
  * gsttbqueue-private.h.
  */
 #include "gsttbqueue-sink.h"
+#include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
@@ -528,6 +529,8 @@ sink_enqueue_buffer (GstTbQueue * tbq, GstBuffer * buffer)
   if (G_LIKELY (ret == GST_FLOW_OK)) {
     if (G_UNLIKELY (tbq->batching))
       gst_tbqueue_sink_publish_if_idle (tbq);
+    if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq)))
+      gst_tbqueue_buffering_in (tbq, size);
     return GST_FLOW_OK;
   }
   return sink_buffer_not_written (tbq, buffer, size, ret, old_position,
@@ -588,13 +591,16 @@ sink_enqueue_list (GstTbQueue * tbq, GstBufferList * list, guint n)
 {
   GstClockTime old_position = tbq->sink_segment.position;
   gboolean old_tail = TBQ_LOAD (tbq->tail_is_buffer);
+  gsize bytes = gst_buffer_list_calculate_size (list);
   GstFlowReturn ret;
   guint written;
 
   /* Counted in before it is published (gsttbqueue-private.h). */
-  gst_tbqueue_level_in_buffers (tbq, n, gst_buffer_list_calculate_size (list));
+  gst_tbqueue_level_in_buffers (tbq, n, bytes);
   gst_tbqueue_apply_buffer_list (tbq, list, n, TRUE);
   ret = sink_write_list (tbq, list, n, &written);
+  if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq)) && written > 0)
+    gst_tbqueue_buffering_in (tbq, bytes);
   if (G_LIKELY (written == n))
     return GST_FLOW_OK;
   sink_list_not_written (tbq, list, n, written, old_position, old_tail);
@@ -685,6 +691,7 @@ static GstFlowReturn
 sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
 {
   GstEventType type = GST_EVENT_TYPE (event);
+  gboolean after_eos = FALSE;
   GstFlowReturn flow;
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -704,6 +711,7 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
       gst_tbqueue_locked_start_streaming (tbq);
     else
       gst_tbqueue_locked_forget_eos (tbq);
+    after_eos = TRUE;
   }
   if (!locked_queue_event (tbq, event)) {
     flow = GST_TBQUEUE_FLOW (tbq);
@@ -711,10 +719,17 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 
+  if (after_eos)
+    gst_tbqueue_buffering_set_eos (tbq, FALSE);
+  if (type == GST_EVENT_TAG)
+    gst_tbqueue_buffering_tags (tbq, event, TRUE);
   flow = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (event), 0);
   if (G_UNLIKELY (flow != GST_FLOW_OK)) {
     TBQ_ADD (tbq->in_items, -1);
     gst_event_unref (event);
+  } else if (type == GST_EVENT_EOS) {
+    /* Full: nothing more comes (100 %). */
+    gst_tbqueue_buffering_set_eos (tbq, TRUE);
   }
   return flow;
 
@@ -767,6 +782,8 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       gst_tbqueue_locked_start_streaming (tbq);
       STATUS (tbq, pad, "after flush");
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+      /* Empty again: buffering starts over. */
+      gst_tbqueue_buffering_restart (tbq);
       break;
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
@@ -787,7 +804,7 @@ static gboolean
 gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTbQueue *tbq = (GstTbQueue *) parent;
-  gboolean res;
+  gboolean res = FALSE, stalled = FALSE;
   guint32 seq;
   GstFlowReturn st;
 
@@ -803,6 +820,18 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
   GST_LOG_OBJECT (tbq, "queuing query %p (%s)", query,
       GST_QUERY_TYPE_NAME (query));
   st = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (query), seq);
+  /* Behind data that downstream has to take first (buffers queued, or
+   * one inside the src task's push), nothing comes in until it does:
+   * buffering is full, or an application that waits for 100 % before it
+   * lets downstream take data waits forever (gsttbqueue-buffering.c).
+   * Behind events only (a stream's start: its caps, then the allocation
+   * query) it is answered as soon as they are pushed. */
+  if (st == GST_FLOW_OK && gst_tbqueue_buffering_on (tbq)
+      && (gst_tbqueue_level_buffers (tbq) > 0
+          || TBQ_LOAD (tbq->pushing_data))) {
+    stalled = TRUE;
+    gst_tbqueue_buffering_stall (tbq, TRUE);
+  }
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (st != GST_FLOW_OK) {
     TBQ_ADD (tbq->in_items, -1);
@@ -819,7 +848,7 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     goto out_abandoned;
   res = tbq->last_query;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  return res;
+  goto out;
 
 out_abandoned:
   /* The record may still be queued: it must never be answered. */
@@ -827,7 +856,10 @@ out_abandoned:
 out_flushing:
   GST_DEBUG_OBJECT (tbq, "we are flushing");
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  return FALSE;
+out:
+  if (stalled)
+    gst_tbqueue_buffering_stall (tbq, FALSE);
+  return res;
 }
 
 /* ---- activation ---- */

@@ -10,6 +10,7 @@
  * Threads and locks: gsttbqueue-private.h.
  */
 #include "gsttbqueue-src.h"
+#include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
@@ -145,6 +146,16 @@ mark_discont (GstBuffer ** buffer, guint i, gpointer user_data)
   return FALSE;
 }
 
+/* With use-buffering, qlock released, before an item taken out is pushed
+ * (`bytes` of data): downstream's bitrate once the pad was reconfigured,
+ * and the level, lower now. */
+static void
+src_buffering (GstTbQueue * tbq, gsize bytes)
+{
+  gst_tbqueue_buffering_check_bitrate (tbq);
+  gst_tbqueue_buffering_out (tbq, bytes);
+}
+
 /* Push a buffer or a buffer list; qlock released around the push.  With
  * EOS from downstream, *next is the next item to push, if any. */
 static GstFlowReturn
@@ -171,12 +182,18 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
     }
     tbq->head_needs_discont = FALSE;
   }
+  TBQ_STORE (tbq->pushing_data, TRUE);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq)))
+    src_buffering (tbq, GST_IS_BUFFER (data)
+        ? gst_buffer_get_size (GST_BUFFER_CAST (data))
+        : gst_buffer_list_calculate_size (GST_BUFFER_LIST_CAST (data)));
   if (GST_IS_BUFFER (data))
     result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));
   else
     result = gst_pad_push_list (tbq->srcpad, GST_BUFFER_LIST_CAST (data));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
+  TBQ_STORE (tbq->pushing_data, FALSE);
   gst_tbqueue_locked_pool_release (tbq, pooled);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     return GST_TBQUEUE_FLOW (tbq);
@@ -193,6 +210,11 @@ locked_push_event (GstTbQueue * tbq, GstEvent * event)
   GstEventType type = GST_EVENT_TYPE (event);
 
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq))) {
+    if (type == GST_EVENT_TAG)
+      gst_tbqueue_buffering_tags (tbq, event, FALSE);
+    src_buffering (tbq, 0);
+  }
   gst_pad_push_event (tbq->srcpad, event);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
@@ -214,6 +236,8 @@ locked_push_query (GstTbQueue * tbq, GstQuery * query)
    * whatever wakes it up (see gst_tbqueue_sink_query). */
   tbq->query_in_use = query;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq)))
+    src_buffering (tbq, 0);
   ret = gst_pad_peer_query (tbq->srcpad, query);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->query_in_use = NULL;
@@ -395,6 +419,9 @@ out_flushing:
     GST_TBQUEUE_BROADCAST (tbq, query_handled);
   }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  /* Not linked: buffering is full (nothing will drain it here). */
+  if (ret == GST_FLOW_NOT_LINKED)
+    gst_tbqueue_buffering_update (tbq);
   /* Tell the application we gave up, unless upstream will (EOS). */
   if (eos && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
     GST_ELEMENT_FLOW_ERROR (tbq, ret);
@@ -497,6 +524,10 @@ gst_tbqueue_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
     gst_query_add_scheduling_mode (query, GST_PAD_MODE_PUSH);
     return TRUE;
   }
+  /* With use-buffering the element answers (gsttbqueue-buffering.c). */
+  if (GST_QUERY_TYPE (query) == GST_QUERY_BUFFERING
+      && gst_tbqueue_buffering_query (tbq, query))
+    return TRUE;
   if (!gst_pad_query_default (pad, parent, query))
     return FALSE;
   if (GST_QUERY_TYPE (query) == GST_QUERY_POSITION)

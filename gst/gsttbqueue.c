@@ -102,6 +102,7 @@
 #endif
 
 #include "gsttbqueue-private.h"
+#include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
@@ -142,6 +143,8 @@ static void gst_tbqueue_finalize (GObject * object);
 static void gst_tbqueue_close (GstTbQueue * tbq);
 static void gst_tbqueue_dispatch_properties_changed (GObject * object,
     guint n_pspecs, GParamSpec ** pspecs);
+static gboolean gst_tbqueue_element_query (GstElement * element,
+    GstQuery * query);
 static GstStateChangeReturn gst_tbqueue_change_state (GstElement * element,
     GstStateChange transition);
 static gboolean gst_tbqueue_post_message (GstElement * element,
@@ -215,6 +218,7 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   gobject_class->finalize = gst_tbqueue_finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (gst_tbqueue_change_state);
   element_class->post_message = GST_DEBUG_FUNCPTR (gst_tbqueue_post_message);
+  element_class->query = GST_DEBUG_FUNCPTR (gst_tbqueue_element_query);
 
   install_signals (gobject_class);
   gst_tbqueue_install_properties (gobject_class);
@@ -248,6 +252,7 @@ gst_tbqueue_init (GstTbQueue * tbq)
   GST_PAD_SET_PROXY_CAPS (tbq->srcpad);
   gst_element_add_pad (GST_ELEMENT (tbq), tbq->srcpad);
 
+  gst_tbqueue_buffering_init (tbq);
   gst_tbqueue_properties_init (tbq);
   atomic_init (&tbq->srcresult, GST_FLOW_FLUSHING);
 
@@ -274,6 +279,7 @@ gst_tbqueue_finalize (GObject * object)
   g_rec_mutex_clear (&tbq->copy_task_lock);
   gst_tbqueue_placement_clear (tbq);
   gst_tbqueue_properties_clear (tbq);
+  gst_tbqueue_buffering_clear (tbq);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -555,6 +561,11 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
     gst_tbqueue_properties_start (tbq);
     /* The levels message, if an interval is set (gsttbqueue-stats.c). */
     gst_tbqueue_stats_start_posting (tbq);
+    /* Buffering starts over, from an empty queue (0 %, posted now that
+     * the element has a bus), and downstream's bitrate is asked for at
+     * the first push (gsttbqueue-buffering.c). */
+    gst_pad_mark_reconfigure (tbq->srcpad);
+    gst_tbqueue_buffering_restart (tbq);
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
@@ -567,6 +578,19 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
     gst_tbqueue_placement_stop (tbq);
   }
   return ret;
+}
+
+/* A BUFFERING query to the element is the src pad's, as on queue2; any
+ * other goes where GstElement sends it. */
+static gboolean
+gst_tbqueue_element_query (GstElement * element, GstQuery * query)
+{
+  GstTbQueue *tbq = GST_TBQUEUE (element);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_BUFFERING
+      && gst_tbqueue_buffering_query (tbq, query))
+    return TRUE;
+  return GST_ELEMENT_CLASS (parent_class)->query (element, query);
 }
 
 /* The src pad's task announces itself (CREATE) before it starts: place it

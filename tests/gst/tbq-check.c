@@ -811,6 +811,45 @@ tbq_push_async (TbqLink * link, GstMiniObject * item)
   return p;
 }
 
+struct _TbqQueryThread
+{
+  TbqLink *link;
+  GstQuery *query;
+  gboolean result;
+  GThread *thread;
+};
+
+static gpointer
+query_thread (gpointer data)
+{
+  TbqQueryThread *t = data;
+
+  t->result = gst_pad_peer_query (t->link->srcpad, t->query);
+  return NULL;
+}
+
+TbqQueryThread *
+tbq_query_async (TbqLink * link, GstQuery * query)
+{
+  TbqQueryThread *t = g_new0 (TbqQueryThread, 1);
+
+  t->link = link;
+  t->query = query;
+  t->thread = g_thread_new ("tbq-test-query", query_thread, t);
+  return t;
+}
+
+gboolean
+tbq_query_join (TbqQueryThread * t)
+{
+  gboolean result;
+
+  g_thread_join (t->thread);
+  result = t->result;
+  g_free (t);
+  return result;
+}
+
 GThread *
 tbq_push_thread (TbqPush * p)
 {

@@ -214,6 +214,14 @@ void tbq_wait_stat (GstElement * element, const gchar * field,
 #define TBQ_QUERY_SERIALIZED GST_QUERY_MAKE_TYPE (200, \
     GST_QUERY_TYPE_DOWNSTREAM | GST_QUERY_TYPE_SERIALIZED)
 
+/* A query sent through the element from a thread of its own, as an
+ * upstream element sends it (a serialized one waits there for its
+ * answer); `query` stays the caller's. */
+typedef struct _TbqQueryThread TbqQueryThread;
+TbqQueryThread *tbq_query_async (TbqLink * link, GstQuery * query);
+/* Wait for it to return (a hang check) and free it: its result. */
+gboolean tbq_query_join (TbqQueryThread * t);
+
 /* Wait for a bus message of `types` with a deadline; NULL on timeout. */
 GstMessage *tbq_bus_wait (GstBus * bus, GstMessageType types);
 

@@ -248,41 +248,24 @@ GST_START_TEST (test_flush_keeps_queued_sticky_events_except_segment)
 
 GST_END_TEST;
 
-typedef struct
-{
-  TbqLink *link;
-  GstQuery *query;
-  gboolean result;
-} QueryThread;
-
-static gpointer
-query_thread (gpointer data)
-{
-  QueryThread *q = data;
-
-  q->result = gst_pad_peer_query (q->link->srcpad, q->query);
-  return NULL;
-}
-
 GST_START_TEST (test_flush_start_makes_a_waiting_serialized_query_fail)
 {
   TbqLink *l = variant_link (&variants[__i__], 0);
-  QueryThread q = { l, NULL, TRUE };
-  GThread *thread;
+  GstQuery *query;
+  TbqQueryThread *t;
 
   tbq_link_start_held (l);
   fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (8, 0, 0)),
       GST_FLOW_OK);
-  q.query = gst_query_new_drain ();
-  thread = g_thread_new ("query", query_thread, &q);
+  query = gst_query_new_drain ();
+  t = tbq_query_async (l, query);
 
   /* Whether the query is already queued or not, a flush makes it fail. */
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
-  g_thread_join (thread);
-  fail_if (q.result);
+  fail_if (tbq_query_join (t));
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
   fail_unless_equals_int (l->queries_seen, 0);
-  gst_query_unref (q.query);
+  gst_query_unref (query);
   tbq_link_release (l);
   assert_flows_again (l, 1);
   tbq_link_free (l);
@@ -338,8 +321,8 @@ custom_event (guint n)
 GST_START_TEST (test_flush_start_pushes_no_query_past_a_flushed_event)
 {
   TbqLink *l = variant_link (&variants[__i__], 0);
-  QueryThread q = { l, NULL, TRUE };
-  GThread *thread;
+  GstQuery *query;
+  TbqQueryThread *t;
   guint64 records = 0;
 
   flush_race.link = l;
@@ -354,22 +337,22 @@ GST_START_TEST (test_flush_start_pushes_no_query_past_a_flushed_event)
   fail_unless (tbq_link_push_event (l, custom_event (1)));
   if (tbq_link_is_tbqueue (l))
     records = tbq_stat (l->element, "records-in");
-  q.query = gst_query_new_drain ();
-  thread = g_thread_new ("query", query_thread, &q);
+  query = gst_query_new_drain ();
+  t = tbq_query_async (l, query);
   if (tbq_link_is_tbqueue (l))
     tbq_wait_stat (l->element, "records-in", records + 1);
   else
     g_usleep (100 * G_TIME_SPAN_MILLISECOND);
 
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
-  g_thread_join (thread);
+  tbq_query_join (t);
   /* Either the query was answered after the event before it, or neither
    * went downstream: never the query without the event. */
   fail_unless (l->queries_seen == 0
       || tbq_link_count_events (l, GST_EVENT_CUSTOM_DOWNSTREAM) == 2,
       "the drain query went downstream, the event before it did not");
   fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
-  gst_query_unref (q.query);
+  gst_query_unref (query);
   assert_flows_again (l, 3);
   tbq_link_free (l);
 }

@@ -2,13 +2,14 @@
 """Take GStreamer's own queue tests from the source package Debian ships.
 
 usage: fetch-queue-tests.py GST_SOURCE WORKDIR GST_VERSION OUT_QUEUE_C
-                            OUT_QUEUE_ERROR_C
+                            OUT_QUEUE_ERROR_C OUT_QUEUE2_C
 
 Takes, with GST_SOURCE (tools/gst-source: the download of the gstreamer1.0
 source package of the installed version into WORKDIR, and its checks),
 
   tests/check/elements/queue.c     -> OUT_QUEUE_C, adapted (see below)
   tests/check/pipelines/queue-error.c -> OUT_QUEUE_ERROR_C, unchanged
+  tests/check/elements/queue2.c    -> OUT_QUEUE2_C, unchanged
 
 Nothing of GStreamer's source is kept in the repository.  The one textual
 change to queue.c: each buffer-identity assert `fail_unless (buffer ==
@@ -31,14 +32,16 @@ IDENTITY = re.compile(r"fail_unless \(buffer == (buffer\d)\);")
 EXPECTED_IDENTITY_ASSERTS = 7
 QUEUE_C = "tests/check/elements/queue.c"
 QUEUE_ERROR_C = "tests/check/pipelines/queue-error.c"
+QUEUE2_C = "tests/check/elements/queue2.c"
 
 
 def main(argv):
-    gst_source, workdir, gst_version, out_queue, out_error = argv
+    gst_source, workdir, gst_version, out_queue, out_error, out_queue2 = argv
     raw_queue = out_queue + ".orig"
     r = subprocess.run([sys.executable, gst_source, workdir, gst_version,
                         f"{QUEUE_C}={raw_queue}",
-                        f"{QUEUE_ERROR_C}={out_error}.orig"])
+                        f"{QUEUE_ERROR_C}={out_error}.orig",
+                        f"{QUEUE2_C}={out_queue2}.orig"])
     if r.returncode != 0:
         return r.returncode
     origin = "/* From GStreamer {} {}: {} (generated) */\n"
@@ -58,8 +61,14 @@ def main(argv):
     with open(out_error, "w", encoding="utf-8") as f:
         f.write(origin.format(gst_version, "source package", QUEUE_ERROR_C)
                 + error_c)
+    with open(out_queue2 + ".orig", encoding="utf-8") as f:
+        queue2_c = f.read()
+    with open(out_queue2, "w", encoding="utf-8") as f:
+        f.write(origin.format(gst_version, "source package", QUEUE2_C)
+                + queue2_c)
     os.unlink(raw_queue)
     os.unlink(out_error + ".orig")
+    os.unlink(out_queue2 + ".orig")
     return 0
 
 

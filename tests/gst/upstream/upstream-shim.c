@@ -75,6 +75,7 @@ register_shim_type (void)
 void
 tbq_upstream_check_init (int *argc, char **argv[])
 {
+  const gchar *factory = g_getenv ("TBQ_UPSTREAM_FACTORY");
   GstPlugin *core;
   GType type;
 
@@ -83,15 +84,18 @@ tbq_upstream_check_init (int *argc, char **argv[])
   transfer = g_getenv ("TBQ_UPSTREAM_TRANSFER");
   if (transfer == NULL)
     transfer = "auto";
+  /* "queue", or "queue2" for queue2's tests. */
+  if (factory == NULL)
+    factory = "queue";
   /* Load the real queue's plugin first: loading it later would register
-   * "queue" again and take the name back. */
+   * the name again and take it back. */
   core = gst_plugin_load_by_name ("coreelements");
   if (core == NULL)
     g_error ("coreelements not found");
   gst_object_unref (core);
   type = register_shim_type ();
-  if (!gst_element_register (NULL, "queue", GST_RANK_NONE, type))
-    g_error ("could not register tbqueue as \"queue\"");
-  g_print ("GStreamer's queue tests: \"queue\" is tbqueue transfer=%s\n",
-      transfer);
+  if (!gst_element_register (NULL, factory, GST_RANK_NONE, type))
+    g_error ("could not register tbqueue as \"%s\"", factory);
+  g_print ("GStreamer's %s tests: \"%s\" is tbqueue transfer=%s\n",
+      factory, factory, transfer);
 }

@@ -3,16 +3,18 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Force-included (-include) into GStreamer's tests/check/elements/queue.c
- * and tests/check/pipelines/queue-error.c, fetched at build time
- * (fetch-queue-tests.py).  Two things change, nothing else:
+ * Force-included (-include) into GStreamer's tests/check/elements/queue.c,
+ * tests/check/pipelines/queue-error.c and tests/check/elements/queue2.c,
+ * fetched at build time (fetch-queue-tests.py).  Two things change,
+ * nothing else:
  *
  * 1. GST_CHECK_MAIN's gst_check_init() becomes tbq_upstream_check_init(),
  *    which initialises gst-check as usual and then registers, under the
- *    factory name "queue", a subclass of tbqueue whose `transfer` is taken
- *    from TBQ_UPSTREAM_TRANSFER (auto, copy or reference).  Every "queue"
- *    the tests make, with gst_check_setup_element() or gst_parse_launch(),
- *    is then a tbqueue.
+ *    factory name "queue" (TBQ_UPSTREAM_FACTORY: "queue2" for queue2's
+ *    tests), a subclass of tbqueue whose `transfer` is taken from
+ *    TBQ_UPSTREAM_TRANSFER (auto, copy or reference).  Every "queue" (or
+ *    "queue2") the tests make, with gst_check_setup_element() or
+ *    gst_parse_launch(), is then a tbqueue.
  * 2. Buffer-identity asserts (rewritten by the fetch script) go through
  *    TBQ_UPSTREAM_SAME_BUFFER: the same fail_unless (a == b) in reference
  *    mode; in copy and auto mode, where tbqueue may deliver a copy, a

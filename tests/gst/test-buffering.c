@@ -1,0 +1,493 @@
+/* tbqueue buffering: use-buffering, the watermarks, BUFFERING messages and
+ * the BUFFERING query, as queue2's.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Downstream is a gate: our chain takes a buffer only on credit, so the
+ * level is set exactly.  The first buffer stays inside the gate (the src
+ * task is then blocked in its push, out of the level); after that every
+ * buffer pushed adds one to the level, and gate_take (n) takes n off it,
+ * returning once the src task, having taken the next one, is inside the
+ * gate again.  The element posts a message before the push that follows
+ * the level change (src side) or before the chain function returns (sink
+ * side), so after each step every message it caused is on the bus: the
+ * messages are checked exactly, with no timing.
+ */
+#include "tbq-check.h"
+
+/* ---- the gate ---- */
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  guint credits;
+  guint entered;
+  gboolean open;
+} Gate;
+
+static Gate gate;
+
+static GstFlowReturn
+gate_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  g_mutex_lock (&gate.lock);
+  gate.entered++;
+  g_cond_broadcast (&gate.cond);
+  while (!gate.open && gate.credits == 0)
+    g_cond_wait (&gate.cond, &gate.lock);
+  if (!gate.open)
+    gate.credits--;
+  g_mutex_unlock (&gate.lock);
+  gst_buffer_unref (buffer);
+  return GST_FLOW_OK;
+}
+
+/* Wait until `n` buffers in all have entered the gate. */
+static void
+gate_wait_entered (guint n)
+{
+  gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+
+  g_mutex_lock (&gate.lock);
+  while (gate.entered < n)
+    fail_unless (g_cond_wait_until (&gate.cond, &gate.lock, end),
+        "%u buffers reached downstream, waited for %u", gate.entered, n);
+  g_mutex_unlock (&gate.lock);
+}
+
+/* Take `n` buffers off the level (the queue holds at least n). */
+static void
+gate_take (guint n)
+{
+  guint target;
+
+  g_mutex_lock (&gate.lock);
+  gate.credits += n;
+  target = gate.entered + n;
+  g_cond_broadcast (&gate.cond);
+  g_mutex_unlock (&gate.lock);
+  gate_wait_entered (target);
+}
+
+static void
+gate_open (void)
+{
+  g_mutex_lock (&gate.lock);
+  gate.open = TRUE;
+  g_cond_broadcast (&gate.cond);
+  g_mutex_unlock (&gate.lock);
+}
+
+/* ---- messages ---- */
+
+/* The percentages posted since the last call, in order. */
+static GArray *
+posted (GstBus * bus)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (gint));
+  GstMessage *m;
+
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_BUFFERING)) != NULL) {
+    gint percent;
+
+    gst_message_parse_buffering (m, &percent);
+    g_array_append_val (a, percent);
+    gst_message_unref (m);
+  }
+  return a;
+}
+
+static gchar *
+describe (GArray * a)
+{
+  GString *s = g_string_new ("[");
+  guint i;
+
+  for (i = 0; i < a->len; i++)
+    g_string_append_printf (s, "%s%d", i ? ", " : "", g_array_index (a,
+            gint, i));
+  g_string_append (s, "]");
+  return g_string_free (s, FALSE);
+}
+
+#define fail_unless_equals_int_with_message(a, b, text) \
+  fail_unless ((a) == (b), "%d messages, expected %d: %s", (int) (a), \
+      (int) (b), text)
+
+/* The messages since the last look are exactly `n` percentages. */
+static void
+expect (GstBus * bus, guint n, const gint * want)
+{
+  GArray *a = posted (bus);
+  gchar *got = describe (a);
+  guint i;
+
+  fail_unless_equals_int_with_message (a->len, n, got);
+  for (i = 0; i < n; i++)
+    fail_unless (g_array_index (a, gint, i) == want[i],
+        "message %u is %d%%, expected %d%% (posted: %s)", i,
+        g_array_index (a, gint, i), want[i], got);
+  g_free (got);
+  g_array_unref (a);
+}
+
+static void
+expect_none (GstBus * bus)
+{
+  expect (bus, 0, NULL);
+}
+
+/* ---- the element ---- */
+
+typedef struct
+{
+  TbqLink *link;
+  GstBus *bus;
+  guint pushed;
+} Buffering;
+
+/* tbqueue with use-buffering, max-size-buffers `max` (the other limits
+ * off) and the watermarks, started, with its first buffer inside the
+ * gate and the messages so far taken. */
+static Buffering
+buffering_new (guint max, gdouble low, gdouble high)
+{
+  Buffering b = { NULL, NULL, 0 };
+
+  memset (&gate, 0, sizeof gate);
+  g_mutex_init (&gate.lock);
+  g_cond_init (&gate.cond);
+  b.link = tbq_link_new ("tbqueue", "use-buffering", TRUE,
+      "max-size-buffers", max, "max-size-bytes", 0, "max-size-time",
+      (guint64) 0, "low-watermark", low, "high-watermark", high, NULL);
+  b.bus = gst_bus_new ();
+  gst_element_set_bus (b.link->element, b.bus);
+  gst_pad_set_chain_function (b.link->sinkpad, gate_chain);
+  tbq_link_start (b.link);
+  /* Starting, empty: buffering, 0 %. */
+  {
+    const gint zero[] = { 0 };
+    expect (b.bus, 1, zero);
+  }
+  fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (8, 0, 0)),
+      GST_FLOW_OK);
+  gate_wait_entered (1);
+  /* That buffer may have been counted in before the src task took it. */
+  g_array_unref (posted (b.bus));
+  return b;
+}
+
+static void
+push (Buffering * b, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (tbq_link_push (b->link, tbq_buffer_new (8, 1,
+                GST_CLOCK_TIME_NONE)), GST_FLOW_OK);
+  b->pushed += n;
+}
+
+static void
+buffering_free (Buffering * b)
+{
+  gate_open ();
+  tbq_link_set_state (b->link, GST_STATE_NULL);
+  gst_element_set_bus (b->link->element, NULL);
+  gst_object_unref (b->bus);
+  tbq_link_free (b->link);
+  g_mutex_clear (&gate.lock);
+  g_cond_clear (&gate.cond);
+}
+
+/* ---- tests ---- */
+
+/* Up to the high watermark (50 buffers of 100) a message per buffer; then
+ * none while the level goes up and down above the low watermark (10
+ * buffers), also right at either watermark; below the low one buffering
+ * starts again, with one message. */
+GST_START_TEST (test_messages_only_between_the_watermarks)
+{
+  Buffering b = buffering_new (100, 0.10, 0.50);
+  gint want[50];
+  guint i;
+
+  for (i = 0; i < 50; i++)
+    want[i] = 2 * (gint) (i + 1);
+  push (&b, 50);
+  expect (b.bus, 50, want);
+
+  /* Around the high watermark: 49, 50, 49, 50...  Not buffering. */
+  for (i = 0; i < 5; i++) {
+    gate_take (1);
+    push (&b, 1);
+  }
+  expect_none (b.bus);
+  /* Down to the low watermark, and around it, not below. */
+  gate_take (40);
+  for (i = 0; i < 5; i++) {
+    push (&b, 1);
+    gate_take (1);
+  }
+  expect_none (b.bus);
+  fail_unless_equals_int (tbq_get_uint (b.link->element,
+          "current-level-buffers"), 10);
+
+  /* Below it: buffering, 9 of 50. */
+  gate_take (1);
+  {
+    const gint start[] = { 18 };
+    expect (b.bus, 1, start);
+  }
+  /* While buffering every change is reported, up to 100 %. */
+  push (&b, 41);
+  for (i = 0; i < 41; i++)
+    want[i] = 2 * (gint) (10 + i);
+  expect (b.bus, 41, want);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Shrinking a limit while buffering takes the level past the high
+ * watermark at once (100 %); growing it again does not restart buffering
+ * above the low watermark; and buffering that starts again ends when the
+ * level reaches the high watermark of the new limit. */
+GST_START_TEST (test_limits_changed_while_buffering_apply_at_once)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  GArray *a;
+
+  push (&b, 20);
+  a = posted (b.bus);
+  fail_unless (a->len > 0 && g_array_index (a, gint, a->len - 1) == 20);
+  g_array_unref (a);
+
+  g_object_set (b.link->element, "max-size-buffers", 10, NULL);
+  {
+    const gint full[] = { 100 };
+    expect (b.bus, 1, full);
+  }
+  g_object_set (b.link->element, "max-size-buffers", 1000, NULL);
+  expect_none (b.bus);
+
+  /* 20 of 1000, then 9 of 1000: below 1 %, buffering at 0 %. */
+  gate_take (19);
+  {
+    const gint zero[] = { 0 };
+    expect (b.bus, 1, zero);
+  }
+  /* 1 of 2 is 50 %; one more, 100 %: the pipeline resumes. */
+  g_object_set (b.link->element, "max-size-buffers", 2, NULL);
+  {
+    const gint half[] = { 50 };
+    expect (b.bus, 1, half);
+  }
+  push (&b, 1);
+  {
+    const gint full[] = { 100 };
+    expect (b.bus, 1, full);
+  }
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* A serialized query behind data that downstream does not take (a paused
+ * sink holding its preroll buffer) keeps upstream from sending more: the
+ * queue is 100 %, so that an application that waits for 100 % before it
+ * plays lets downstream go on, and the query is answered.  Waiting for
+ * anything else would wait forever. */
+GST_START_TEST (test_a_serialized_query_while_buffering_never_deadlocks)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  GstQuery *query;
+  TbqQueryThread *t;
+  GstMessage *m;
+  gint percent = -1;
+
+  push (&b, 5);
+  g_array_unref (posted (b.bus));
+  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tbq-test"));
+  t = tbq_query_async (b.link, query);
+  /* The application: it plays at 100 %. */
+  while (percent < 100) {
+    m = tbq_bus_wait (b.bus, GST_MESSAGE_BUFFERING);
+    fail_unless (m != NULL, "no 100 %% message while the query waits");
+    gst_message_parse_buffering (m, &percent);
+    gst_message_unref (m);
+  }
+  gate_open ();
+  fail_unless (tbq_query_join (t), "the query was not answered");
+  fail_unless_equals_int (b.link->queries_seen, 1);
+  gst_query_unref (query);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Limits near the types' ends: the percentages are exact, with no
+ * overflow (queue2 overflowed with large limits).  The time level is 2^62
+ * ns of a max-size-time of 2^64 - 1: 25 % of the limits, 25 % with a high
+ * watermark of 1.0. */
+GST_START_TEST (test_percentages_with_very_large_limits)
+{
+  Buffering b = buffering_new (0, 0.01, 1.0);
+  GstBuffer *buffer;
+  GstQuery *query;
+  gint percent;
+  gboolean busy;
+
+  g_object_set (b.link->element, "max-size-bytes", G_MAXUINT,
+      "max-size-time", G_MAXUINT64, "use-rate-estimate", FALSE, NULL);
+  g_array_unref (posted (b.bus));
+  buffer = tbq_buffer_new (8, 2, (GstClockTime) 1 << 62);
+  fail_unless_equals_int (tbq_link_push (b.link, buffer), GST_FLOW_OK);
+  {
+    const gint quarter[] = { 25 };
+    expect (b.bus, 1, quarter);
+  }
+  query = gst_query_new_buffering (GST_FORMAT_TIME);
+  fail_unless (gst_pad_query (b.link->esrc, query));
+  gst_query_parse_buffering_percent (query, &busy, &percent);
+  fail_unless_equals_int (percent, 25);
+  fail_unless (busy);
+  gst_query_unref (query);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* The BUFFERING query: answered with the percentage, mode stream and the
+ * bytes held (in and out since the start); without use-buffering it goes
+ * upstream, as on queue (our upstream pad does not answer it). */
+GST_START_TEST (test_the_buffering_query)
+{
+  Buffering b = buffering_new (10, 0.01, 0.99);
+  GstBufferingMode mode;
+  GstQuery *query;
+  GstFormat format;
+  gint percent, avg_in, avg_out;
+  gint64 left, start, stop, total;
+  gboolean busy;
+
+  push (&b, 4);
+  query = gst_query_new_buffering (GST_FORMAT_BYTES);
+  fail_unless (gst_pad_query (b.link->esrc, query));
+  gst_query_parse_buffering_percent (query, &busy, &percent);
+  fail_unless (busy);
+  /* 4 of 10 over 0.99. */
+  fail_unless_equals_int (percent, 40);
+  gst_query_parse_buffering_stats (query, &mode, &avg_in, &avg_out, &left);
+  fail_unless_equals_int (mode, GST_BUFFERING_STREAM);
+  gst_query_parse_buffering_range (query, &format, &start, &stop, &total);
+  fail_unless_equals_int (format, GST_FORMAT_BYTES);
+  /* Five buffers of 8 bytes in, the first one out. */
+  fail_unless_equals_int64 (start, 8);
+  fail_unless_equals_int64 (stop, 40);
+  fail_unless_equals_int (gst_query_get_n_buffering_ranges (query), 1);
+  gst_query_unref (query);
+
+  /* The element answers it too. */
+  query = gst_query_new_buffering (GST_FORMAT_PERCENT);
+  fail_unless (gst_element_query (b.link->element, query));
+  gst_query_unref (query);
+
+  g_object_set (b.link->element, "use-buffering", FALSE, NULL);
+  query = gst_query_new_buffering (GST_FORMAT_BYTES);
+  fail_if (gst_pad_query (b.link->esrc, query));
+  gst_query_unref (query);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* EOS fills the queue: 100 %, whatever is queued. */
+GST_START_TEST (test_eos_is_100_percent)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  const gint full[] = { 100 };
+
+  push (&b, 3);
+  g_array_unref (posted (b.bus));
+  fail_unless (tbq_link_push_event (b.link, gst_event_new_eos ()));
+  expect (b.bus, 1, full);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Turning use-buffering off while buffering says 100 %: an application
+ * waiting for it plays.  Nothing more is posted after. */
+GST_START_TEST (test_use_buffering_off_while_buffering_posts_100_percent)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  const gint full[] = { 100 };
+
+  push (&b, 3);
+  g_array_unref (posted (b.bus));
+  g_object_set (b.link->element, "use-buffering", FALSE, NULL);
+  expect (b.bus, 1, full);
+  push (&b, 3);
+  gate_take (2);
+  expect_none (b.bus);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* The properties: queue2's names, defaults, and the percent aliases of the
+ * watermarks. */
+GST_START_TEST (test_properties_as_queue2)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  gdouble low, high;
+  gint low_percent, high_percent;
+  gboolean use, rate, tags, query;
+  gint64 avg_in;
+  guint64 bitrate;
+
+  g_object_get (e, "use-buffering", &use, "low-watermark", &low,
+      "high-watermark", &high, "low-percent", &low_percent, "high-percent",
+      &high_percent, "use-rate-estimate", &rate, "use-tags-bitrate", &tags,
+      "use-bitrate-query", &query, "avg-in-rate", &avg_in, "bitrate",
+      &bitrate, NULL);
+  fail_if (use);
+  fail_unless (low == 0.01 && high == 0.99);
+  fail_unless_equals_int (low_percent, 1);
+  fail_unless_equals_int (high_percent, 99);
+  fail_unless (rate && !tags && query);
+  fail_unless_equals_int64 (avg_in, 0);
+  fail_unless_equals_uint64 (bitrate, 0);
+  g_object_set (e, "low-percent", 5, "high-percent", 60, NULL);
+  g_object_get (e, "low-watermark", &low, "high-watermark", &high, NULL);
+  fail_unless (low == 0.05 && high == 0.60);
+  g_object_set (e, "high-watermark", 0.005, NULL);
+  g_object_get (e, "high-percent", &high_percent, NULL);
+  fail_unless_equals_int (high_percent, 1);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_buffering_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-buffering");
+  TCase *tc = tbq_tcase (s, "buffering");
+
+  tcase_add_test (tc, test_messages_only_between_the_watermarks);
+  tcase_add_test (tc, test_limits_changed_while_buffering_apply_at_once);
+  tcase_add_test (tc, test_a_serialized_query_while_buffering_never_deadlocks);
+  tcase_add_test (tc, test_percentages_with_very_large_limits);
+  tcase_add_test (tc, test_the_buffering_query);
+  tcase_add_test (tc, test_eos_is_100_percent);
+  tcase_add_test (tc, test_use_buffering_off_while_buffering_posts_100_percent);
+  tcase_add_test (tc, test_properties_as_queue2);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_buffering);
