@@ -441,11 +441,28 @@ out_flushing:
 /* Upstream thread, leaky=no (or not a buffer): wait in libtbq for a free
  * source block, however long that takes (a flush or a state change
  * interrupts it).  When the sink pool is full that is an overrun. */
+/* The sink pool is full, and only downstream taking data makes room: not
+ * while the spill writes the backlog to its file (the wait is the spill
+ * thread's, which frees memory by itself), unless the file is full or
+ * writes fail.  (Buffering is 100 % while upstream waits for downstream.) */
+static gboolean
+sink_full_for_downstream (GstTbQueue * tbq)
+{
+  TbqStats st;
+
+  if (!gst_tbqueue_buffering_on (tbq))
+    return FALSE;
+  if (!tbq->spilling)
+    return TRUE;
+  tbq_queue_get_stats (tbq->q, &st);
+  return st.spill.failing != 0;
+}
+
 static GstFlowReturn
 wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
     GstTbqRetry retry, gpointer data)
 {
-  gboolean overrun = FALSE;
+  gboolean overrun = FALSE, stalled = FALSE;
   TbqStatus st;
 
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "source pool full, waiting");
@@ -460,7 +477,9 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
       emit (tbq, SIGNAL_OVERRUN);
       /* Below the max-size-* limits, but nothing comes in until
        * downstream takes data: buffering is full. */
-      gst_tbqueue_buffering_stall (tbq, TRUE);
+      stalled = sink_full_for_downstream (tbq);
+      if (stalled)
+        gst_tbqueue_buffering_stall (tbq, TRUE);
     }
     tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
         overrun || !is_buffer ? -1 : OVERRUN_CHECK_NS);
@@ -469,7 +488,7 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
       break;
   }
   tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
-  if (overrun)
+  if (stalled)
     gst_tbqueue_buffering_stall (tbq, FALSE);
   if (st != TBQ_OK)
     return gst_tbqueue_write_failed (tbq, st);

@@ -439,6 +439,54 @@ GST_START_TEST (test_use_buffering_off_while_buffering_posts_100_percent)
 
 GST_END_TEST;
 
+/* Frames in extents and a backlog that spills: the level is the whole
+ * backlog's, memory and file together (max-size-bytes bounds both, as on
+ * queue), and every frame comes back. */
+GST_START_TEST (test_the_level_counts_frames_and_the_spilled_backlog)
+{
+  Buffering b = { NULL, NULL, 0 };
+  const gsize frame = 256 * 1024;
+  gchar *tmpl = g_build_filename (g_get_tmp_dir (), "tbq-buffering-XXXXXX",
+      NULL);
+  GArray *a;
+  guint i;
+
+  memset (&gate, 0, sizeof gate);
+  g_mutex_init (&gate.lock);
+  g_cond_init (&gate.cond);
+  b.link = tbq_link_new ("tbqueue", "use-buffering", TRUE,
+      "max-size-buffers", 0, "max-size-bytes", 12 * 1024 * 1024,
+      "max-size-time", (guint64) 0, "transfer", 1, "temp-template", tmpl,
+      "sink-max-bytes", (guint64) 4 * 1024 * 1024, NULL);
+  b.bus = gst_bus_new ();
+  gst_element_set_bus (b.link->element, b.bus);
+  gst_pad_set_chain_function (b.link->sinkpad, gate_chain);
+  tbq_link_start (b.link);
+  fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (frame, 0,
+              0)), GST_FLOW_OK);
+  gate_wait_entered (1);
+  g_array_unref (posted (b.bus));
+  /* 24 frames, 6 MiB: half of max-size-bytes, more than sink-max-bytes. */
+  for (i = 0; i < 24; i++)
+    fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (frame,
+                (guint8) (i + 1), GST_CLOCK_TIME_NONE)), GST_FLOW_OK);
+  a = posted (b.bus);
+  fail_unless (a->len > 0);
+  /* 6 of 12 MiB over 0.99. */
+  fail_unless_equals_int (g_array_index (a, gint, a->len - 1), 50);
+  g_array_unref (a);
+  /* Part of it is in the file (the spill thread writes it meanwhile). */
+  tbq_wait_stat (b.link->element, "spill-bytes-written", 1);
+  fail_unless_equals_int (tbq_get_uint (b.link->element,
+          "current-level-bytes"), 24 * frame);
+  gate_open ();
+  gate_wait_entered (25);
+  buffering_free (&b);
+  g_free (tmpl);
+}
+
+GST_END_TEST;
+
 /* The properties: queue2's names, defaults, and the percent aliases of the
  * watermarks. */
 GST_START_TEST (test_properties_as_queue2)
@@ -486,6 +534,7 @@ tbqueue_buffering_suite (void)
   tcase_add_test (tc, test_the_buffering_query);
   tcase_add_test (tc, test_eos_is_100_percent);
   tcase_add_test (tc, test_use_buffering_off_while_buffering_posts_100_percent);
+  tcase_add_test (tc, test_the_level_counts_frames_and_the_spilled_backlog);
   tcase_add_test (tc, test_properties_as_queue2);
   return s;
 }
