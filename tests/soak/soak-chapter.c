@@ -152,6 +152,15 @@ soak_chapter_plan (SoakChapter * ch, guint index)
     ch->publish_batch = PICK (&rng, batch);
   }
   plan_profile (ch, &rng);
+  /* Last, so that the other features draw as they did without it. */
+  if ((soak.features & SOAK_F_BUFFERING) && soak_rand (&rng, 2) == 0) {
+    static const gdouble low[] = { 0.0, 0.01, 0.1, 0.5 };
+    static const gdouble high[] = { 0.0, 0.05, 0.5, 0.99, 1.0 };
+
+    ch->buffering = TRUE;
+    ch->low_watermark = PICK (&rng, low);
+    ch->high_watermark = PICK (&rng, high);
+  }
 }
 
 gchar *
@@ -172,6 +181,9 @@ soak_chapter_describe (const SoakChapter * ch)
         ch->source_block_size, ch->source_blocks, ch->sink_block_size,
         ch->sink_min_bytes, ch->sink_max_bytes, ch->idle_blocks,
         ch->publish_batch, ch->spill ? " temp-template=(spill)" : "");
+  if (soak.is_tbqueue && ch->buffering)
+    g_string_append_printf (s, " use-buffering=true low-watermark=%g "
+        "high-watermark=%g", ch->low_watermark, ch->high_watermark);
   g_string_append_printf (s, " | %" G_GUINT64_FORMAT " buffers, ts step %"
       G_GUINT64_FORMAT " ns, per 10000 ops: list %u event %u query %u "
       "eos %u flush %u state %u probe %u limits %u; big %u/1000 frames "
@@ -194,7 +206,11 @@ soak_element_apply (const SoakChapter * ch, gboolean geometry)
       "max-size-bytes", ch->max_bytes, "max-size-time", ch->max_time, NULL);
   if (!soak.is_tbqueue)
     return;
-  g_object_set (o, "transfer", ch->transfer, NULL);
+  g_object_set (o, "transfer", ch->transfer, "use-buffering", ch->buffering,
+      NULL);
+  if (ch->buffering)
+    g_object_set (o, "low-watermark", ch->low_watermark, "high-watermark",
+        ch->high_watermark, NULL);
   if (geometry) {
     gchar *tmpl = ch->spill ? g_build_filename (g_get_tmp_dir (),
         "tbq-soak-XXXXXX", NULL) : NULL;

@@ -19,7 +19,7 @@ Soak soak;
 static const gchar *feature_names[] = {
   "lists", "events", "queries", "flush-inline", "flush-thread", "state",
   "stall", "geometry", "batch", "eos", "probe", "limits", "pool", "meta",
-  "multimem", "spill", NULL
+  "multimem", "spill", "buffering", NULL
 };
 
 const gchar *
@@ -236,6 +236,24 @@ on_overrun (GstElement * element, gpointer data)
   atomic_fetch_add_explicit (&soak.overruns, 1, memory_order_relaxed);
 }
 
+/* Every message the element posts, in the thread that posts it: a
+ * BUFFERING message must say 0 to 100 %. */
+static GstBusSyncReply
+on_message (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_BUFFERING) {
+    gint percent;
+
+    gst_message_parse_buffering (msg, &percent);
+    if (percent < 0 || percent > 100)
+      soak_fail ("buffering", "a BUFFERING message says %d %%", percent);
+    atomic_fetch_add_explicit (&soak.buffering_messages, 1,
+        memory_order_relaxed);
+  }
+  gst_message_unref (msg);
+  return GST_BUS_DROP;
+}
+
 static gboolean
 setup_element (GError ** error)
 {
@@ -260,6 +278,9 @@ setup_element (GError ** error)
   gst_pad_set_active (soak.srcpad, TRUE);
   gst_pad_set_active (soak.sinkpad, TRUE);
   g_signal_connect (soak.element, "overrun", G_CALLBACK (on_overrun), NULL);
+  soak.bus = gst_bus_new ();
+  gst_bus_set_sync_handler (soak.bus, on_message, NULL, NULL);
+  gst_element_set_bus (soak.element, soak.bus);
   /* A camera's bounded pool: frames come back only when released. */
   pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (pool);
@@ -281,6 +302,9 @@ teardown_element (void)
   gst_pad_unlink (soak.esrc, soak.sinkpad);
   gst_object_unref (soak.esink);
   gst_object_unref (soak.esrc);
+  gst_element_set_bus (soak.element, NULL);
+  gst_object_unref (soak.bus);
+  soak.bus = NULL;
   gst_object_unref (soak.element);
   soak.element = NULL;
   gst_object_unref (soak.srcpad);
@@ -442,15 +466,16 @@ report (void)
       ", %" G_GUINT64_FORMAT " dropped by leaking, %u epochs, %"
       G_GUINT64_FORMAT " flushes, %" G_GUINT64_FORMAT " state changes, %"
       G_GUINT64_FORMAT " limit probes, %" G_GUINT64_FORMAT " barriers, %"
-      G_GUINT64_FORMAT " EOS, %.1f MiB spilled, %u chapters, %.1f s; "
-      "features %s\n",
+      G_GUINT64_FORMAT " EOS, %.1f MiB spilled, %" G_GUINT64_FORMAT
+      " buffering messages, %u chapters, %.1f s; features %s\n",
       soak.element_name, soak.seed, atomic_load (&soak.buffers_pushed),
       atomic_load (&soak.buffers_delivered),
       atomic_load (&soak.bytes_delivered) / 1048576.0,
       atomic_load (&soak.drops_counted), atomic_load (&soak.epoch),
       atomic_load (&soak.flushes), atomic_load (&soak.state_changes),
       atomic_load (&soak.probes), atomic_load (&soak.barriers),
-      atomic_load (&soak.eoses), soak.spilled / 1048576.0, soak.ch.index + 1
+      atomic_load (&soak.eoses), soak.spilled / 1048576.0,
+      atomic_load (&soak.buffering_messages), soak.ch.index + 1
       - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f);
   g_free (f);
 }
