@@ -58,9 +58,9 @@ typedef enum
   SOAK_F_MULTIMEM = 1 << 14,    /* buffers of several memories */
   SOAK_F_SPILL = 1 << 15,       /* the backlog spills to a file (tbqueue) */
   SOAK_F_ALL = (1 << 16) - 1,
-  /* Not in "all" (the default) yet, --enable buffering: of about sixty
-   * 30-second runs with it, one failed on a DISCONT flag with no drop
-   * before it, and could not be replayed (its chapter was not kept). */
+  /* Not in "all" (the default) yet, --enable buffering: of about a
+   * hundred 30-second runs with it, one failed on a DISCONT flag with no
+   * drop before it, and could not be replayed (its chapter was not kept). */
   SOAK_F_BUFFERING = 1 << 16,   /* use-buffering, random watermarks (tbqueue) */
 } SoakFeature;
 
