@@ -309,34 +309,38 @@ post (GstTbQueue * tbq)
 
 /* ---- the streaming threads ---- */
 
-void
-gst_tbqueue_buffering_in (GstTbQueue * tbq, guint64 bytes)
+/* Data of `bytes` went in (`in`) or out: the rate on that side, then the
+ * level. */
+static void
+moved (GstTbQueue * tbq, gboolean in, guint64 bytes)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
 
   if (!gst_tbqueue_buffering_on (tbq))
     return;
   g_mutex_lock (&b->lock);
-  b->bytes_in += bytes;
-  locked_in_rate (b);
+  if (in) {
+    b->bytes_in += bytes;
+    locked_in_rate (b);
+  } else {
+    b->bytes_out += bytes;
+    locked_out_rate (b);
+  }
   locked_update (tbq, b);
   g_mutex_unlock (&b->lock);
   post (tbq);
 }
 
 void
+gst_tbqueue_buffering_in (GstTbQueue * tbq, guint64 bytes)
+{
+  moved (tbq, TRUE, bytes);
+}
+
+void
 gst_tbqueue_buffering_out (GstTbQueue * tbq, guint64 bytes)
 {
-  GstTbQueueBuffering *b = &tbq->buffering;
-
-  if (!gst_tbqueue_buffering_on (tbq))
-    return;
-  g_mutex_lock (&b->lock);
-  b->bytes_out += bytes;
-  locked_out_rate (b);
-  locked_update (tbq, b);
-  g_mutex_unlock (&b->lock);
-  post (tbq);
+  moved (tbq, FALSE, bytes);
 }
 
 void
@@ -575,6 +579,21 @@ gst_tbqueue_buffering_get_watermark (GstTbQueue * tbq, gboolean high)
   return (gdouble) v / GST_TBQUEUE_BUFFERING_MAX;
 }
 
+/* The field a flag property lives in (lock held to use it). */
+static gboolean *
+flag_field (GstTbQueueBuffering * b, GstTbQueueBufferingFlag flag)
+{
+  switch (flag) {
+    case GST_TBQUEUE_BUFFERING_RATE_ESTIMATE:
+      return &b->use_rate_estimate;
+    case GST_TBQUEUE_BUFFERING_TAGS_BITRATE:
+      return &b->use_tags_bitrate;
+    case GST_TBQUEUE_BUFFERING_BITRATE_QUERY:
+    default:
+      return &b->use_bitrate_query;
+  }
+}
+
 void
 gst_tbqueue_buffering_set_flag (GstTbQueue * tbq,
     GstTbQueueBufferingFlag flag, gboolean value)
@@ -582,17 +601,7 @@ gst_tbqueue_buffering_set_flag (GstTbQueue * tbq,
   GstTbQueueBuffering *b = &tbq->buffering;
 
   g_mutex_lock (&b->lock);
-  switch (flag) {
-    case GST_TBQUEUE_BUFFERING_RATE_ESTIMATE:
-      b->use_rate_estimate = value;
-      break;
-    case GST_TBQUEUE_BUFFERING_TAGS_BITRATE:
-      b->use_tags_bitrate = value;
-      break;
-    case GST_TBQUEUE_BUFFERING_BITRATE_QUERY:
-      b->use_bitrate_query = value;
-      break;
-  }
+  *flag_field (b, flag) = value;
   if (gst_tbqueue_buffering_on (tbq))
     locked_update (tbq, b);
   g_mutex_unlock (&b->lock);
@@ -604,20 +613,10 @@ gst_tbqueue_buffering_get_flag (GstTbQueue * tbq,
     GstTbQueueBufferingFlag flag)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
-  gboolean v = FALSE;
+  gboolean v;
 
   g_mutex_lock (&b->lock);
-  switch (flag) {
-    case GST_TBQUEUE_BUFFERING_RATE_ESTIMATE:
-      v = b->use_rate_estimate;
-      break;
-    case GST_TBQUEUE_BUFFERING_TAGS_BITRATE:
-      v = b->use_tags_bitrate;
-      break;
-    case GST_TBQUEUE_BUFFERING_BITRATE_QUERY:
-      v = b->use_bitrate_query;
-      break;
-  }
+  v = *flag_field (b, flag);
   g_mutex_unlock (&b->lock);
   return v;
 }

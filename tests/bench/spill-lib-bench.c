@@ -338,31 +338,32 @@ crc32c (const void *p, size_t n)
 }
 #endif
 
+/* XXH3-64 of `n` bytes as the spill computes it: a state, one update. */
 static uint64_t
-xxh3_default (const void *p, size_t n)
+xxh3_with (XXH_errorcode (*update) (XXH3_state_t *, const void *, size_t),
+    const void *p, size_t n)
 {
   XXH3_state_t *xs = XXH3_createState ();
   uint64_t h;
 
   XXH3_64bits_reset (xs);
-  XXH3_64bits_update (xs, p, n);
+  update (xs, p, n);
   h = XXH3_64bits_digest (xs);
   XXH3_freeState (xs);
   return h;
+}
+
+static uint64_t
+xxh3_default (const void *p, size_t n)
+{
+  return xxh3_with (XXH3_64bits_update, p, n);
 }
 
 #ifdef TBQ_HAVE_XXH_DISPATCH
 static uint64_t
 xxh3_dispatch (const void *p, size_t n)
 {
-  XXH3_state_t *xs = XXH3_createState ();
-  uint64_t h;
-
-  XXH3_64bits_reset (xs);
-  XXH3_64bits_update_dispatch (xs, p, n);
-  h = XXH3_64bits_digest (xs);
-  XXH3_freeState (xs);
-  return h;
+  return xxh3_with (XXH3_64bits_update_dispatch, p, n);
 }
 #endif
 

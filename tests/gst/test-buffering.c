@@ -148,20 +148,17 @@ typedef struct
   guint pushed;
 } Buffering;
 
-/* tbqueue with use-buffering, max-size-buffers `max` (the other limits
- * off) and the watermarks, started, with its first buffer inside the
- * gate and the messages so far taken. */
+/* `link`, a tbqueue with use-buffering, started behind the gate, with its
+ * first buffer (of `first_size` bytes) inside the gate and the messages
+ * so far taken. */
 static Buffering
-buffering_new (guint max, gdouble low, gdouble high)
+buffering_start (TbqLink * link, gsize first_size)
 {
-  Buffering b = { NULL, NULL, 0 };
+  Buffering b = { link, NULL, 0 };
 
   memset (&gate, 0, sizeof gate);
   g_mutex_init (&gate.lock);
   g_cond_init (&gate.cond);
-  b.link = tbq_link_new ("tbqueue", "use-buffering", TRUE,
-      "max-size-buffers", max, "max-size-bytes", 0, "max-size-time",
-      (guint64) 0, "low-watermark", low, "high-watermark", high, NULL);
   b.bus = gst_bus_new ();
   gst_element_set_bus (b.link->element, b.bus);
   gst_pad_set_chain_function (b.link->sinkpad, gate_chain);
@@ -171,12 +168,22 @@ buffering_new (guint max, gdouble low, gdouble high)
     const gint zero[] = { 0 };
     expect (b.bus, 1, zero);
   }
-  fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (8, 0, 0)),
-      GST_FLOW_OK);
+  fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (first_size,
+              0, 0)), GST_FLOW_OK);
   gate_wait_entered (1);
   /* That buffer may have been counted in before the src task took it. */
   g_array_unref (posted (b.bus));
   return b;
+}
+
+/* With max-size-buffers `max` (the other limits off) and the watermarks. */
+static Buffering
+buffering_new (guint max, gdouble low, gdouble high)
+{
+  return buffering_start (tbq_link_new ("tbqueue", "use-buffering", TRUE,
+          "max-size-buffers", max, "max-size-bytes", 0, "max-size-time",
+          (guint64) 0, "low-watermark", low, "high-watermark", high, NULL),
+      8);
 }
 
 static void
@@ -444,28 +451,15 @@ GST_END_TEST;
  * queue), and every frame comes back. */
 GST_START_TEST (test_the_level_counts_frames_and_the_spilled_backlog)
 {
-  Buffering b = { NULL, NULL, 0 };
   const gsize frame = 256 * 1024;
   gchar *tmpl = g_build_filename (g_get_tmp_dir (), "tbq-buffering-XXXXXX",
       NULL);
+  Buffering b = buffering_start (tbq_link_new ("tbqueue", "use-buffering",
+          TRUE, "max-size-buffers", 0, "max-size-bytes", 12 * 1024 * 1024,
+          "max-size-time", (guint64) 0, "transfer", 1, "temp-template", tmpl,
+          "sink-max-bytes", (guint64) 4 * 1024 * 1024, NULL), frame);
   GArray *a;
   guint i;
-
-  memset (&gate, 0, sizeof gate);
-  g_mutex_init (&gate.lock);
-  g_cond_init (&gate.cond);
-  b.link = tbq_link_new ("tbqueue", "use-buffering", TRUE,
-      "max-size-buffers", 0, "max-size-bytes", 12 * 1024 * 1024,
-      "max-size-time", (guint64) 0, "transfer", 1, "temp-template", tmpl,
-      "sink-max-bytes", (guint64) 4 * 1024 * 1024, NULL);
-  b.bus = gst_bus_new ();
-  gst_element_set_bus (b.link->element, b.bus);
-  gst_pad_set_chain_function (b.link->sinkpad, gate_chain);
-  tbq_link_start (b.link);
-  fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (frame, 0,
-              0)), GST_FLOW_OK);
-  gate_wait_entered (1);
-  g_array_unref (posted (b.bus));
   /* 24 frames, 6 MiB: half of max-size-bytes, more than sink-max-bytes. */
   for (i = 0; i < 24; i++)
     fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (frame,
