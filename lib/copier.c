@@ -134,8 +134,19 @@ copier_next_sink (TbqCopier * c, bool pulling)
     tbq_copier_publish_sink (c);
     if (pulling)
       return TBQ_NO_SPACE;
+    if (st == TBQ_NO_SPACE && c->grouped) {
+      /* The group serves the others; this one is ready again when the
+       * pool can take (its events ring the group, share.h). */
+      tbq_count (&c->sink_pressure_waits, 1);
+      atomic_store_explicit (&c->sink_blocked, 1, memory_order_relaxed);
+      return TBQ_NO_SPACE;
+    }
     if (st == TBQ_NO_SPACE)
       st = copier_wait_for_sink (c, &nb);
+    /* Grouped: the pool holds still after a failed allocation (pool.h);
+     * ready again when it can take. */
+    if (st == TBQ_NO_MEMORY && c->grouped)
+      atomic_store_explicit (&c->sink_blocked, 1, memory_order_relaxed);
     if (st != TBQ_OK)
       return st;
   }
@@ -456,9 +467,51 @@ copier_step (TbqCopier * c, int64_t timeout_ns)
 static inline bool
 copier_thread_exists (TbqCopier * c)
 {
-  /* Relaxed: only decides whether a host's step may run; the copier's
-   * state is guarded by `busy`. */
-  return atomic_load_explicit (&c->thread_running, memory_order_relaxed);
+  /* A group's member is the group's threads' (or its host's).  Relaxed:
+   * only decides whether a host's step may run; the copier's state is
+   * guarded by `busy`. */
+  return c->grouped
+      || atomic_load_explicit (&c->thread_running, memory_order_relaxed);
+}
+
+TbqStatus
+tbq_copier_group_pass (TbqCopier * c, bool *moved)
+{
+  *moved = false;
+  if (!copier_own (c))
+    return TBQ_BUSY;
+  /* Relaxed: owned by whoever holds `busy`; read as a hint. */
+  atomic_store_explicit (&c->sink_blocked, 0, memory_order_relaxed);
+  return copier_own_pass (c, moved);
+}
+
+bool
+tbq_copier_group_ready (TbqCopier * c)
+{
+  bool ready;
+
+  if (copier_interrupted (c))
+    return false;
+  /* Relaxed: a hint; a pool that can take again rang the doorbell after
+   * its change (share.h). */
+  if (atomic_load_explicit (&c->sink_blocked, memory_order_relaxed)
+      && !tbq_pool_can_take (c->sink) && !tbq_pool_trim_due (c->sink)
+      && !tbq_extents_trim_due (c->extents))
+    return false;
+  tbq_registry_lock (c->registry);
+  ready = copier_work_ready (c);
+  tbq_registry_unlock (c->registry);
+  return ready;
+}
+
+void
+tbq_copier_wait_idle (TbqCopier * c)
+{
+  /* Owning and releasing `busy` orders this caller's interrupt before the
+   * next owner's check of it (release/acquire on `busy`). */
+  while (!copier_own (c))
+    sched_yield ();
+  copier_release (c);
 }
 
 TbqStatus
@@ -521,6 +574,8 @@ copier_thread_main (void *arg)
 TbqStatus
 tbq_copier_thread_start (TbqCopier * c)
 {
+  if (c->grouped)
+    return TBQ_BUSY;
   /* Relaxed: claimed before the thread exists, so that host steps are
    * refused from now on; nothing else depends on it. */
   if (atomic_exchange_explicit (&c->thread_running, 1, memory_order_relaxed))
@@ -536,7 +591,7 @@ tbq_copier_thread_start (TbqCopier * c)
 void
 tbq_copier_thread_stop (TbqCopier * c)
 {
-  if (!copier_thread_exists (c))
+  if (c->grouped || !copier_thread_exists (c))
     return;
   /* Relaxed: raised before unconditional wakes (block.h, "Events"). */
   atomic_store_explicit (&c->stop, 1, memory_order_relaxed);
@@ -558,7 +613,11 @@ tbq_copier_thread_owes (TbqCopier * c)
 
   /* While the queue is interrupted the copier moves nothing: waiting for
    * it would never end. */
-  if (!copier_thread_exists (c) || copier_interrupted (c))
+  /* Relaxed: the group's flag, a hint as the thread's. */
+  if (c->grouped ? !atomic_load_explicit (c->group_serving,
+          memory_order_relaxed) : !copier_thread_exists (c))
+    return false;
+  if (copier_interrupted (c))
     return false;
   tbq_registry_lock (c->registry);
   for (i = 0; i < c->registry->size && !owes; i++) {

@@ -30,6 +30,11 @@ struct TbqCopier
   const _Atomic int *interrupted;
   uint32_t spins;               /* busy-wait rounds before sleeping */
   TbqSpill *spill;              /* NULL, or set once before the copier runs */
+  /* A copy group's member (group.h): its threads run the passes, which
+   * never wait for sink space (a full sink pool is TBQ_NO_SPACE, and the
+   * group serves the others).  `group_serving` is the group's flag. */
+  bool grouped;
+  const _Atomic int *group_serving;
 
   /* Owned by whoever holds `busy`.  The counters are read by stats. */
   _Alignas (TBQ_CACHELINE) TbqBlock *sink_cur;
@@ -42,6 +47,9 @@ struct TbqCopier
   _Atomic uint64_t wakeups;
   _Atomic uint64_t sink_pressure_waits;
   _Atomic int busy;
+  /* Grouped: the last pass stopped at a full sink pool (relaxed: the
+   * group's readiness check only). */
+  _Atomic int sink_blocked;
 
   /* The library's copier thread (tbq_queue_start()). */
   _Alignas (TBQ_CACHELINE) pthread_t thread;
@@ -76,6 +84,19 @@ bool tbq_copier_has_work_now (TbqCopier * c);
 /* Any thread: whether the library's copier thread runs, the queue is not
  * interrupted, and some writer published records it has not moved yet. */
 bool tbq_copier_thread_owes (TbqCopier * c);
+
+/* A copy group's thread (group.c): one pass owning the copier, which
+ * never waits.  TBQ_BUSY when another thread or a pulling reader holds it,
+ * TBQ_INTERRUPTED while the queue is interrupted, TBQ_NO_SPACE when the
+ * sink pool (or the group's cap) is full, else the pass's status. */
+TbqStatus tbq_copier_group_pass (TbqCopier * c, bool *moved);
+/* Any thread, as the group's wait condition: whether a pass would do
+ * something now (the registry's lock is taken: another group thread may
+ * be freeing a writer). */
+bool tbq_copier_group_ready (TbqCopier * c);
+/* Any thread, after an interrupt: returns once no pass runs; none starts
+ * before the queue is resumed. */
+void tbq_copier_wait_idle (TbqCopier * c);
 
 /* Publish what was copied last (before a discard, with the copier
  * stopped). */

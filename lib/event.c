@@ -48,6 +48,7 @@ tbq_event_init (TbqEvent * ev)
   atomic_init (&ev->seq, 0);
   atomic_init (&ev->waiters, 0);
   atomic_init (&ev->sleeps, 0);
+  ev->also = NULL;
 #ifndef TBQ_USE_FUTEX
   pthread_condattr_t attr;
 
@@ -144,6 +145,15 @@ tbq_event_sleep (TbqEvent * ev, uint32_t key, int64_t deadline_ns)
 
 void
 tbq_event_wake (TbqEvent * ev)
+{
+  tbq_event_wake_one (ev);
+  if (ev->also != NULL)
+    tbq_event_wake_one (ev->also);
+}
+
+/* This event's waiters only. */
+void
+tbq_event_wake_one (TbqEvent * ev)
 {
 #ifdef TBQ_USE_FUTEX
   /* Release: a waiter whose key load reads this bump sees what the waker

@@ -19,12 +19,15 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-typedef struct
+typedef struct TbqEvent
 {
   _Atomic uint32_t seq;         /* bumped by every wake-up */
   _Atomic uint32_t waiters;     /* threads between prepare and finish */
   _Atomic uint64_t sleeps;      /* tbq_event_sleep() calls: statistics, and
                                  * the tests' proof that a thread waits */
+  /* NULL, or an event every wake of this one also wakes (a copy group's
+   * doorbell, group.h).  Set before the event is shared, never changed. */
+  struct TbqEvent *also;
 #ifndef TBQ_USE_FUTEX
   pthread_mutex_t mutex;
   pthread_cond_t cond;
@@ -42,21 +45,38 @@ uint32_t tbq_event_prepare (TbqEvent * ev);
 void tbq_event_sleep (TbqEvent * ev, uint32_t key, int64_t deadline_ns);
 /* Unregister without sleeping. */
 void tbq_event_cancel (TbqEvent * ev);
-/* Wake every waiter unconditionally. */
+/* Wake every waiter unconditionally (and those of `also`). */
 void tbq_event_wake (TbqEvent * ev);
+/* Forward every wake of `ev` to `to` from now on (before `ev` is shared). */
+static inline void
+tbq_event_forward (TbqEvent * ev, TbqEvent * to)
+{
+  ev->also = to;
+}
 
 /* Notifier side: the condition was made true by a preceding store.  Wake
  * only if somebody waits; true when it did (a system call). */
+void tbq_event_wake_one (TbqEvent * ev);
+
 static inline bool
 tbq_event_notify (TbqEvent * ev)
 {
-  /* Seq_cst fence: the condition store before the `waiters` load (Dekker
-   * with tbq_event_prepare()). */
+  TbqEvent *also = ev->also;
+  bool woke = false;
+
+  /* Seq_cst fence: the condition store before the `waiters` loads (Dekker
+   * with tbq_event_prepare(), for both events). */
   atomic_thread_fence (memory_order_seq_cst);
-  if (atomic_load_explicit (&ev->waiters, memory_order_relaxed) == 0)
-    return false;
-  tbq_event_wake (ev);
-  return true;
+  if (atomic_load_explicit (&ev->waiters, memory_order_relaxed) != 0) {
+    tbq_event_wake_one (ev);
+    woke = true;
+  }
+  if (also != NULL
+      && atomic_load_explicit (&also->waiters, memory_order_relaxed) != 0) {
+    tbq_event_wake_one (also);
+    woke = true;
+  }
+  return woke;
 }
 
 /* How many times a thread went to sleep on `ev` (any thread). */

@@ -267,8 +267,7 @@ extent_take (TbqExtents * x, uint64_t payload, bool over, TbqBlock ** out)
     return TBQ_TOO_LARGE;
   if (over) {
     /* Relaxed: as tbq_pool_charge(). */
-    used = atomic_fetch_add_explicit (&x->sink->bytes_used, bytes,
-        memory_order_relaxed) + bytes;
+    used = tbq_pool_charge_over (x->sink, bytes);
   } else if (!tbq_pool_charge (x->sink, bytes, extents_keep (x), &used)) {
     /* Leave room for one more sink block (pool.h), and what a spill holds
      * back. */

@@ -109,10 +109,14 @@ bool tbq_extents_have_room (TbqExtents * x, uint64_t payload);
  * the copier is starting a run, which lifts it (tbq_queue_sink_can_take_record()
  * then says 1: a dropping writer's host waits for the copier).  A hint. */
 bool tbq_extents_held_back (TbqExtents * x, uint64_t payload);
-/* The event a writer waits on for room (the sink pool's). */
+/* The event a writer waits on for room: the sink pool's, or in a capped
+ * copy group the group's doorbell, which every member's uncharge rings
+ * (share.h). */
 static inline TbqEvent *
 tbq_extents_event (TbqExtents * x)
 {
+  if (x->sink->share != NULL && x->sink->share->bytes_max > 0)
+    return &x->sink->share->ev;
   return &x->sink->ev;
 }
 

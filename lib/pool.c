@@ -36,9 +36,12 @@ static TbqBlock *
 block_alloc (TbqPool * pool, bool prefault)
 {
   size_t size = pool->cfg.block_size;
-  TbqBlock *b;
+  TbqBlock *b = NULL;
 
-  if (pool->use_mmap) {
+  /* A copy group's idle block first (faulted in already). */
+  if (pool->share != NULL
+      && (b = tbq_share_take_block (pool->share, size)) != NULL) {
+  } else if (pool->use_mmap) {
     void *p = mmap (NULL, size, PROT_READ | PROT_WRITE,
         MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0), -1, 0);
 
@@ -81,7 +84,11 @@ block_release (TbqPool * pool, TbqBlock * b)
   atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
       memory_order_relaxed);
   tbq_pool_budget_lift (pool);
-  if (b->mapped)
+  /* A copy group's reserve keeps it for the members, up to its size. */
+  if (pool->share != NULL
+      && tbq_share_keep_block (pool->share, b, pool->cfg.block_size))
+    ;
+  else if (b->mapped)
     munmap (b, pool->cfg.block_size);
   else
     free (b);
@@ -118,12 +125,15 @@ pool_unref (TbqPool * pool)
   /* Acq_rel: every use of the pool happens before the free. */
   if (atomic_fetch_sub_explicit (&pool->refs, 1, memory_order_acq_rel) == 1) {
     pool_events_clear (pool);
+    if (pool->share != NULL)
+      tbq_share_unref (pool->share);
     free (pool);
   }
 }
 
 static TbqStatus
-pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
+pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared,
+    TbqShare * share)
 {
   long page = sysconf (_SC_PAGESIZE);
   size_t i;
@@ -141,6 +151,14 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
   atomic_init (&pool->bytes_peak, 0);
   tbq_event_init (&pool->ev);
   tbq_event_init (&pool->owner_ev);
+  if (share != NULL) {
+    /* Before anyone sees the pool (event.h): the group's copy threads
+     * sleep on the share's doorbell. */
+    tbq_share_ref (share);
+    pool->share = share;
+    tbq_event_forward (&pool->ev, &share->ev);
+    tbq_event_forward (&pool->owner_ev, &share->ev);
+  }
   pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
   atomic_init (&pool->free_head, NULL);
   for (i = 0; i < cfg->min_blocks; i++) {
@@ -158,7 +176,7 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared)
 TbqStatus
 tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg)
 {
-  return pool_setup (pool, cfg, false);
+  return pool_setup (pool, cfg, false, NULL);
 }
 
 void
@@ -169,8 +187,8 @@ tbq_pool_fini (TbqPool * pool)
 }
 
 TbqPool *
-tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st, char *msg,
-    size_t msg_size)
+tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqShare * share,
+    TbqStatus * st, char *msg, size_t msg_size)
 {
   TbqPool *pool = tbq_alloc_aligned (sizeof *pool);
 
@@ -178,11 +196,13 @@ tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st, char *msg,
     *st = TBQ_NO_MEMORY;
     return NULL;
   }
-  *st = pool_setup (pool, cfg, true);
+  *st = pool_setup (pool, cfg, true, share);
   if (*st != TBQ_OK) {
     tbq_pool_take_error (pool, "sink pool", msg, msg_size);
     /* The blocks allocated so far were released, dropping their refs. */
     pool_events_clear (pool);
+    if (pool->share != NULL)
+      tbq_share_unref (pool->share);
     free (pool);
     return NULL;
   }
@@ -214,12 +234,20 @@ tbq_pool_unref (TbqPool * pool)
 }
 
 void
-tbq_pool_uncharge (TbqPool * pool, uint64_t bytes)
+tbq_pool_uncharge_own (TbqPool * pool, uint64_t bytes)
 {
   /* Relaxed: see tbq_pool_charge(); the notify's fence orders it before
    * the waiters check (block.h, "Events"). */
   atomic_fetch_sub_explicit (&pool->bytes_used, bytes, memory_order_relaxed);
   tbq_event_notify (&pool->ev);
+}
+
+void
+tbq_pool_uncharge (TbqPool * pool, uint64_t bytes)
+{
+  if (pool->share != NULL)
+    tbq_share_uncharge (pool->share, bytes);
+  tbq_pool_uncharge_own (pool, bytes);
 }
 
 void
@@ -257,9 +285,12 @@ tbq_pool_block_unref (TbqBlock * b)
    * with it the pool) may be released by an orphaning queue. */
   atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
   tbq_pool_put (pool, b);
-  /* Relaxed: see tbq_pool_charge(); the fence below orders it. */
+  /* Relaxed: see tbq_pool_charge(); the fence below orders it (the
+   * share's uncharge notifies on its own). */
   atomic_fetch_sub_explicit (&pool->bytes_used, pool->cfg.block_size,
       memory_order_relaxed);
+  if (pool->share != NULL)
+    tbq_share_uncharge (pool->share, pool->cfg.block_size);
   /* Seq_cst fence: the push before the `orphaned` load (Dekker with
    * tbq_pool_orphan()); whoever comes second clears the free list. */
   atomic_thread_fence (memory_order_seq_cst);

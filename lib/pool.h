@@ -35,6 +35,7 @@
 
 #include "block.h"
 #include "event.h"
+#include "share.h"
 
 struct TbqPool
 {
@@ -70,6 +71,11 @@ struct TbqPool
    * in the queue, because a zero-copy holder's last unref may ring it (to
    * trim surplus) while the queue is being freed. */
   TbqEvent owner_ev;
+  /* A copy group's member (share.h): NULL, or the share its events
+   * forward to, whose cap its budget also takes and whose reserve it
+   * takes blocks from and gives them back to.  Held until the pool is
+   * freed. */
+  TbqShare *share;
 };
 
 /* Embedded (source) pools: pre-allocate; TBQ_NO_MEMORY (reason kept, see
@@ -77,10 +83,11 @@ struct TbqPool
 TbqStatus tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg);
 /* Free every idle block and tear down; blocks in use were returned first. */
 void tbq_pool_fini (TbqPool * pool);
-/* The sink pool: heap-allocated and refcounted.  On failure NULL, with the
- * status in *st and the reason in `msg`. */
-TbqPool *tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqStatus * st,
-    char *msg, size_t msg_size);
+/* The sink pool: heap-allocated and refcounted, of a copy group's `share`
+ * (NULL: none).  On failure NULL, with the status in *st and the reason in
+ * `msg`. */
+TbqPool *tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqShare * share,
+    TbqStatus * st, char *msg, size_t msg_size);
 /* The queue lets go: idle blocks are released now, blocks still held are
  * released by their last tbq_block_unref(). */
 void tbq_pool_orphan (TbqPool * pool);
@@ -128,7 +135,8 @@ tbq_pool_budget_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
       memory_order_relaxed);
 
   return bytes <= limit && keep <= limit - bytes
-      && used <= limit - bytes - keep;
+      && used <= limit - bytes - keep
+      && (pool->share == NULL || tbq_share_has_room (pool->share, bytes));
 }
 
 /* Shared pools: the budget reached `used` bytes; keep the highest.  Every
@@ -146,6 +154,9 @@ tbq_pool_note_budget_peak (TbqPool * pool, uint64_t used)
           memory_order_relaxed)) {
   }
 }
+
+/* The pool's own budget only (tbq_pool_uncharge() is both). */
+void tbq_pool_uncharge_own (TbqPool * pool, uint64_t bytes);
 
 /* Shared pools: charge `bytes` to the budget if they fit, leaving `keep`
  * bytes free; *used_after is what the budget then holds.  The caller notes
@@ -165,10 +176,30 @@ tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep,
   } while (!atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
           used + bytes, memory_order_relaxed, memory_order_relaxed));
   *used_after = used + bytes;
+  /* The group's cap too; refused there, the own charge goes back (with a
+   * notify: a waiter may have seen it). */
+  if (pool->share != NULL && !tbq_share_charge (pool->share, bytes)) {
+    tbq_pool_uncharge_own (pool, bytes);
+    return false;
+  }
   return true;
 }
 
-/* Hand `bytes` back to the budget and wake whoever waits for room. */
+/* Charge `bytes` whether they fit or not (the spill's read-back, extent.c);
+ * returns what the budget then holds. */
+static inline uint64_t
+tbq_pool_charge_over (TbqPool * pool, uint64_t bytes)
+{
+  /* Relaxed: as tbq_pool_charge(). */
+  if (pool->share != NULL && pool->share->bytes_max > 0)
+    atomic_fetch_add_explicit (&pool->share->bytes_used, bytes,
+        memory_order_relaxed);
+  return atomic_fetch_add_explicit (&pool->bytes_used, bytes,
+      memory_order_relaxed) + bytes;
+}
+
+/* Hand `bytes` back to the budget (and the group's cap) and wake whoever
+ * waits for room. */
 void tbq_pool_uncharge (TbqPool * pool, uint64_t bytes);
 
 /* Whether `bytes` (leaving `keep`) would fit the budget now: a hint. */

@@ -12,6 +12,7 @@
  *
  * Memory protocol: block.h.
  */
+#include "group.h"
 #include "reader.h"
 
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct TbqQueue
   TbqExtents *extents;          /* large records' memory, from the sink budget */
   TbqWake wake;
   TbqSpill *spill;              /* NULL without spill */
+  TbqGroup *group;              /* NULL, or the copy group serving it */
   TbqCopier copier;
   _Alignas (TBQ_CACHELINE) TbqReader reader;
 };
@@ -81,7 +83,9 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   TbqStatus st;
   TbqBlock *first;
 
-  q->sink_pool = tbq_pool_new_shared (&q->cfg.sink, &st, msg, msg_size);
+  q->sink_pool = tbq_pool_new_shared (&q->cfg.sink,
+      q->group != NULL ? tbq_group_share (q->group) : NULL, &st, msg,
+      msg_size);
   if (q->sink_pool == NULL)
     return st;
   q->extents = tbq_extents_new (q->sink_pool, &q->cfg.sink);
@@ -102,11 +106,26 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   }
   tbq_reader_init (&q->reader, first, &q->wake, &q->interrupted,
       q->cfg.spin_iterations, &q->copier, q->cfg.max_coalesce_ns);
+  if (q->group != NULL) {
+    q->copier.grouped = true;
+    q->copier.group_serving = tbq_group_serving (q->group);
+  }
   return TBQ_OK;
 }
 
-TbqStatus
-tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
+/* Undo queue_assemble() before anyone used the queue. */
+static void
+queue_disassemble (TbqQueue * q)
+{
+  tbq_copier_fini (&q->copier);
+  tbq_reader_fini (&q->reader);
+  tbq_extents_orphan (q->extents);
+  tbq_pool_orphan (q->sink_pool);
+  tbq_wake_fini (&q->wake);
+}
+
+static TbqStatus
+queue_new (const TbqConfig * cfg, TbqGroup * g, TbqQueue ** out, char *msg,
     size_t msg_size)
 {
   TbqQueue *q;
@@ -122,6 +141,9 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
   if (q == NULL)
     return no_memory (msg, msg_size, "the queue");
   q->cfg = *cfg;
+  q->group = g;
+  /* A member starts interrupted: its group serves it once resumed. */
+  atomic_init (&q->interrupted, g != NULL);
   if (tbq_registry_init (&q->registry, cfg->max_writers) != TBQ_OK) {
     free (q);
     return no_memory (msg, msg_size, "the writer registry");
@@ -134,6 +156,42 @@ tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
   }
   *out = q;
   return TBQ_OK;
+}
+
+TbqStatus
+tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out, char *msg,
+    size_t msg_size)
+{
+  return queue_new (cfg, NULL, out, msg, msg_size);
+}
+
+TbqStatus
+tbq_queue_new_in_group (const TbqConfig * cfg, TbqGroup * g, TbqGroupFunc fn,
+    void *data, TbqQueue ** out, char *msg, size_t msg_size)
+{
+  TbqStatus st;
+
+  if (g == NULL)
+    return TBQ_INVALID_ARGUMENT;
+  st = queue_new (cfg, g, out, msg, msg_size);
+  if (st != TBQ_OK)
+    return st;
+  st = tbq_group_add (g, &(*out)->copier, *out, fn, data);
+  if (st != TBQ_OK) {
+    queue_disassemble (*out);
+    tbq_registry_fini (&(*out)->registry);
+    free (*out);
+    *out = NULL;
+    return no_memory (msg, msg_size, "the copy group's member list");
+  }
+  return TBQ_OK;
+}
+
+void
+tbq_queue_wait_copier_idle (TbqQueue * q)
+{
+  if (q != NULL)
+    tbq_copier_wait_idle (&q->copier);
 }
 
 static TbqQueue *
@@ -149,6 +207,9 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
 
   if (q == NULL)
     return;
+  /* Out of the group first: no copy thread serves it afterwards. */
+  if (q->group != NULL)
+    tbq_group_remove (q->group, &q->copier);
   tbq_copier_thread_stop (&q->copier);
   tbq_consumer_stop (&q->reader);
   tbq_queue_discard (q, release, user_data);
@@ -165,11 +226,7 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_registry_unlock (&q->registry);
   /* The reader has caught up with the copier: drop both their references
    * to the last sink block; zero-copy holders keep theirs. */
-  tbq_copier_fini (&q->copier);
-  tbq_reader_fini (&q->reader);
-  tbq_extents_orphan (q->extents);
-  tbq_pool_orphan (q->sink_pool);
-  tbq_wake_fini (&q->wake);
+  queue_disassemble (q);
   tbq_registry_fini (&q->registry);
   free (q);
 }

@@ -361,6 +361,101 @@ TBQ_API TbqStatus tbq_copier_step (TbqQueue * q, int64_t timeout_ns);
  * (TBQ_INTERRUPTED), or TBQ_BUSY as tbq_copier_step(). */
 TBQ_API TbqStatus tbq_copier_run (TbqQueue * q);
 
+/* ---- copy groups ------------------------------------------------------- */
+
+/* Queues that share their copier and a memory reserve.  Each member keeps
+ * its own writers, source pools, reader, limits and FIFO order; the
+ * group's copy threads (or a host stepping it) serve the members in turn,
+ * one pass each, so a member with a deep backlog never starves another,
+ * and a member whose reader stalls (its sink pool full) is passed over
+ * until its reader gives memory back.  FIFO holds within each member, not
+ * across members. */
+typedef struct TbqGroup TbqGroup;
+
+typedef struct
+{
+  uint32_t threads;             /* copy threads tbq_group_start() runs: 1 to
+                                 * TBQ_GROUP_MAX_THREADS */
+  uint64_t max_bytes;           /* sink memory (blocks and extents) all members
+                                 * hold together; 0: no shared cap (each
+                                 * member's own limit holds either way) */
+  uint32_t reserve_block_size;  /* size of the reserve's idle sink blocks
+                                 * (members with other sink blocks do not use
+                                 * it); 0: no reserve */
+  size_t reserve_min_blocks;    /* faulted in by tbq_group_new() */
+  size_t reserve_max_blocks;    /* idle blocks kept for the members at most */
+  uint32_t spin_iterations;     /* busy-wait rounds before a copy thread sleeps */
+} TbqGroupConfig;
+
+#define TBQ_GROUP_MAX_THREADS 64u
+
+/* What a group tells a member's owner, from the copy thread serving it. */
+typedef enum
+{
+  TBQ_GROUP_ENTER = 0,          /* this thread serves the member from now on
+                                 * (once, before its first pass) */
+  TBQ_GROUP_NO_MEMORY = 1,      /* the member's sink pool could not grow (see
+                                 * tbq_queue_take_error()) */
+  TBQ_GROUP_LEAVE = 2,          /* after ENTER: no thread serves the member from
+                                 * now on (tbq_queue_free(); from the serving
+                                 * thread while the group is served, else from
+                                 * the freeing one) */
+} TbqGroupEvent;
+
+typedef void (*TbqGroupFunc) (TbqQueue * q, TbqGroupEvent ev, void *data);
+
+typedef struct
+{
+  uint32_t members;             /* queues in the group now */
+  uint64_t rounds;              /* rounds over the members that moved something */
+  uint64_t wakeups;             /* copy thread returns from sleep */
+  uint64_t bytes_used;          /* sink bytes the members hold (with a cap) */
+  uint64_t bytes_peak;          /* highest bytes_used (with a cap) */
+  uint64_t reserve_idle;        /* idle blocks in the reserve */
+  uint64_t reserve_takes;       /* blocks members took from the reserve */
+  uint64_t reserve_returns;     /* blocks members gave back to it */
+} TbqGroupStats;
+
+/* One copy thread, no cap, no reserve, no spinning. */
+TBQ_API void tbq_group_config_init (TbqGroupConfig * cfg);
+/* TBQ_INVALID_CONFIG (reason in `msg`) or TBQ_NO_MEMORY (the reserve). */
+TBQ_API TbqStatus tbq_group_new (const TbqGroupConfig * cfg, TbqGroup ** out,
+    char *msg, size_t msg_size);
+/* TBQ_BUSY while the group has members (free them first); stops the
+ * threads.  Memory its members' zero-copy holders still keep stays valid. */
+TBQ_API TbqStatus tbq_group_free (TbqGroup * g);
+/* Run the group's copy threads (TBQ_BUSY if they run, or if a host steps
+ * the group), or stop them (waits for them). */
+TBQ_API TbqStatus tbq_group_start (TbqGroup * g);
+TBQ_API void tbq_group_stop (TbqGroup * g);
+/* A host's step (a framework's task): one round over the members, and if
+ * nothing moved, a wait for work up to `timeout_ns` (< 0: no limit).
+ * TBQ_OK, TBQ_TIMEOUT, TBQ_INTERRUPTED (tbq_group_interrupt()), TBQ_BUSY
+ * while the group's own threads run. */
+TBQ_API TbqStatus tbq_group_step (TbqGroup * g, int64_t timeout_ns);
+/* Make a host's step return TBQ_INTERRUPTED (and every later one, until
+ * tbq_group_resume()).  A host that stops stepping a group whose members
+ * heard ENTER interrupts it first: their tbq_queue_free() waits for a
+ * step to say LEAVE while a host serves the group.  Members are interrupted one by one with
+ * tbq_queue_interrupt(). */
+TBQ_API void tbq_group_interrupt (TbqGroup * g);
+TBQ_API void tbq_group_resume (TbqGroup * g);
+TBQ_API void tbq_group_get_stats (TbqGroup * g, TbqGroupStats * st);
+
+/* tbq_queue_new() for a member of `g`: its sink pool takes from the
+ * group's reserve and cap, and the group's threads run its copier
+ * (tbq_copier_step(), tbq_copier_run() and tbq_queue_start() say
+ * TBQ_BUSY).  `fn` (may be NULL) hears of it from the copy thread.  The
+ * queue starts interrupted: the group serves it from its first
+ * tbq_queue_resume().  tbq_queue_free() takes it out of the group. */
+TBQ_API TbqStatus tbq_queue_new_in_group (const TbqConfig * cfg, TbqGroup * g,
+    TbqGroupFunc fn, void *data, TbqQueue ** out, char *msg,
+    size_t msg_size);
+/* After tbq_queue_interrupt(): wait until no copy pass runs on `q` (a
+ * group's thread, the queue's copier thread or a pulling reader); none
+ * starts on it before tbq_queue_resume().  For a discard. */
+TBQ_API void tbq_queue_wait_copier_idle (TbqQueue * q);
+
 /* ---- writer ------------------------------------------------------------ */
 
 /* Open a writer with its own source pool (pre-faulted). Any thread.
