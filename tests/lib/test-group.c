@@ -530,9 +530,11 @@ enter_and_leave_come_from_the_serving_thread (void)
   TbqConfig cfg;
   TbqGroup *g;
   TbqQueue *q[3];
-  Threads t = { pthread_self () };
+  Threads t;
   uint32_t i;
 
+  memset (&t, 0, sizeof t);
+  t.main = pthread_self ();
   tbq_group_config_init (&gc);
   g = group_new_or_fail (&gc);
   CHECK_OK (tbq_group_start (g));
