@@ -11,7 +11,6 @@
 
 G_BEGIN_DECLS
 
-GstTask *gst_tbqueue_copy_task_new (GstTbQueue * tbq);
 void gst_tbqueue_copy_task_stop (GstTbQueue * tbq);
 void gst_tbqueue_copy_task_wait_paused (GstTbQueue * tbq);
 void gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn flow);

@@ -290,6 +290,21 @@ placement_is_default (const GstTbQueuePlacement * pl)
       && pl->priority == 0 && pl->nice == 0;
 }
 
+gchar *
+gst_tbqueue_placement_describe (GstTbQueue * tbq, GstTbQueueThread which)
+{
+  GstTbQueuePlacement *pl = &tbq->placement[which];
+  gchar *text = NULL;
+
+  g_mutex_lock (&tbq->placement_lock);
+  if (!placement_is_default (pl))
+    text = g_strdup_printf ("(CPUs %s, policy %s, priority %d, nice %d)",
+        pl->cpus ? pl->cpus : "as they are", policy_nick (pl->policy),
+        pl->priority, pl->nice);
+  g_mutex_unlock (&tbq->placement_lock);
+  return text;
+}
+
 static gchar *
 unsupported_text (guint which)
 {

@@ -32,6 +32,11 @@ void gst_tbqueue_placement_get_sched (GstTbQueue * tbq,
     GstTbQueueThread which, GstTbQueueSchedPolicy * policy, gint * priority,
     gint * nice);
 void gst_tbqueue_placement_commit (GstTbQueue * tbq);
+/* NULL when task `which`'s placement is at its defaults, else what it
+ * asks for as text (equal texts: equal placements).  Takes the
+ * placement lock. */
+gchar *gst_tbqueue_placement_describe (GstTbQueue * tbq,
+    GstTbQueueThread which);
 
 /* The state-change thread: the tasks are about to start (READY_TO_PAUSED:
  * what is set and cannot be applied is a warning now, and from now on as

@@ -236,6 +236,8 @@ typedef struct
 #define GST_TYPE_TBQUEUE (gst_tbqueue_get_type ())
 G_DECLARE_FINAL_TYPE (GstTbQueue, gst_tbqueue, GST, TBQUEUE, GstElement)
 
+typedef struct _GstTbQueueGroup GstTbQueueGroup;
+
 struct _GstTbQueue
 {
   GstElement element;
@@ -271,6 +273,8 @@ struct _GstTbQueue
   /* Spill (object lock, as the geometry): the template (NULL: none), and
    * the file in use from open() to close(). */
   gchar *temp_template;
+  gchar *copy_group;            /* "" or NULL: the default group */
+  guint64 group_max_bytes;      /* 0: no cap */
   gboolean temp_remove;
   guint64 spill_max_bytes;
   gchar *temp_location;
@@ -391,10 +395,10 @@ struct _GstTbQueue
   _Atomic guint64 pool_refs_in;
   _Atomic guint64 pool_refs_out;
 
-  /* The copy task (gsttbqueue-copytask.c): exists while `q` does; started,
-   * paused and stopped under qlock only. */
-  GstTask *copy_task;
-  GRecMutex copy_task_lock;     /* held while its function runs */
+  /* The copy group serving `q` (gsttbqueue-group.c): set and cleared
+   * under its groups_lock, with `q`; the state-change thread reads it. */
+  GstTbQueueGroup *group;
+  gpointer group_member;
 
   /* Thread placement of both tasks (gsttbqueue-placement.c).  Innermost
    * lock: nothing is taken, posted or waited for while holding it. */

@@ -28,6 +28,7 @@
 #include "gsttbqueue-enums.h"
 #include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
+#include "gsttbqueue-group.h"
 #include "gsttbqueue-placement.h"
 #include "gsttbqueue-stats.h"
 
@@ -333,6 +334,32 @@ get_temp_location (GstTbQueue * tbq, const Property * p, GValue * value)
   GST_OBJECT_UNLOCK (tbq);
 }
 
+static void
+set_copy_group (GstTbQueue * tbq, const Property * p, const GValue * value)
+{
+  GST_OBJECT_LOCK (tbq);
+  g_free (tbq->copy_group);
+  tbq->copy_group = g_value_dup_string (value);
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+static void
+get_copy_group (GstTbQueue * tbq, const Property * p, GValue * value)
+{
+  GST_OBJECT_LOCK (tbq);
+  g_value_set_string (value, tbq->copy_group != NULL ? tbq->copy_group : "");
+  GST_OBJECT_UNLOCK (tbq);
+}
+
+/* The copy task's placement applies to its group's thread: say when
+ * another member asks for another. */
+static void
+copy_placement_commit (GstTbQueue * tbq)
+{
+  gst_tbqueue_placement_commit (tbq);
+  gst_tbqueue_group_check_placement (tbq);
+}
+
 /* A template that cannot name a file (mkstemp's rule). */
 static gboolean
 refuse_temp_template (const GValue * value, gchar * why, gsize why_size)
@@ -501,7 +528,9 @@ get_bitrate (GstTbQueue * tbq, const Property * p, GValue * value)
 #define HOOKS(setter, getter) \
   .store = STORE_HOOKS, .set = setter, .get = getter
 #define PLACEMENT(t, setter, getter) \
-  HOOKS (setter, getter), .commit = gst_tbqueue_placement_commit, .task = t
+  HOOKS (setter, getter), .task = t, \
+  .commit = (t) == GST_TBQUEUE_COPY_TASK ? copy_placement_commit \
+      : gst_tbqueue_placement_commit
 
 /* Indexed by property id.  Entry 0 is id 0, which GObject reserves, as
  * the array of g_object_class_install_properties (). */
@@ -974,6 +1003,49 @@ static const Property properties[] = {
         UINT64 (0, G_MAXINT64, 0), ANY_STATE,
         HOOKS (set_levels_interval, get_levels_interval),
       .refuse = refuse_levels_interval},
+
+  /* tbqueue's own: copy groups (gsttbqueue-group.c) */
+
+  /**
+   * GstTbQueue:copy-group:
+   *
+   * The copy group the element joins: every tbqueue of the process that
+   * names the same group has its copy work done by one thread, the task
+   * "NAME:copier" ("default:copier" for the default group), which serves
+   * the members in turn, and shares that group's memory: the idle sink
+   * blocks its first member pre-faulted (#GstTbQueue:sink-min-bytes), and
+   * the cap #GstTbQueue:group-max-bytes.  Empty (the default): the
+   * process's default group.  Each member keeps its own limits, order and
+   * flow; a member whose downstream stalls is passed over until it takes
+   * data again.  The copy task's placement (#GstTbQueue:copy-task-cpus
+   * and the rest) applies to the group's thread; members that ask for
+   * different ones are warned about.  Applies from the next READY to
+   * PAUSED change.
+   *
+   * Since: 0.4
+   */
+  {"copy-group", "Copy group",
+        "Copy group to join: one thread does the copy work of all its "
+        "members (empty = the default group)",
+        STRING (""), READY_ONLY, HOOKS (set_copy_group, get_copy_group)},
+  /**
+   * GstTbQueue:group-max-bytes:
+   *
+   * The most sink memory (bytes, copied frames included) all members of
+   * the element's copy group (#GstTbQueue:copy-group) may hold together;
+   * 0 (the default): no cap but each member's own
+   * #GstTbQueue:sink-max-bytes.  At the cap a member is full as at its
+   * own limit: #GstTbQueue:leaky applies.  The group keeps the cap of the
+   * member that made it (its first); a later member asking for another is
+   * warned about.  Applies from the next READY to PAUSED change.
+   *
+   * Since: 0.4
+   */
+  {"group-max-bytes", "Group memory cap (bytes)",
+        "Most sink memory the members of the copy group hold together "
+        "(0 = no cap)",
+        UINT64 (0, G_MAXUINT64, 0), READY_ONLY,
+      OBJECT_LOCK (group_max_bytes)},
 
   /* tbqueue's own: where both tasks' threads run (gsttbqueue-placement.c) */
 
@@ -1553,6 +1625,7 @@ gst_tbqueue_properties_clear (GstTbQueue * tbq)
 {
   g_clear_pointer (&tbq->refused, g_ptr_array_unref);
   g_clear_pointer (&tbq->temp_template, g_free);
+  g_clear_pointer (&tbq->copy_group, g_free);
   g_clear_pointer (&tbq->temp_location, g_free);
 }
 

@@ -104,6 +104,7 @@
 #include "gsttbqueue-private.h"
 #include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
+#include "gsttbqueue-group.h"
 #include "gsttbqueue-dequeue.h"
 #include "gsttbqueue-leaks.h"
 #include "gsttbqueue-levels.h"
@@ -260,7 +261,6 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_cond_init (&tbq->item_del, NULL);
   pthread_cond_init (&tbq->query_handled, NULL);
   pthread_cond_init (&tbq->sink_moved, NULL);
-  g_rec_mutex_init (&tbq->copy_task_lock);
   gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
 }
@@ -276,7 +276,6 @@ gst_tbqueue_finalize (GObject * object)
   pthread_cond_destroy (&tbq->item_del);
   pthread_cond_destroy (&tbq->query_handled);
   pthread_cond_destroy (&tbq->sink_moved);
-  g_rec_mutex_clear (&tbq->copy_task_lock);
   gst_tbqueue_placement_clear (tbq);
   gst_tbqueue_properties_clear (tbq);
   gst_tbqueue_buffering_clear (tbq);
@@ -443,7 +442,7 @@ gst_tbqueue_open (GstTbQueue * tbq)
   TbqQueue *q = NULL;
   TbqWriter *writer = NULL;
   TbqReader *reader = NULL;
-  GstTask *task;
+  GstTbQueueGroup *group;
   TbqStatus st = TBQ_INVALID_CONFIG;
   char reason[256], msg[512];
 
@@ -460,25 +459,26 @@ gst_tbqueue_open (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (st != TBQ_OK)
     goto refused;
-  st = tbq_queue_new (&cfg, &q, msg, sizeof msg);
-  if (st != TBQ_OK)
+  group = gst_tbqueue_group_join (tbq, &cfg, &q, &st, msg, sizeof msg);
+  if (group == NULL) {
+    if (st == TBQ_INVALID_CONFIG)
+      goto refused;
     goto no_memory;
+  }
   if (!open_spill (tbq, q)) {
-    tbq_queue_free (q, NULL, NULL);
+    gst_tbqueue_group_leave (tbq, group, q);
     goto failed;
   }
   if (tbq_writer_new (q, &writer) != TBQ_OK
       || tbq_reader_new (q, &reader) != TBQ_OK) {
-    tbq_queue_free (q, NULL, NULL);
+    gst_tbqueue_group_leave (tbq, group, q);
     g_strlcpy (msg, "cannot allocate the source pool", sizeof msg);
     goto no_memory;
   }
-  task = gst_tbqueue_copy_task_new (tbq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->q = q;
   tbq->writer = writer;
   tbq->reader = reader;
-  tbq->copy_task = task;
   tbq->limits.max_inline = tbq_queue_max_inline_size (q);
   tbq->limits.max_small = gst_tbq_record_max_small (tbq->limits.max_inline);
   tbq->limits.max_record = MAX (tbq_queue_max_extent_size (q),
@@ -515,7 +515,7 @@ static void
 gst_tbqueue_close (GstTbQueue * tbq)
 {
   TbqQueue *q;
-  GstTask *task;
+  GstTbQueueGroup *group;
 
   gst_tbqueue_copy_task_stop (tbq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -523,11 +523,10 @@ gst_tbqueue_close (GstTbQueue * tbq)
    * stop interrupted the queue, and it leaves its wait at once. */
   gst_tbqueue_locked_wait_reader_idle (tbq);
   q = tbq->q;
-  task = tbq->copy_task;
+  group = tbq->group;
   tbq->q = NULL;
   tbq->writer = NULL;
   tbq->reader = NULL;
-  tbq->copy_task = NULL;
   if (tbq->partial != NULL)
     gst_buffer_list_unref (tbq->partial);
   tbq->partial = NULL;
@@ -537,11 +536,9 @@ gst_tbqueue_close (GstTbQueue * tbq)
   GST_OBJECT_LOCK (tbq);
   g_clear_pointer (&tbq->temp_location, g_free);
   GST_OBJECT_UNLOCK (tbq);
-  if (task != NULL)
-    gst_object_unref (task);
   /* Zero-copy buffers still downstream keep their sink blocks alive. */
   if (q != NULL)
-    tbq_queue_free (q, gst_tbqueue_release_record, NULL);
+    gst_tbqueue_group_leave (tbq, group, q);
 }
 
 static GstStateChangeReturn
