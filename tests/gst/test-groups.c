@@ -1,0 +1,450 @@
+/* Copy groups: tbqueues that share one copy thread.  Eight streams, one
+ * stalled for good: the others deliver everything; groups with their own
+ * placements; streams joining and leaving while others run.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tbq-check.h"
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define N_STREAMS 8
+
+typedef struct
+{
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  guint buffers[N_STREAMS];
+  gboolean eos[N_STREAMS];
+  gboolean stalled;             /* stream 0's downstream waits */
+} Counts;
+
+typedef struct
+{
+  Counts *c;
+  guint i;
+} Probe;
+
+static GstPadProbeReturn
+count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Probe *p = data;
+  Counts *c = p->c;
+
+  pthread_mutex_lock (&c->lock);
+  while (p->i == 0 && c->stalled)
+    pthread_cond_wait (&c->cond, &c->lock);
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
+    c->buffers[p->i]++;
+  else if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
+    c->eos[p->i] = TRUE;
+  pthread_cond_broadcast (&c->cond);
+  pthread_mutex_unlock (&c->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Wait on c->cond (its lock held) until `deadline` (g_get_monotonic_time
+ * terms): FALSE once it has passed. */
+static gboolean
+counts_wait (Counts * c, gint64 deadline)
+{
+  struct timespec ts;
+
+  if (g_get_monotonic_time () > deadline)
+    return FALSE;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  ts.tv_sec += 1;
+  pthread_cond_timedwait (&c->cond, &c->lock, &ts);
+  return TRUE;
+}
+
+static gboolean
+others_done (Counts * c, guint n)
+{
+  guint i;
+
+  for (i = 1; i < N_STREAMS; i++)
+    if (!c->eos[i] || c->buffers[i] != n)
+      return FALSE;
+  return TRUE;
+}
+
+/* Eight fakesrc ! tbqueue ! fakesink branches in the default group; the
+ * sink of the first stalls for good.  The seven others reach EOS with
+ * every buffer; the stalled one holds no more than its own limit; let
+ * go, it delivers everything too. */
+GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
+{
+  guint n = tbq_scaled (3000, 200), i;
+  GString *desc = g_string_new (NULL);
+  GstElement *pipeline;
+  Counts c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+  Probe probes[N_STREAMS];
+  GstBus *bus;
+  GstMessage *msg;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+
+  for (i = 0; i < N_STREAMS; i++)
+    g_string_append_printf (desc, "fakesrc num-buffers=%u sizetype=fixed "
+        "sizemax=%u filltype=nothing ! tbqueue name=q%u max-size-buffers=50 "
+        "max-size-bytes=0 max-size-time=0 ! fakesink name=s%u sync=false async=false ",
+        n, 512 + 700 * i, i, i);
+  pipeline = gst_parse_launch (desc->str, NULL);
+  g_string_free (desc, TRUE);
+  fail_unless (pipeline != NULL);
+  c.stalled = TRUE;
+  for (i = 0; i < N_STREAMS; i++) {
+    gchar *name = g_strdup_printf ("s%u", i);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), name);
+    GstPad *pad = gst_element_get_static_pad (sink, "sink");
+
+    probes[i].c = &c;
+    probes[i].i = i;
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, count_probe, &probes[i], NULL);
+    gst_object_unref (pad);
+    gst_object_unref (sink);
+    g_free (name);
+  }
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  pthread_mutex_lock (&c.lock);
+  while (!others_done (&c, n))
+    fail_unless (counts_wait (&c, deadline),
+        "the other streams did not finish behind the stalled one");
+  pthread_mutex_unlock (&c.lock);
+  {
+    GstElement *q0 = gst_bin_get_by_name (GST_BIN (pipeline), "q0");
+
+    /* Its own limit, and no more: 50 buffers queued (one more may be in
+     * the stalled push). */
+    fail_unless (tbq_get_uint (q0, "current-level-buffers") <= 50);
+    gst_object_unref (q0);
+  }
+  pthread_mutex_lock (&c.lock);
+  c.stalled = FALSE;
+  pthread_cond_broadcast (&c.cond);
+  pthread_mutex_unlock (&c.lock);
+  bus = gst_element_get_bus (pipeline);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_int (c.buffers[0], n);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* ---- groups, their threads and placements ---- */
+
+typedef struct
+{
+  pthread_mutex_t lock;
+  GHashTable *enter_tid;        /* element name -> tid at its copier ENTER */
+  GHashTable *enter_task;       /* element name -> task name */
+  GPtrArray *warnings;
+} Seen;
+
+static GstBusSyncReply
+seen_sync (GstBus * bus, GstMessage * m, gpointer data)
+{
+  Seen *s = data;
+
+  if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_STREAM_STATUS) {
+    GstStreamStatusType type;
+    GstElement *owner;
+    const GValue *v;
+
+    gst_message_parse_stream_status (m, &type, &owner);
+    v = gst_message_get_stream_status_object (m);
+    if (type == GST_STREAM_STATUS_TYPE_ENTER && v != NULL
+        && G_VALUE_HOLDS (v, GST_TYPE_TASK)
+        && g_str_has_suffix (GST_OBJECT_NAME (g_value_get_object (v)),
+            ":copier")) {
+      char thread_name[17] = "";
+
+      prctl (PR_GET_NAME, thread_name, 0, 0, 0);
+      pthread_mutex_lock (&s->lock);
+      g_hash_table_insert (s->enter_tid, g_strdup (GST_OBJECT_NAME (owner)),
+          GINT_TO_POINTER ((gint) syscall (SYS_gettid)));
+      g_hash_table_insert (s->enter_task, g_strdup (GST_OBJECT_NAME (owner)),
+          g_strdup (thread_name));
+      pthread_mutex_unlock (&s->lock);
+    }
+  } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING) {
+    GError *err = NULL;
+
+    gst_message_parse_warning (m, &err, NULL);
+    pthread_mutex_lock (&s->lock);
+    g_ptr_array_add (s->warnings, g_strdup (err->message));
+    pthread_mutex_unlock (&s->lock);
+    g_error_free (err);
+  }
+  return GST_BUS_PASS;
+}
+
+static void
+seen_init (Seen * s)
+{
+  pthread_mutex_init (&s->lock, NULL);
+  s->enter_tid = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  s->enter_task = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
+  s->warnings = g_ptr_array_new_with_free_func (g_free);
+}
+
+static void
+seen_clear (Seen * s)
+{
+  g_hash_table_unref (s->enter_tid);
+  g_hash_table_unref (s->enter_task);
+  g_ptr_array_unref (s->warnings);
+  pthread_mutex_destroy (&s->lock);
+}
+
+static guint
+count_warnings (Seen * s, const gchar * word)
+{
+  guint i, n = 0;
+
+  pthread_mutex_lock (&s->lock);
+  for (i = 0; i < s->warnings->len; i++)
+    n += strstr (g_ptr_array_index (s->warnings, i), word) != NULL;
+  pthread_mutex_unlock (&s->lock);
+  return n;
+}
+
+/* The CPUs thread `tid` may run on, as a mask of the first 64. */
+static guint64
+cpus_of (gint tid)
+{
+  cpu_set_t set;
+  guint64 mask = 0;
+  gint i;
+
+  CPU_ZERO (&set);
+  fail_unless (sched_getaffinity (tid, sizeof set, &set) == 0);
+  for (i = 0; i < 64; i++)
+    if (CPU_ISSET (i, &set))
+      mask |= G_GUINT64_CONSTANT (1) << i;
+  return mask;
+}
+
+static GstElement *
+run_to_eos (const gchar * desc, Seen * s)
+{
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstBus *bus;
+  GstMessage *msg;
+
+  fail_unless (pipeline != NULL);
+  bus = gst_element_get_bus (pipeline);
+  gst_bus_set_sync_handler (bus, seen_sync, s, NULL);
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  return pipeline;
+}
+
+static void
+stop (GstElement * pipeline)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+/* Members of one group are served by one thread, named after the group;
+ * two groups have two threads, each placed as its members ask, and no
+ * warning is said. */
+GST_START_TEST (test_groups_have_their_own_threads_and_placements)
+{
+  guint64 allowed = cpus_of (0), first, second;
+  Seen s;
+  GstElement *pipeline;
+  gchar *desc;
+  gint a1, a2, b1;
+
+  /* Two CPUs the process may use (one, if it has one). */
+  first = allowed & -allowed;
+  second = (allowed & ~first) ? (allowed & ~first) & -(allowed & ~first)
+      : first;
+  seen_init (&s);
+  desc = g_strdup_printf ("fakesrc num-buffers=200 ! tbqueue name=a1 "
+      "copy-group=cams copy-task-cpus=%d ! fakesink "
+      "fakesrc num-buffers=200 ! tbqueue name=a2 copy-group=cams "
+      "copy-task-cpus=%d ! fakesink "
+      "fakesrc num-buffers=200 ! tbqueue name=b1 copy-group=mics "
+      "copy-task-cpus=%d ! fakesink", g_bit_nth_lsf (first, -1),
+      g_bit_nth_lsf (first, -1), g_bit_nth_lsf (second, -1));
+  pipeline = run_to_eos (desc, &s);
+  g_free (desc);
+  pthread_mutex_lock (&s.lock);
+  a1 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "a1"));
+  a2 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "a2"));
+  b1 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "b1"));
+  fail_unless_equals_string (g_hash_table_lookup (s.enter_task, "a1"),
+      "cams:copier");
+  fail_unless_equals_string (g_hash_table_lookup (s.enter_task, "b1"),
+      "mics:copier");
+  pthread_mutex_unlock (&s.lock);
+  fail_unless (a1 != 0 && b1 != 0);
+  fail_unless_equals_int (a1, a2);
+  fail_unless (a1 != b1, "two groups share a thread");
+  /* The threads still serve their groups (PLAYING): placed as asked. */
+  fail_unless (cpus_of (a1) == first);
+  fail_unless (cpus_of (b1) == second);
+  fail_unless_equals_int (count_warnings (&s, "placement"), 0);
+  stop (pipeline);
+  seen_clear (&s);
+}
+
+GST_END_TEST;
+
+/* Two members of one group asking for different placements: a warning
+ * says so, naming both. */
+GST_START_TEST (test_members_asking_for_other_placements_are_warned_about)
+{
+  Seen s;
+  GstElement *pipeline;
+
+  seen_init (&s);
+  pipeline = run_to_eos ("fakesrc num-buffers=50 ! tbqueue name=x1 "
+      "copy-group=odd copy-task-cpus=0 ! fakesink "
+      "fakesrc num-buffers=50 ! tbqueue name=x2 copy-group=odd "
+      "copy-task-nice=5 ! fakesink", &s);
+  fail_unless (count_warnings (&s, "different placements") >= 1);
+  stop (pipeline);
+  seen_clear (&s);
+}
+
+GST_END_TEST;
+
+/* A member asking for another cap than its group's is warned about. */
+GST_START_TEST (test_a_second_cap_is_warned_about)
+{
+  Seen s;
+  GstElement *pipeline;
+
+  seen_init (&s);
+  pipeline = run_to_eos ("fakesrc num-buffers=20 ! tbqueue "
+      "copy-group=capped group-max-bytes=16777216 ! fakesink "
+      "fakesrc num-buffers=20 ! tbqueue copy-group=capped "
+      "group-max-bytes=8388608 ! fakesink", &s);
+  fail_unless_equals_int (count_warnings (&s, "keeps the cap"), 1);
+  stop (pipeline);
+  seen_clear (&s);
+}
+
+GST_END_TEST;
+
+/* ---- joining and leaving ---- */
+
+/* One stream runs from start to end while others join its group and
+ * leave it: by state changes, and by removal from the running pipeline.
+ * The running one delivers every buffer; nothing hangs, nothing leaks
+ * (tbq_tcase checks the leaks). */
+GST_START_TEST (test_streams_join_and_leave_while_another_runs)
+{
+  guint n = tbq_scaled (20000, 2000), rounds = tbq_scaled (20, 4), r;
+  gchar *desc = g_strdup_printf ("fakesrc num-buffers=%u sizetype=fixed "
+      "sizemax=256 ! tbqueue ! fakesink name=main sync=false", n);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "main");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  Counts c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+  Probe p = { &c, 1 };
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+
+  g_free (desc);
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, count_probe, &p, NULL);
+  gst_object_unref (pad);
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  for (r = 0; r < rounds; r++) {
+    /* A pipeline of its own: up, data, EOS, down. */
+    GstElement *other = gst_parse_launch ("fakesrc num-buffers=100 ! tbqueue "
+        "! fakesink sync=false", NULL);
+    GstBus *obus = gst_element_get_bus (other);
+    GstElement *src, *q, *fsink;
+
+    fail_if (gst_element_set_state (other, GST_STATE_PLAYING) ==
+        GST_STATE_CHANGE_FAILURE);
+    msg = tbq_bus_wait (obus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    /* Half of them leave in the middle of PLAYING, with data queued. */
+    fail_unless_equals_int (gst_element_set_state (other, r % 2 ?
+            GST_STATE_NULL : GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (other, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    gst_object_unref (obus);
+    gst_object_unref (other);
+    /* A branch added to the running pipeline, then taken out. */
+    src = gst_element_factory_make ("fakesrc", NULL);
+    q = gst_element_factory_make ("tbqueue", NULL);
+    fsink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (src, "is-live", TRUE, NULL);
+    g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
+    gst_bin_add_many (GST_BIN (pipeline), src, q, fsink, NULL);
+    fail_unless (gst_element_link_many (src, q, fsink, NULL));
+    fail_unless (gst_element_sync_state_with_parent (fsink));
+    fail_unless (gst_element_sync_state_with_parent (q));
+    fail_unless (gst_element_sync_state_with_parent (src));
+    g_usleep (2000);
+    gst_element_set_locked_state (src, TRUE);
+    gst_element_set_locked_state (q, TRUE);
+    gst_element_set_locked_state (fsink, TRUE);
+    fail_unless_equals_int (gst_element_set_state (src, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (q, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (fsink, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    gst_bin_remove_many (GST_BIN (pipeline), src, q, fsink, NULL);
+  }
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_int (c.buffers[1], n);
+  fail_unless (c.eos[1]);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqueue_groups_suite (void)
+{
+  Suite *s = suite_create ("tbqueue-groups");
+  TCase *tc = tbq_tcase (s, "groups");
+
+  tcase_add_test (tc, test_a_stalled_stream_holds_up_no_other);
+  tcase_add_test (tc, test_groups_have_their_own_threads_and_placements);
+  tcase_add_test (tc, test_members_asking_for_other_placements_are_warned_about);
+  tcase_add_test (tc, test_a_second_cap_is_warned_about);
+  tcase_add_test (tc, test_streams_join_and_leave_while_another_runs);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqueue_groups);
