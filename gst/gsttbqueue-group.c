@@ -207,11 +207,11 @@ gst_tbqueue_group_join (GstTbQueue * tbq, TbqConfig * cfg, TbqQueue ** q,
     *st = TBQ_NO_MEMORY;
     return NULL;
   }
-  /* The sink memory it pre-faults is the group's reserve (when it keeps
-   * blocks of this size): the member takes its first block from there. */
-  if (cfg->sink.block_size == group->reserve_block_size
-      && cfg->sink.min_blocks > 1)
-    cfg->sink.min_blocks = 1;
+  /* The sink memory it would pre-fault is the group's reserve (when it
+   * keeps blocks of this size): the member pre-faults none of its own and
+   * takes its blocks from there while it has some. */
+  if (cfg->sink.block_size == group->reserve_block_size)
+    cfg->sink.min_blocks = 0;
   /* Without groups_lock: the group's thread may be in a member's ENTER,
    * which takes it (gst_tbqueue_group_check_placement()). */
   member = g_new (Member, 1);

@@ -478,6 +478,11 @@ TbqStatus
 tbq_copier_group_pass (TbqCopier * c, bool *moved)
 {
   *moved = false;
+  /* Acquire: pairs with tbq_queue_resume(); no thread of the group
+   * touched the queue while it was interrupted, so `busy` alone does not
+   * order the caller's work of that time before this pass. */
+  if (atomic_load_explicit (c->interrupted, memory_order_acquire))
+    return TBQ_INTERRUPTED;
   if (!copier_own (c))
     return TBQ_BUSY;
   /* Relaxed: owned by whoever holds `busy`; read as a hint. */

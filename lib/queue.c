@@ -385,8 +385,10 @@ tbq_queue_resume (TbqQueue * q)
 {
   if (q == NULL)
     return;
-  /* Relaxed: as in tbq_queue_interrupt(). */
-  atomic_store_explicit (&q->interrupted, 0, memory_order_relaxed);
+  /* Release: what the caller did to the queue while it was interrupted
+   * (a discard) happens before the pass a copy group's thread makes once
+   * it sees the flag down (acquire in tbq_copier_group_pass()). */
+  atomic_store_explicit (&q->interrupted, 0, memory_order_release);
   wake_everyone (q);
 }
 
