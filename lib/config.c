@@ -4,7 +4,7 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tbq.h"
+#include "config.h"
 #include "machine.h"
 
 #include <inttypes.h>
@@ -40,8 +40,8 @@ tbq_config_init (TbqConfig * cfg)
   cfg->max_writers = 64;
 }
 
-static TbqStatus
-refuse (char *msg, size_t msg_size, const char *fmt, ...)
+TbqStatus
+tbq_config_refuse (char *msg, size_t msg_size, const char *fmt, ...)
 {
   if (msg != NULL && msg_size > 0) {
     va_list ap;
@@ -72,23 +72,23 @@ validate_pool (const char *name, const TbqPoolConfig * p, char *msg,
     size_t msg_size)
 {
   if (p->block_size < TBQ_MIN_BLOCK_SIZE || p->block_size % TBQ_CACHELINE)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "%s block size %zu: must be a multiple of %d and at least %zu bytes",
         name, p->block_size, TBQ_CACHELINE, TBQ_MIN_BLOCK_SIZE);
   if (p->block_size > TBQ_MAX_BLOCK_SIZE)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "%s block size %zu: must be at most %zu bytes", name, p->block_size,
         TBQ_MAX_BLOCK_SIZE);
   if (p->max_blocks < 2)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "%s pool max_blocks %zu: must be at least 2 (one being written, one "
         "being consumed)", name, p->max_blocks);
   if (p->min_blocks > p->max_blocks)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "%s pool min_blocks %zu is larger than max_blocks %zu", name,
         p->min_blocks, p->max_blocks);
   if (p->max_blocks > SIZE_MAX / p->block_size)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "%s pool %zu blocks of %zu bytes overflows the address space", name,
         p->max_blocks, p->block_size);
   return TBQ_OK;
@@ -106,7 +106,7 @@ validate_preallocation (const TbqConfig * cfg, char *msg, size_t msg_size)
 
   if (phys == 0 || (source <= phys && sink <= phys - source))
     return TBQ_OK;
-  return refuse (msg, msg_size,
+  return tbq_config_refuse (msg, msg_size,
       "pre-allocated pools of %" PRIu64 " bytes (sink: %zu blocks of %zu "
       "bytes, source: %zu blocks of %zu bytes) exceed this machine's %"
       PRIu64 " bytes of physical memory", source > UINT64_MAX - sink
@@ -119,28 +119,28 @@ static TbqStatus
 validate_policies (const TbqConfig * cfg, char *msg, size_t msg_size)
 {
   if ((unsigned) cfg->backpressure > TBQ_BACKPRESSURE_DROP)
-    return refuse (msg, msg_size, "unknown backpressure mode %d",
+    return tbq_config_refuse (msg, msg_size, "unknown backpressure mode %d",
         (int) cfg->backpressure);
   if ((unsigned) cfg->publish > TBQ_PUBLISH_AT_HANDOFF)
-    return refuse (msg, msg_size, "unknown publish policy %d",
+    return tbq_config_refuse (msg, msg_size, "unknown publish policy %d",
         (int) cfg->publish);
   if (cfg->publish == TBQ_PUBLISH_EVERY_N && cfg->publish_every == 0)
-    return refuse (msg, msg_size, "publish_every must be at least 1");
+    return tbq_config_refuse (msg, msg_size, "publish_every must be at least 1");
   if (cfg->wake != TBQ_WAKE_IMMEDIATE && cfg->wake != TBQ_WAKE_ON_DEMAND)
-    return refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
+    return tbq_config_refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
   if (cfg->max_coalesce_ns != 0
       && (cfg->max_coalesce_ns < TBQ_COALESCE_MIN_NS
           || cfg->max_coalesce_ns > TBQ_COALESCE_MAX_NS))
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "coalescing bound %" PRId64 " ns: must be 0 or %" PRId64 "..%"
         PRId64 " ns", cfg->max_coalesce_ns, (int64_t) TBQ_COALESCE_MIN_NS,
         (int64_t) TBQ_COALESCE_MAX_NS);
   if (cfg->max_coalesce_ns != 0 && cfg->wake != TBQ_WAKE_ON_DEMAND)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "a coalescing bound needs on-demand wake: with immediate wake the "
         "copier thread moves every record as it comes");
   if (cfg->max_writers == 0 || cfg->max_writers > TBQ_MAX_WRITERS)
-    return refuse (msg, msg_size, "max_writers %u: must be 1..%d",
+    return tbq_config_refuse (msg, msg_size, "max_writers %u: must be 1..%d",
         cfg->max_writers, TBQ_MAX_WRITERS);
   return TBQ_OK;
 }
@@ -151,12 +151,12 @@ tbq_config_validate (const TbqConfig * cfg, char *msg, size_t msg_size)
   TbqStatus st;
 
   if (cfg == NULL)
-    return refuse (msg, msg_size, "no configuration given");
+    return tbq_config_refuse (msg, msg_size, "no configuration given");
   if ((st = validate_pool ("source", &cfg->source, msg, msg_size)) != TBQ_OK
       || (st = validate_pool ("sink", &cfg->sink, msg, msg_size)) != TBQ_OK)
     return st;
   if (cfg->sink.block_size < cfg->source.block_size)
-    return refuse (msg, msg_size,
+    return tbq_config_refuse (msg, msg_size,
         "sink block size %zu is smaller than source block size %zu: every "
         "record must fit one sink block", cfg->sink.block_size,
         cfg->source.block_size);

@@ -12,6 +12,7 @@
  * finds nothing to do sleeps on the share's doorbell, which every member's
  * writers, reader and sink pool ring (share.h).
  */
+#include "config.h"
 #include "group.h"
 
 #include <sched.h>
@@ -65,14 +66,6 @@ tbq_group_config_init (TbqGroupConfig * cfg)
   cfg->threads = 1;
 }
 
-static TbqStatus
-group_refused (char *msg, size_t msg_size, const char *why)
-{
-  if (msg != NULL && msg_size > 0)
-    snprintf (msg, msg_size, "%s", why);
-  return TBQ_INVALID_CONFIG;
-}
-
 TbqStatus
 tbq_group_new (const TbqGroupConfig * cfg, TbqGroup ** out, char *msg,
     size_t msg_size)
@@ -84,18 +77,22 @@ tbq_group_new (const TbqGroupConfig * cfg, TbqGroup ** out, char *msg,
     return TBQ_INVALID_ARGUMENT;
   *out = NULL;
   if (cfg->threads < 1 || cfg->threads > TBQ_GROUP_MAX_THREADS)
-    return group_refused (msg, msg_size, "a copy group runs 1 to 64 threads");
+    return tbq_config_refuse (msg, msg_size,
+        "a copy group runs 1 to 64 threads");
   if (cfg->reserve_block_size != 0
       && cfg->reserve_block_size <= TBQ_BLOCK_HEADER_SIZE)
-    return group_refused (msg, msg_size, "the reserve's block size must be "
+    return tbq_config_refuse (msg, msg_size,
+        "the reserve's block size must be "
         "larger than a block header (64 bytes)");
   if (cfg->reserve_min_blocks > cfg->reserve_max_blocks)
-    return group_refused (msg, msg_size, "the reserve cannot fault in more "
+    return tbq_config_refuse (msg, msg_size,
+        "the reserve cannot fault in more "
         "blocks than it keeps");
   if (cfg->max_bytes != 0 && cfg->reserve_block_size != 0
       && (uint64_t) cfg->reserve_min_blocks * cfg->reserve_block_size
       > cfg->max_bytes)
-    return group_refused (msg, msg_size, "the reserve is larger than the "
+    return tbq_config_refuse (msg, msg_size,
+        "the reserve is larger than the "
         "group's cap");
   g = tbq_alloc_aligned (sizeof *g);
   if (g == NULL)

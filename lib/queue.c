@@ -12,6 +12,7 @@
  *
  * Memory protocol: block.h.
  */
+#include "config.h"
 #include "group.h"
 #include "reader.h"
 
@@ -549,14 +550,6 @@ tbq_spill_config_init (TbqSpillConfig * cfg)
   cfg->remove = 1;
 }
 
-static TbqStatus
-spill_refused (char *msg, size_t msg_size, const char *why)
-{
-  if (msg != NULL && msg_size > 0)
-    snprintf (msg, msg_size, "%s", why);
-  return TBQ_INVALID_CONFIG;
-}
-
 TbqStatus
 tbq_queue_enable_spill (TbqQueue * q, const TbqSpillConfig * cfg, char *msg,
     size_t msg_size)
@@ -571,12 +564,14 @@ tbq_queue_enable_spill (TbqQueue * q, const TbqSpillConfig * cfg, char *msg,
     return TBQ_BUSY;
   len = cfg->temp_template != NULL ? strlen (cfg->temp_template) : 0;
   if (len < 6 || strcmp (cfg->temp_template + len - 6, "XXXXXX") != 0)
-    return spill_refused (msg, msg_size, "the spill file's template must "
+    return tbq_config_refuse (msg, msg_size,
+        "the spill file's template must "
         "end in XXXXXX");
   /* Units read back are extents: one sink block's records must fit one,
    * next to the blocks the spill mark leaves. */
   if (q->cfg.sink.max_blocks < 8)
-    return spill_refused (msg, msg_size, "the sink pool must hold at least "
+    return tbq_config_refuse (msg, msg_size,
+        "the sink pool must hold at least "
         "8 sink blocks to spill");
   s = tbq_spill_new (cfg, q->sink_pool, q->extents, &q->wake, &st, msg,
       msg_size);
