@@ -19,6 +19,8 @@
  *   memory       RSS per queued buffer, RSS after the drain     bench-memory.c
  *   camera       frames lost by a 4-buffer-pool live source     bench-camera.c
  *                when downstream stalls
+ *   streams      16 streams at 1 kHz in one process: CPU and      bench-streams.c
+ *                wake-ups per buffer, threads
  *
  * COMMON OPTIONS
  *   --smoke      tiny sizes, seconds: checks that it runs and verifies
@@ -110,6 +112,7 @@ static const struct
   {"scenario", gb_scenario_main},
   {"memory", gb_memory_main},
   {"camera", gb_camera_main},
+  {"streams", gb_streams_main},
 };
 
 static void
@@ -118,7 +121,7 @@ usage (FILE * f)
   fprintf (f, "usage: gst-bench BENCHMARK [--smoke] [--runs N] [--out DIR] "
       "[--only a,b] [--tap] [options]\n"
       "BENCHMARK: throughput upstream callgrind burst latency scenario "
-      "memory camera list\n"
+      "memory camera streams list\n"
       "See the comment at the top of tests/bench/gst/gst-bench.c.\n");
 }
 

@@ -389,6 +389,7 @@ int gb_latency_main (GbCommon * c, int argc, char **argv);
 int gb_scenario_main (GbCommon * c, int argc, char **argv);
 int gb_memory_main (GbCommon * c, int argc, char **argv);
 int gb_camera_main (GbCommon * c, int argc, char **argv);
+int gb_streams_main (GbCommon * c, int argc, char **argv);
 
 /* Initialise GStreamer, load the tbqueue plugin from the build tree and
  * register the benchmark source element. */
