@@ -16,6 +16,9 @@
  *   leak       one reference kept forever         -> "leak"
  *   hang       the src task blocked forever       -> "watchdog"
  *   event      the N-th serialized event dropped  -> "loss"
+ * and, with --group-peers, on the first peer's src pad (soak-peers.c):
+ *   peer-corrupt  one payload byte flipped        -> "peer"
+ *   peer-drop     dropped                         -> "peer"
  */
 #include "soak.h"
 
@@ -116,7 +119,8 @@ gboolean
 soak_inject_setup (GError ** error)
 {
   static const gchar *faults[] = { "corrupt", "timestamp", "drop", "reorder",
-    "duplicate", "discont", "nodiscont", "leak", "hang", "event", NULL
+    "duplicate", "discont", "nodiscont", "leak", "hang", "event",
+    "peer-corrupt", "peer-drop", NULL
   };
 
   if (soak.inject == NULL)
@@ -126,6 +130,8 @@ soak_inject_setup (GError ** error)
         "unknown fault '%s'", soak.inject);
     return FALSE;
   }
+  if (g_str_has_prefix (soak.inject, "peer-"))
+    return TRUE;                /* soak_peers_start() sets its probe */
   if (g_str_equal (soak.inject, "event"))
     gst_pad_add_probe (soak.esrc, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
         on_event, NULL, NULL);

@@ -7,6 +7,8 @@
  *   soak --element tbqueue --duration 30
  *   soak --element queue --buffers 20000000 --seed 42
  *   soak --seed 42 --chapter 17 --features lists,stall   (replay one chapter)
+ *   soak --element tbqueue --group-peers 3   (3 more tbqueues in its copy
+ *                                             group: soak-peers.c)
  */
 #include "soak.h"
 
@@ -113,8 +115,8 @@ soak_replay_command (void)
   gchar *t = modes_to_string (soak.transfer_mask, "auto", "copy",
       "reference");
   gchar *cmd = g_strdup_printf ("soak --element %s --seed %" G_GUINT64_FORMAT
-      " --chapter %u --features %s --leaky %s --transfer %s",
-      soak.element_name, soak.seed, soak.ch.index, f, l, t);
+      " --chapter %u --features %s --leaky %s --transfer %s --group-peers %u",
+      soak.element_name, soak.seed, soak.ch.index, f, l, t, soak.group_peers);
 
   g_free (f);
   g_free (l);
@@ -378,7 +380,7 @@ parse_args (int *argc, char ***argv, GError ** error)
   gchar *features = NULL, *enable = NULL, *disable = NULL;
   gchar *leaky = NULL, *transfer = NULL;
   gint64 seed = -1, buffers = 0;
-  gint chapter = -1, watchdog = 30, inject_at = 1000;
+  gint chapter = -1, watchdog = 30, inject_at = 1000, group_peers = 0;
   gboolean ok = TRUE;
   GOptionEntry entries[] = {
     {"element", 'e', 0, G_OPTION_ARG_STRING, &soak.element_name,
@@ -406,6 +408,8 @@ parse_args (int *argc, char ***argv, GError ** error)
         "Inject a fault (self-tests; see soak-inject.c)", "FAULT"},
     {"inject-at", 0, 0, G_OPTION_ARG_INT, &inject_at,
         "The fault hits the N-th buffer or event (default 1000)", "N"},
+    {"group-peers", 0, 0, G_OPTION_ARG_INT, &group_peers,
+        "Run N more tbqueues in the element's copy group (default 0)", "N"},
     {"verbose", 'v', 0, G_OPTION_ARG_NONE, &soak.verbose,
         "Describe each chapter", NULL},
     {NULL}
@@ -430,6 +434,12 @@ parse_args (int *argc, char ***argv, GError ** error)
   soak.only_chapter = chapter;
   soak.watchdog_s = (guint) MAX (watchdog, 1);
   soak.inject_at = (guint) MAX (inject_at, 1);
+  if (group_peers < 0 || group_peers > 64) {
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+        "--group-peers: 0 to 64");
+    return FALSE;
+  }
+  soak.group_peers = (guint) group_peers;
   soak.features = SOAK_F_ALL;
   if (features != NULL)
     ok &= soak_features_parse (features, &soak.features);
@@ -455,6 +465,8 @@ parse_args (int *argc, char ***argv, GError ** error)
   return ok;
 }
 
+static guint64 peer_buffers, peer_cycles;
+
 static void
 report (void)
 {
@@ -467,7 +479,9 @@ report (void)
       G_GUINT64_FORMAT " flushes, %" G_GUINT64_FORMAT " state changes, %"
       G_GUINT64_FORMAT " limit probes, %" G_GUINT64_FORMAT " barriers, %"
       G_GUINT64_FORMAT " EOS, %.1f MiB spilled, %" G_GUINT64_FORMAT
-      " buffering messages, %u chapters, %.1f s; features %s\n",
+      " buffering messages, %u chapters, %.1f s; features %s; %u group peers"
+      " (%" G_GUINT64_FORMAT " buffers verified, %" G_GUINT64_FORMAT
+      " left and joined)\n",
       soak.element_name, soak.seed, atomic_load (&soak.buffers_pushed),
       atomic_load (&soak.buffers_delivered),
       atomic_load (&soak.bytes_delivered) / 1048576.0,
@@ -476,7 +490,8 @@ report (void)
       atomic_load (&soak.probes), atomic_load (&soak.barriers),
       atomic_load (&soak.eoses), soak.spilled / 1048576.0,
       atomic_load (&soak.buffering_messages), soak.ch.index + 1
-      - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f);
+      - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f,
+      soak.group_peers, peer_buffers, peer_cycles);
   g_free (f);
 }
 
@@ -509,14 +524,25 @@ main (int argc, char **argv)
       soak.element_name, soak.seed, f, soak.inject ? ", fault " : "",
       soak.inject ? soak.inject : "");
   g_free (f);
+  if (soak.group_peers > 0 && !soak.is_tbqueue) {
+    g_print ("not ok 1 - %s soak: --group-peers needs tbqueue\n",
+        soak.element_name);
+    return 1;
+  }
   soak_log_init (20);
   soak.stall_rng = soak.seed ^ 0x57A11;
   soak.start_time = g_get_monotonic_time ();
   watchdog = g_thread_new ("soak-watchdog", soak_watchdog_main, NULL);
   flusher = g_thread_new ("soak-flusher", soak_flusher_main, NULL);
+  if (soak.group_peers > 0)
+    soak_peers_start (soak.group_peers);
   soak_producer_main (NULL);
   atomic_store (&soak.stop, TRUE);
   g_thread_join (flusher);
+  if (soak.group_peers > 0) {
+    soak.op = "peers' EOS";
+    soak_peers_finish (&peer_buffers, &peer_cycles);
+  }
   soak.op = "teardown";
   teardown_element ();
   check_leaks ();

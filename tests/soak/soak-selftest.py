@@ -33,6 +33,15 @@ CASES = [
     ("a blocked src pad task",
      NO_LEAK + ["--inject", "hang", "--watchdog", "3"], "watchdog"),
 ]
+# The soaked tbqueue with two more in its copy group (soak-peers.c).
+PEERS = ["--element", "tbqueue", "--seed", "7", "--duration", "3",
+         "--group-peers", "2", "--inject-at", "2000"]
+CASES += [
+    ("a corrupted byte in a group peer's stream",
+     PEERS + ["--inject", "peer-corrupt"], "peer"),
+    ("a buffer missing from a group peer's stream",
+     PEERS + ["--inject", "peer-drop"], "peer"),
+]
 
 
 def run(soak, args):
@@ -45,10 +54,12 @@ def main():
     soak = sys.argv[1]
     n = 0
     failed = 0
-    print("1..%d" % (len(CASES) + 2))
+    print("1..%d" % (len(CASES) + 3))
     for name, args in (("the same run without a fault passes", NO_LEAK),
                        ("a leaky run without a fault passes",
-                        BASE + ["--leaky", "upstream,downstream"])):
+                        BASE + ["--leaky", "upstream,downstream"]),
+                       ("a run with group peers without a fault passes",
+                        PEERS[:-2])):
         n += 1
         rc, out = run(soak, args)
         ok = rc == 0 and "\nok 1 " in "\n" + out

@@ -158,6 +158,7 @@ typedef struct
   guint inject_at;
   gboolean verbose;
   gboolean trace;               /* SOAK_TRACE: every delivery and operation */
+  guint group_peers;            /* --group-peers */
 
   GstElement *element;
   GstPad *srcpad, *sinkpad;     /* ours */
@@ -333,6 +334,10 @@ void soak_probe_run (void);
 
 /* ---- soak-threads.c ---- */
 gpointer soak_flusher_main (gpointer data);
+/* --group-peers (soak-peers.c): N more tbqueues in the soaked element's
+ * copy group, each checked on its own. */
+void soak_peers_start (guint n);
+void soak_peers_finish (guint64 * buffers, guint64 * cycles);
 gpointer soak_watchdog_main (gpointer data);
 /* FLUSH_START, FLUSH_STOP and a new epoch, from the calling thread
  * (ctl_lock held). */
