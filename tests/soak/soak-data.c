@@ -167,6 +167,8 @@ static void
 memory_freed (gpointer data)
 {
   atomic_fetch_add_explicit (&soak.mem_freed, 1, memory_order_relaxed);
+  /* After every check of it (soak.h). */
+  SOAK_TSAN_ACQUIRE (data);
   g_free (data);
 }
 
@@ -249,6 +251,9 @@ check_payload (GstBuffer * buf, const SoakEntry * e, guint64 seq)
       return g_strdup_printf ("memory %u of %u cannot be mapped", i, n);
     bad = payload_compare (map.data, off, map.size, seq);
     off += map.size;
+    /* The base of what the memory maps (ours: the g_malloc'ed block that
+     * memory_freed() frees): read before its free (soak.h). */
+    SOAK_TSAN_RELEASE (map.data - mem->offset);
     gst_memory_unmap (mem, &map);
     if (bad >= 0)
       return g_strdup_printf ("payload byte %" G_GSSIZE_FORMAT " of %u "

@@ -34,7 +34,10 @@ soak_log_append (guint64 * seq)
 {
   SoakEntry *e;
 
-  if (soak.next_seq - soak.last_seq >= soak.ring_mask) {
+  /* Without vlock: a hint (the verifier stores it atomically, under
+   * vlock); the wait below decides under the lock. */
+  if (soak.next_seq - __atomic_load_n (&soak.last_seq, __ATOMIC_RELAXED)
+      >= soak.ring_mask) {
     g_mutex_lock (&soak.vlock);
     while (soak.next_seq - log_needed () >= soak.ring_mask) {
       soak.producer_waits = TRUE;

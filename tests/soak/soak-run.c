@@ -104,6 +104,8 @@ chapter_start (guint index, gboolean first)
 
   soak.op = "chapter start";
   soak_chapter_plan (&soak.ch, index);
+  atomic_store_explicit (&soak.flush_period_ms, soak.ch.flush_period_ms,
+      memory_order_relaxed);
   soak.rng = soak.seed ^ ((guint64) index << 32) ^ 0x50A4;
   g_mutex_lock (&soak.ctl_lock);
   if (ready) {

@@ -38,7 +38,8 @@ soak_flusher_main (gpointer data)
   guint64 rng = soak.seed ^ G_GUINT64_CONSTANT (0xF1E5F1E5);
 
   while (!atomic_load_explicit (&soak.stop, memory_order_relaxed)) {
-    guint period = MAX (soak.ch.flush_period_ms, 1);
+    guint period = MAX (atomic_load_explicit (&soak.flush_period_ms,
+            memory_order_relaxed), 1);
 
     g_usleep (soak_log_range (&rng, 1, 2 * (guint64) period) * 1000);
     if (!(soak.features & SOAK_F_FLUSH_THREAD))

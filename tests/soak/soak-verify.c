@@ -127,7 +127,8 @@ delivered (guint64 seq, guint64 unit)
     g_print ("# trace: delivered %" G_GUINT64_FORMAT " (%s) unit %"
         G_GUINT64_FORMAT "\n", seq, kind_name (soak_log_get (seq)->kind),
         unit);
-  soak.last_seq = seq + 1;
+  /* Atomic: soak_log_append() reads it without vlock as a hint. */
+  __atomic_store_n (&soak.last_seq, seq + 1, __ATOMIC_RELAXED);
   soak.last_unit = unit;
   if (seq >= soak.probe_lo && seq < soak.probe_hi)
     soak.probe_seen[seq - soak.probe_lo] = 1;

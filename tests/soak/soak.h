@@ -37,6 +37,20 @@
 
 G_BEGIN_DECLS
 
+/* ThreadSanitizer builds: the verifier's reads of a payload memory happen
+ * before the memory's free, through GStreamer's reference counts, which
+ * ThreadSanitizer does not see (they are atomics in uninstrumented code).
+ * The verifier releases the memory's base address once it has read it,
+ * the free acquires it (soak-data.c). */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define SOAK_TSAN_RELEASE(addr) __tsan_release ((void *) (addr))
+#define SOAK_TSAN_ACQUIRE(addr) __tsan_acquire ((void *) (addr))
+#else
+#define SOAK_TSAN_RELEASE(addr) ((void) (addr))
+#define SOAK_TSAN_ACQUIRE(addr) ((void) (addr))
+#endif
+
 /* ---- features (--enable / --disable) ---- */
 
 typedef enum
@@ -173,6 +187,10 @@ typedef struct
   _Atomic guint64 published_seq;        /* entries below this are written */
   _Atomic guint64 floor;        /* first seq of the current epoch */
   _Atomic guint32 epoch;        /* changed under srcpad's stream lock */
+
+  /* The chapter's flush_period_ms, for the flusher thread (which must not
+   * read soak.ch while the producer plans the next chapter). */
+  _Atomic guint flush_period_ms;
 
   /* Excludes the flusher thread during probes and state changes. */
   GMutex ctl_lock;
