@@ -67,38 +67,38 @@ gst_tbqueue_write_failed (GstTbQueue * tbq, TbqStatus st)
   return GST_FLOW_ERROR;
 }
 
-/* Take the queue out of the group's service and wait until no pass runs
- * on it (no qlock held).  It stays out until the src pad is activated
- * again. */
-void
-gst_tbqueue_copy_task_stop (GstTbQueue * tbq)
+/* Wait until no pass of the group's thread runs on the queue (no qlock
+ * held), after interrupting it if `interrupt`: an interrupted queue gets
+ * no new pass before it is resumed.  `q` lives until close(), which comes
+ * after this on the state-change thread, or is this thread. */
+static void
+copy_task_wait_out (GstTbQueue * tbq, gboolean interrupt)
 {
   TbqQueue *q;
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   q = tbq->q;
-  if (q != NULL)
+  if (q != NULL && interrupt)
     tbq_queue_interrupt (q);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  /* `q` lives until close(), which comes after this on the state-change
-   * thread, or is this thread. */
   if (q != NULL)
     tbq_queue_wait_copier_idle (q);
 }
 
-/* After a flow change away from OK, wait until no pass runs on the queue
- * (no qlock held): it is interrupted, so none starts before the flow is
- * OK again. */
+/* Take the queue out of the group's service and wait until no pass runs
+ * on it.  It stays out until the src pad is activated again. */
+void
+gst_tbqueue_copy_task_stop (GstTbQueue * tbq)
+{
+  copy_task_wait_out (tbq, TRUE);
+}
+
+/* After a flow change away from OK (which interrupted the queue), wait
+ * until no pass runs on it: none starts before the flow is OK again. */
 void
 gst_tbqueue_copy_task_wait_paused (GstTbQueue * tbq)
 {
-  TbqQueue *q;
-
-  GST_TBQUEUE_MUTEX_LOCK (tbq);
-  q = tbq->q;
-  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  if (q != NULL)
-    tbq_queue_wait_copier_idle (q);
+  copy_task_wait_out (tbq, FALSE);
 }
 
 /* Set the flow, and with it the two-layer queue's interrupt and the copy

@@ -10,8 +10,11 @@
  *    does, below, PUBLISH-BATCH).  A plain buffer takes no lock:
  *    it checks the flow and the levels with relaxed loads, bumps the
  *    sink-side counters it owns and writes one record (gsttbqueue-sink.c).
- *  - The copy task, a GstTask, runs the libtbq copier and takes no lock of
- *    the element (gsttbqueue-copytask.c).
+ *  - The copy work: the task of the element's copy group, one GstTask per
+ *    group that runs the libtbq copy group for every member
+ *    (gsttbqueue-group.c); it takes no lock of any member element.  The
+ *    element lets it serve its queue or not by the queue's interrupt
+ *    (gsttbqueue-copytask.c).
  *  - The src pad task is the libtbq reader: it takes records under qlock
  *    and pushes them with qlock released (gsttbqueue-src.c).
  *  - Any application thread: properties, stats, and the signal handlers.
@@ -22,18 +25,21 @@
  *
  * LOCKS, outermost first
  *  - The sink pad's stream lock (GStreamer's): the writer.
+ *  - groups_lock (gsttbqueue-group.c): the process's table of copy groups
+ *    and their member lists; taken with no lock of this list held.
  *  - qlock: the flow, the src side (reader, src segment, queries), every
- *    slow path of the sink side, every start of the two tasks and every
- *    pause and stop of the copy task.  (Pausing or stopping the src task
+ *    slow path of the sink side, every start of the src task and every
+ *    interrupt and resume of the two-layer queue (which is how the copy
+ *    group's task serves it or not).  (Pausing or stopping the src task
  *    from another thread waits for its function to return: that goes
  *    through GstPad, which guards its task, with qlock released.)  Never
  *    held across gst_pad_push, a signal emission or a wait on libtbq;
  *    waits on it are the conditions below, with qlock released.
- *  - Inside qlock: the object locks of the copy task and of the pads,
- *    libtbq's own locks.  None of them is held while taking qlock.
- *  - The copy task's lock (held while its function runs) is taken by a
- *    flush without qlock, to know that the paused task is out of its
- *    function (gst_tbqueue_copy_task_wait_paused).
+ *  - Inside qlock: the object locks of the pads, libtbq's own locks.
+ *    None of them is held while taking qlock.
+ *  - A flush waits, without qlock, until the group's thread makes no pass
+ *    on the interrupted queue (gst_tbqueue_copy_task_wait_paused: libtbq's
+ *    tbq_queue_wait_copier_idle).
  *  - placement_lock: innermost, taken alone by property changes (as they
  *    are stored, and as they are applied at the end of the g_object_set ()
  *    call), by each task thread when it starts and leaves, and by the state
@@ -42,12 +48,12 @@
  *
  * THE FLOW (srcresult, written under qlock, read anywhere)
  *  - Not GST_FLOW_OK: the two-layer queue is interrupted (every libtbq wait
- *    returns), the copy task is paused, the src task pauses itself, and
+ *    returns, the copy group passes it over), the src task pauses itself, and
  *    item_del and sink_moved are broadcast; query_handled is broadcast by
  *    gst_tbqueue_stop_streaming once both tasks have stopped (a query
  *    waiter released earlier could miss the answer the src task is still
  *    pushing).  GST_FLOW_OK again: the queue
- *    resumes and the copy task starts, when the src pad is active.  One
+ *    resumes (the group serves it again), when the src pad is active.  One
  *    function does both (gst_tbqueue_locked_set_flow), so that no start and
  *    no pause is ever lost (proof in gsttbqueue-copytask.c).
  *
