@@ -169,22 +169,15 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
         "--rates", rates_s, "--duration-ms", dur,
         c->smoke ? "--smoke" : NULL, NULL
       };
-      gint status;
-      gchar *out = gb_run_child (args, &status), **lines;
+      gchar *what = g_strdup_printf ("scenario %s", ck->name);
+      gchar **lines = gb_run_child_rows (args, what, &failures);
       guint li;
 
-      if (!g_spawn_check_wait_status (status, NULL)) {
-        failures++;
-        fprintf (stderr, "scenario %s: child failed\n", ck->name);
-      }
-      lines = g_strsplit (out, "\n", -1);
       for (li = 0; lines[li]; li++) {
         Row *r = &rows[nrows];
         gint okv = 0;
 
-        if (!g_str_has_prefix (lines[li], "row,"))
-          continue;
-        if (sscanf (lines[li] + 4, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+        if (sscanf (lines[li], "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                 ",%" G_GUINT64_FORMAT ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%"
                 G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%lf", &r->rate,
                 &r->pushed, &r->delivered, &r->achieved, &r->seconds,
@@ -208,7 +201,7 @@ gb_scenario_main (GbCommon * c, int argc, char **argv)
           nrows++;
       }
       g_strfreev (lines);
-      g_free (out);
+      g_free (what);
       g_free (dur);
     }
 

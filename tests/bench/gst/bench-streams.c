@@ -303,22 +303,15 @@ gb_streams_main (GbCommon * c, int argc, char **argv)
         "--sizes", sizes_s, "--streams", ns, "--rate", rs,
         "--duration-ms", dur, c->smoke ? "--smoke" : NULL, NULL
       };
-      gint status;
-      gchar *out = gb_run_child (args, &status), **lines;
+      gchar *what = g_strdup_printf ("streams %s", ck->name);
+      gchar **lines = gb_run_child_rows (args, what, &failures);
       guint li;
 
-      if (!g_spawn_check_wait_status (status, NULL)) {
-        failures++;
-        fprintf (stderr, "streams %s: child failed\n", ck->name);
-      }
-      lines = g_strsplit (out, "\n", -1);
       for (li = 0; lines[li]; li++) {
         Row *r = &rows[nrows];
         gint okv = 0;
 
-        if (!g_str_has_prefix (lines[li], "row,"))
-          continue;
-        if (sscanf (lines[li] + 4, "%" G_GUINT64_FORMAT ",%u,%"
+        if (sscanf (lines[li], "%" G_GUINT64_FORMAT ",%u,%"
                 G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                 ",%lf,%lf,%lf,%lf,%lf,%lf,%d,%d", &r->size, &r->streams,
                 &r->rate, &r->pushed, &r->delivered, &r->seconds, &r->cpu_us,
@@ -336,13 +329,12 @@ gb_streams_main (GbCommon * c, int argc, char **argv)
             "(not pushers %5.2f), %.2f switches/buffer, %d element threads, "
             "p50 %7.1f p99 %8.1f us\n", run, ck->name, r->size, r->streams,
             r->rate, 100.0 * r->delivered / r->pushed, r->cpu_us,
-            r->others_cpu_us, r->switches,
-            r->threads, r->p50, r->p99);
+            r->others_cpu_us, r->switches, r->threads, r->p50, r->p99);
         if (nrows + 1 < maxrows)
           nrows++;
       }
       g_strfreev (lines);
-      g_free (out);
+      g_free (what);
       g_free (dur);
       g_free (ns);
       g_free (rs);

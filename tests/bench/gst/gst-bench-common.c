@@ -1092,3 +1092,26 @@ gb_run_child (const gchar * const *argv, gint * status)
   *status = st;
   return out;
 }
+
+gchar **
+gb_run_child_rows (const gchar * const *argv, const gchar * what,
+    gint * failures)
+{
+  gint status;
+  gchar *out = gb_run_child (argv, &status);
+  gchar **lines = g_strsplit (out, "\n", -1);
+  GPtrArray *rows = g_ptr_array_new ();
+  guint li;
+
+  if (!g_spawn_check_wait_status (status, NULL)) {
+    (*failures)++;
+    fprintf (stderr, "%s: child failed\n", what);
+  }
+  for (li = 0; lines[li]; li++)
+    if (g_str_has_prefix (lines[li], "row,"))
+      g_ptr_array_add (rows, g_strdup (lines[li] + 4));
+  g_ptr_array_add (rows, NULL);
+  g_strfreev (lines);
+  g_free (out);
+  return (gchar **) g_ptr_array_free (rows, FALSE);
+}

@@ -397,6 +397,12 @@ void gb_gst_init (void);
 
 /* Run `self` as a child process with argv, return its stdout (g_free). */
 gchar *gb_run_child (const gchar * const *argv, gint * status);
+/* The same, for a child that prints its results as lines "row,...": those
+ * lines without the prefix (g_strfreev).  A child that failed adds one to
+ * *failures and is named (`what`) on stderr; its rows are returned all the
+ * same. */
+gchar **gb_run_child_rows (const gchar * const *argv, const gchar * what,
+    gint * failures);
 extern const gchar *gb_self;
 
 G_END_DECLS
