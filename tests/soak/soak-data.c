@@ -32,8 +32,8 @@ payload_key (guint64 seq)
 }
 
 /* Payload bytes [off, off + len) of `seq` into dst. */
-static void
-payload_fill (guint8 * dst, gsize off, gsize len, guint64 seq)
+void
+soak_payload_fill (guint8 * dst, gsize off, gsize len, guint64 seq)
 {
   guint64 key = payload_key (seq);
 
@@ -55,8 +55,8 @@ payload_fill (guint8 * dst, gsize off, gsize len, guint64 seq)
 
 /* Offset of the first byte of src[0, len) that differs from the payload at
  * `off`, or -1. */
-static gssize
-payload_compare (const guint8 * src, gsize off, gsize len, guint64 seq)
+gssize
+soak_payload_compare (const guint8 * src, gsize off, gsize len, guint64 seq)
 {
   guint8 tmp[4096];
   gsize done = 0;
@@ -64,7 +64,7 @@ payload_compare (const guint8 * src, gsize off, gsize len, guint64 seq)
   while (done < len) {
     gsize n = MIN (sizeof tmp, len - done), k;
 
-    payload_fill (tmp, off + done, n, seq);
+    soak_payload_fill (tmp, off + done, n, seq);
     if (memcmp (tmp, src + done, n) != 0) {
       for (k = 0; tmp[k] == src[done + k]; k++);
       return (gssize) (off + done + k);
@@ -178,7 +178,7 @@ payload_memory (guint64 seq, gsize off, gsize len)
 {
   guint8 *data = g_malloc (len);
 
-  payload_fill (data, off, len, seq);
+  soak_payload_fill (data, off, len, seq);
   atomic_fetch_add_explicit (&soak.mem_created, 1, memory_order_relaxed);
   return gst_memory_new_wrapped (0, data, len, 0, len, data, memory_freed);
 }
@@ -194,7 +194,7 @@ pool_buffer (const SoakEntry * e, guint64 seq)
     soak_fail ("harness", "cannot acquire a buffer from the frame pool");
   gst_buffer_set_size (buf, e->size);
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  payload_fill (map.data, 0, e->size, seq);
+  soak_payload_fill (map.data, 0, e->size, seq);
   gst_buffer_unmap (buf, &map);
   return buf;
 }
@@ -249,7 +249,7 @@ check_payload (GstBuffer * buf, const SoakEntry * e, guint64 seq)
 
     if (!gst_memory_map (mem, &map, GST_MAP_READ))
       return g_strdup_printf ("memory %u of %u cannot be mapped", i, n);
-    bad = payload_compare (map.data, off, map.size, seq);
+    bad = soak_payload_compare (map.data, off, map.size, seq);
     off += map.size;
     /* The base of what the memory maps (ours: the g_malloc'ed block that
      * memory_freed() frees): read before its free (soak.h). */

@@ -28,7 +28,7 @@ typedef struct
 {
   guint index;
   guint64 rng;                  /* pusher only */
-  guint64 seed;                 /* sizes and payloads come from it */
+  guint64 seed;                 /* the sizes come from it */
   GstElement *element;
   GstPad *src, *sink;           /* ours */
   GThread *thread;
@@ -60,22 +60,23 @@ peer_size (const Peer * p, guint64 seq)
   return 1 + (gsize) ((r >> 8) % 4096);
 }
 
-static guint8
-peer_byte (const Peer * p, guint64 seq, gsize k)
+/* The payload key of buffer seq: the soak's payload (soak-data.c), of a
+ * seq of the peer's own, so that no two streams carry the same bytes. */
+static guint64
+peer_key (const Peer * p, guint64 seq)
 {
-  return (guint8) ((p->seed >> 3) + seq * 31 + k * 7 + (k >> 8));
+  return ((guint64) (p->index + 1) << 48) | seq;
 }
 
 static GstBuffer *
 peer_make_buffer (const Peer * p, guint64 seq)
 {
-  gsize size = peer_size (p, seq), k;
+  gsize size = peer_size (p, seq);
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
   GstMapInfo map;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (k = 0; k < size; k++)
-    map.data[k] = peer_byte (p, seq, k);
+  soak_payload_fill (map.data, 0, size, peer_key (p, seq));
   gst_buffer_unmap (buf, &map);
   GST_BUFFER_OFFSET (buf) = seq;
   return buf;
@@ -86,8 +87,9 @@ peer_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
   Peer *p = gst_pad_get_element_private (pad);
   guint64 seq = GST_BUFFER_OFFSET (buf);
-  gsize size = peer_size (p, p->expect), k;
+  gsize size = peer_size (p, p->expect);
   GstMapInfo map;
+  gssize bad;
   gboolean stall;
 
   if (seq != p->expect)
@@ -97,11 +99,11 @@ peer_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     soak_fail ("peer", "peer %u: buffer %" G_GUINT64_FORMAT " has %zu bytes, "
         "pushed with %zu", p->index, seq, gst_buffer_get_size (buf), size);
   gst_buffer_map (buf, &map, GST_MAP_READ);
-  for (k = 0; k < size; k++)
-    if (map.data[k] != peer_byte (p, seq, k))
-      soak_fail ("peer", "peer %u: buffer %" G_GUINT64_FORMAT " byte %zu "
-          "differs", p->index, seq, k);
+  bad = soak_payload_compare (map.data, 0, size, peer_key (p, seq));
   gst_buffer_unmap (buf, &map);
+  if (bad >= 0)
+    soak_fail ("peer", "peer %u: buffer %" G_GUINT64_FORMAT " byte %"
+        G_GSSIZE_FORMAT " differs", p->index, seq, bad);
   gst_buffer_unref (buf);
   g_mutex_lock (&p->lock);
   p->expect++;

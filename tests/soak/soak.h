@@ -306,6 +306,12 @@ void soak_log_new_epoch (void);
 
 /* ---- soak-data.c ---- */
 /* Fill in a buffer entry's fields for `seq` (size, flags, timestamps...). */
+/* The payload of `seq` (the soaked stream's, a group peer's): its bytes
+ * [off, off + len), and the offset of the first byte of src[0, len) that
+ * differs from them, or -1. */
+void soak_payload_fill (guint8 * dst, gsize off, gsize len, guint64 seq);
+gssize soak_payload_compare (const guint8 * src, gsize off, gsize len,
+    guint64 seq);
 void soak_data_plan_buffer (SoakEntry * e, guint64 seq, guint64 * rng,
     guint32 max_size);
 GstBuffer *soak_data_make_buffer (const SoakEntry * e, guint64 seq);
