@@ -125,9 +125,11 @@ validate_policies (const TbqConfig * cfg, char *msg, size_t msg_size)
     return tbq_config_refuse (msg, msg_size, "unknown publish policy %d",
         (int) cfg->publish);
   if (cfg->publish == TBQ_PUBLISH_EVERY_N && cfg->publish_every == 0)
-    return tbq_config_refuse (msg, msg_size, "publish_every must be at least 1");
+    return tbq_config_refuse (msg, msg_size,
+        "publish_every must be at least 1");
   if (cfg->wake != TBQ_WAKE_IMMEDIATE && cfg->wake != TBQ_WAKE_ON_DEMAND)
-    return tbq_config_refuse (msg, msg_size, "unknown wake policy %d", (int) cfg->wake);
+    return tbq_config_refuse (msg, msg_size, "unknown wake policy %d",
+        (int) cfg->wake);
   if (cfg->max_coalesce_ns != 0
       && (cfg->max_coalesce_ns < TBQ_COALESCE_MIN_NS
           || cfg->max_coalesce_ns > TBQ_COALESCE_MAX_NS))

@@ -82,18 +82,16 @@ tbq_group_new (const TbqGroupConfig * cfg, TbqGroup ** out, char *msg,
   if (cfg->reserve_block_size != 0
       && cfg->reserve_block_size <= TBQ_BLOCK_HEADER_SIZE)
     return tbq_config_refuse (msg, msg_size,
-        "the reserve's block size must be "
-        "larger than a block header (64 bytes)");
+        "the reserve's block size must be larger than a block header "
+        "(64 bytes)");
   if (cfg->reserve_min_blocks > cfg->reserve_max_blocks)
     return tbq_config_refuse (msg, msg_size,
-        "the reserve cannot fault in more "
-        "blocks than it keeps");
+        "the reserve cannot fault in more blocks than it keeps");
   if (cfg->max_bytes != 0 && cfg->reserve_block_size != 0
       && (uint64_t) cfg->reserve_min_blocks * cfg->reserve_block_size
       > cfg->max_bytes)
     return tbq_config_refuse (msg, msg_size,
-        "the reserve is larger than the "
-        "group's cap");
+        "the reserve is larger than the group's cap");
   g = tbq_alloc_aligned (sizeof *g);
   if (g == NULL)
     goto no_memory;

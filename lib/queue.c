@@ -565,14 +565,12 @@ tbq_queue_enable_spill (TbqQueue * q, const TbqSpillConfig * cfg, char *msg,
   len = cfg->temp_template != NULL ? strlen (cfg->temp_template) : 0;
   if (len < 6 || strcmp (cfg->temp_template + len - 6, "XXXXXX") != 0)
     return tbq_config_refuse (msg, msg_size,
-        "the spill file's template must "
-        "end in XXXXXX");
+        "the spill file's template must end in XXXXXX");
   /* Units read back are extents: one sink block's records must fit one,
    * next to the blocks the spill mark leaves. */
   if (q->cfg.sink.max_blocks < 8)
     return tbq_config_refuse (msg, msg_size,
-        "the sink pool must hold at least "
-        "8 sink blocks to spill");
+        "the sink pool must hold at least 8 sink blocks to spill");
   s = tbq_spill_new (cfg, q->sink_pool, q->extents, &q->wake, &st, msg,
       msg_size);
   if (s == NULL)
