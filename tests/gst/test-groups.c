@@ -8,6 +8,7 @@
 #include "tbq-check.h"
 
 #include <sched.h>
+#include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -147,6 +148,7 @@ GST_END_TEST;
 typedef struct
 {
   pthread_mutex_t lock;
+  pthread_cond_t entered;       /* signalled at every copier ENTER */
   GHashTable *enter_tid;        /* element name -> tid at its copier ENTER */
   GHashTable *enter_task;       /* element name -> task name */
   GPtrArray *warnings;
@@ -176,6 +178,7 @@ seen_sync (GstBus * bus, GstMessage * m, gpointer data)
           GINT_TO_POINTER ((gint) syscall (SYS_gettid)));
       g_hash_table_insert (s->enter_task, g_strdup (GST_OBJECT_NAME (owner)),
           g_strdup (thread_name));
+      pthread_cond_broadcast (&s->entered);
       pthread_mutex_unlock (&s->lock);
     }
   } else if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING) {
@@ -194,6 +197,7 @@ static void
 seen_init (Seen * s)
 {
   pthread_mutex_init (&s->lock, NULL);
+  pthread_cond_init (&s->entered, NULL);
   s->enter_tid = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   s->enter_task = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       g_free);
@@ -206,6 +210,7 @@ seen_clear (Seen * s)
   g_hash_table_unref (s->enter_tid);
   g_hash_table_unref (s->enter_task);
   g_ptr_array_unref (s->warnings);
+  pthread_cond_destroy (&s->entered);
   pthread_mutex_destroy (&s->lock);
 }
 
@@ -237,16 +242,40 @@ cpus_of (gint tid)
   return mask;
 }
 
+/* Runs `desc` (whose sources are live) to EOS.  The group's thread says
+ * ENTER for a member when it first serves it, which may come after the
+ * member's data has all gone by (its src task pulls records through the
+ * copier itself): the pipeline waits in PAUSED, where the members are
+ * active and live sources send nothing, until every one of the
+ * NULL-terminated `members` has been entered. */
 static GstElement *
-run_to_eos (const gchar * desc, Seen * s)
+run_to_eos (const gchar * desc, Seen * s, const gchar * member, ...)
 {
   GstElement *pipeline = gst_parse_launch (desc, NULL);
   GstBus *bus;
   GstMessage *msg;
+  struct timespec deadline;
+  va_list ap;
+  const gchar *name;
 
   fail_unless (pipeline != NULL);
   bus = gst_element_get_bus (pipeline);
   gst_bus_set_sync_handler (bus, seen_sync, s, NULL);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_NO_PREROLL);
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 60;
+  va_start (ap, member);
+  pthread_mutex_lock (&s->lock);
+  for (name = member; name != NULL; name = va_arg (ap, const gchar *)) {
+    while (g_hash_table_lookup (s->enter_task, name) == NULL)
+      if (pthread_cond_timedwait (&s->entered, &s->lock, &deadline) != 0)
+        break;
+    fail_unless (g_hash_table_lookup (s->enter_task, name) != NULL,
+        "no copier ENTER for %s within 60 s of PAUSED", name);
+  }
+  pthread_mutex_unlock (&s->lock);
+  va_end (ap);
   fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE);
   msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
@@ -284,14 +313,14 @@ GST_START_TEST (test_groups_have_their_own_threads_and_placements)
   second = (allowed & ~first) ? (allowed & ~first) & -(allowed & ~first)
       : first;
   seen_init (&s);
-  desc = g_strdup_printf ("fakesrc num-buffers=200 ! tbqueue name=a1 "
+  desc = g_strdup_printf ("fakesrc is-live=true num-buffers=200 ! tbqueue "
+      "name=a1 copy-group=cams copy-task-cpus=%d ! fakesink "
+      "fakesrc is-live=true num-buffers=200 ! tbqueue name=a2 "
       "copy-group=cams copy-task-cpus=%d ! fakesink "
-      "fakesrc num-buffers=200 ! tbqueue name=a2 copy-group=cams "
-      "copy-task-cpus=%d ! fakesink "
-      "fakesrc num-buffers=200 ! tbqueue name=b1 copy-group=mics "
+      "fakesrc is-live=true num-buffers=200 ! tbqueue name=b1 copy-group=mics "
       "copy-task-cpus=%d ! fakesink", g_bit_nth_lsf (first, -1),
       g_bit_nth_lsf (first, -1), g_bit_nth_lsf (second, -1));
-  pipeline = run_to_eos (desc, &s);
+  pipeline = run_to_eos (desc, &s, "a1", "a2", "b1", NULL);
   g_free (desc);
   pthread_mutex_lock (&s.lock);
   a1 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "a1"));
@@ -323,10 +352,10 @@ GST_START_TEST (test_members_asking_for_other_placements_are_warned_about)
   GstElement *pipeline;
 
   seen_init (&s);
-  pipeline = run_to_eos ("fakesrc num-buffers=50 ! tbqueue name=x1 "
-      "copy-group=odd copy-task-cpus=0 ! fakesink "
-      "fakesrc num-buffers=50 ! tbqueue name=x2 copy-group=odd "
-      "copy-task-nice=5 ! fakesink", &s);
+  pipeline = run_to_eos ("fakesrc is-live=true num-buffers=50 ! tbqueue "
+      "name=x1 copy-group=odd copy-task-cpus=0 ! fakesink "
+      "fakesrc is-live=true num-buffers=50 ! tbqueue name=x2 copy-group=odd "
+      "copy-task-nice=5 ! fakesink", &s, "x1", "x2", NULL);
   fail_unless (count_warnings (&s, "different placements") >= 1);
   stop (pipeline);
   seen_clear (&s);
@@ -341,10 +370,10 @@ GST_START_TEST (test_a_second_cap_is_warned_about)
   GstElement *pipeline;
 
   seen_init (&s);
-  pipeline = run_to_eos ("fakesrc num-buffers=20 ! tbqueue "
+  pipeline = run_to_eos ("fakesrc is-live=true num-buffers=20 ! tbqueue "
       "copy-group=capped group-max-bytes=16777216 ! fakesink "
-      "fakesrc num-buffers=20 ! tbqueue copy-group=capped "
-      "group-max-bytes=8388608 ! fakesink", &s);
+      "fakesrc is-live=true num-buffers=20 ! tbqueue copy-group=capped "
+      "group-max-bytes=8388608 ! fakesink", &s, NULL);
   fail_unless_equals_int (count_warnings (&s, "keeps the cap"), 1);
   stop (pipeline);
   seen_clear (&s);
