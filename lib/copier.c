@@ -134,22 +134,24 @@ copier_next_sink (TbqCopier * c, bool pulling)
     tbq_copier_publish_sink (c);
     if (pulling)
       return TBQ_NO_SPACE;
-    if (st == TBQ_NO_SPACE && c->grouped) {
-      /* The group serves the others; this one is ready again when the
-       * pool can take (its events ring the group, share.h). */
-      tbq_count (&c->sink_pressure_waits, 1);
+    if (c->grouped && (st == TBQ_NO_SPACE || st == TBQ_NO_MEMORY)) {
+      /* The group serves the others; this one waits, and is ready again
+       * when the pool can take (its events ring the group, share.h).
+       * After a failed allocation the pool holds still (pool.h): the
+       * same wait. */
+      if (!c->sink_wait_counted) {
+        c->sink_wait_counted = true;
+        tbq_count (&c->sink_pressure_waits, 1);
+      }
       atomic_store_explicit (&c->sink_blocked, 1, memory_order_relaxed);
-      return TBQ_NO_SPACE;
+      return st;
     }
     if (st == TBQ_NO_SPACE)
       st = copier_wait_for_sink (c, &nb);
-    /* Grouped: the pool holds still after a failed allocation (pool.h);
-     * ready again when it can take. */
-    if (st == TBQ_NO_MEMORY && c->grouped)
-      atomic_store_explicit (&c->sink_blocked, 1, memory_order_relaxed);
     if (st != TBQ_OK)
       return st;
   }
+  c->sink_wait_counted = false;
   old_len = (uint32_t) (c->spos - old->data);
   tbq_block_reset (nb);
   copier_start_sink (c, nb);

@@ -50,6 +50,10 @@ struct TbqCopier
   /* Grouped: the last pass stopped at a full sink pool (relaxed: the
    * group's readiness check only). */
   _Atomic int sink_blocked;
+  /* Grouped: this wait for a sink block is counted in
+   * sink_pressure_waits (once per wait, however many passes find the
+   * pool full or unable to grow); cleared when a block is taken. */
+  bool sink_wait_counted;
 
   /* The library's copier thread (tbq_queue_start()). */
   _Alignas (TBQ_CACHELINE) pthread_t thread;

@@ -427,6 +427,7 @@ typedef struct
 {
   TbqGroup *g;
   _Atomic int stop;
+  _Atomic int joined;           /* its first member is in the group */
   uint64_t cycles;
 } Churn;
 
@@ -437,13 +438,15 @@ churn_main (void *arg)
   TbqConfig cfg;
 
   member_config (&cfg);
-  while (!atomic_load (&c->stop)) {
+  /* At least one cycle, however late the thread runs. */
+  do {
     TbqQueue *q = member_new_or_fail (&cfg, c->g, NULL, NULL);
     TbqWriter *w;
     TbqReader *r;
     TbqRecord rec;
     uint64_t k;
 
+    atomic_store (&c->joined, 1);
     tbq_queue_resume (q);
     CHECK_OK (tbq_writer_new (q, &w));
     CHECK_OK (tbq_reader_new (q, &r));
@@ -456,7 +459,7 @@ churn_main (void *arg)
       write_n (w, 2, 20, 5);
     tbq_queue_free (q, NULL, NULL);
     c->cycles++;
-  }
+  } while (!atomic_load (&c->stop));
   return NULL;
 }
 
@@ -486,7 +489,11 @@ members_join_and_leave_while_others_stream (void)
   c.g = g;
   c.cycles = 0;
   atomic_init (&c.stop, 0);
+  atomic_init (&c.joined, 0);
   CHECK (pthread_create (&cth, NULL, churn_main, &c) == 0);
+  /* The stream starts with the churn's first member in the group. */
+  while (!atomic_load (&c.joined))
+    usleep (100);
   CHECK (pthread_create (&s.wth, NULL, writer_main, &s) == 0);
   CHECK (pthread_create (&s.rth, NULL, reader_main, &s) == 0);
   pthread_join (s.wth, NULL);
