@@ -239,8 +239,7 @@ gb_streams_main (GbCommon * c, int argc, char **argv)
   guint duration_ms = 0, streams = 16;
   guint64 rate = 1000;
   const GbContender *cont[16];
-  gint ncont = 0, i, k, run, nrows = 0, failures = 0, maxrows;
-  gchar **v;
+  gint ncont, i, k, run, nrows = 0, failures = 0, maxrows;
   Row *rows;
   FILE *f;
 
@@ -268,17 +267,8 @@ gb_streams_main (GbCommon * c, int argc, char **argv)
     return child_main (c, child, sizes_s, streams, rate, duration_ms);
 
   gst_init (NULL, NULL);
-  v = g_strsplit (names, ",", -1);
-  for (i = 0; v[i] && ncont < (gint) G_N_ELEMENTS (cont); i++) {
-    const GbContender *x = find_contender (v[i]);
-
-    if (x == NULL)
-      gb_die ("streams: unknown contender %s", v[i]);
-    if (c->only && !strstr (c->only, x->name))
-      continue;
-    cont[ncont++] = x;
-  }
-  g_strfreev (v);
+  ncont = gb_contenders_select_with (c, names, find_contender, cont,
+      G_N_ELEMENTS (cont));
   maxrows = c->runs * ncont * 16;
   rows = g_new0 (Row, maxrows);
   if ((f = gb_out_open (c, "meta.json"))) {

@@ -576,13 +576,20 @@ gint
 gb_contenders_select (const GbCommon * c, const gchar * names,
     const GbContender ** out, gint max)
 {
+  return gb_contenders_select_with (c, names, gb_contender_find, out, max);
+}
+
+gint
+gb_contenders_select_with (const GbCommon * c, const gchar * names,
+    GbContenderFind find, const GbContender ** out, gint max)
+{
   gchar **v = g_strsplit (names, ",", -1), **only = NULL;
   gint i, n = 0;
 
   if (c->only)
     only = g_strsplit (c->only, ",", -1);
   for (i = 0; v[i] && n < max; i++) {
-    const GbContender *k = gb_contender_find (v[i]);
+    const GbContender *k = find (v[i]);
 
     if (k == NULL)
       gb_die ("unknown contender '%s'", v[i]);

@@ -212,6 +212,11 @@ const GbContender *gb_contender_find (const gchar * name);
 /* Selected from `names` (comma-separated), filtered by c->only. */
 gint gb_contenders_select (const GbCommon * c, const gchar * names,
     const GbContender ** out, gint max);
+/* The same, names looked up with `find` (a benchmark's own contenders
+ * beside the table's). */
+typedef const GbContender *(*GbContenderFind) (const gchar * name);
+gint gb_contenders_select_with (const GbCommon * c, const gchar * names,
+    GbContenderFind find, const GbContender ** out, gint max);
 
 /* New element for `c`: its own props, then `limits` ("key=value ..."),
  * each limit only where the element has that property. */
