@@ -14,7 +14,9 @@
  *  - a buffer is what its entry says (soak-data.c), was delivered under
  *    its epoch's segment, and carries DISCONT exactly when it should: when
  *    it was pushed with it or a buffer before it was dropped; it may when
- *    anything was dropped or refused before it, or it starts an epoch;
+ *    anything was dropped or refused before it, or it starts an epoch,
+ *    or (leaky=downstream) it follows a sticky event, which the element
+ *    may have leaked and sent again, as queue does;
  *  - a pushed list arrives whole, or cut only where members are missing,
  *    never with a hole inside a delivered list; a buffer pushed alone
  *    never arrives inside a list, and no list mixes two pushed lists.
@@ -151,12 +153,13 @@ check_discont (GstBuffer * buf, const SoakEntry * e, guint64 seq)
         "%u) has no DISCONT flag although %s (the last: %s)", seq,
         e->list_index, e->list_len, pushed ? "it was pushed with one"
         : "buffers before it were dropped", soak.last_drop);
-  if (has && !pushed && !soak.discont_allowed)
+  if (has && !pushed && !soak.discont_allowed
+      && !(soak.after_sticky && e->leaky == 2))
     soak_fail ("discont", "buffer %" G_GUINT64_FORMAT " (list member %u of "
         "%u) has a DISCONT flag but nothing before it was dropped", seq,
         e->list_index, e->list_len);
   soak.discont_required = soak.discont_allowed = FALSE;
-  soak.discont_excused = FALSE;
+  soak.discont_excused = soak.after_sticky = FALSE;
 }
 
 static void
@@ -352,9 +355,16 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       gst_event_parse_segment (event, &segment);
       g_mutex_lock (&soak.vlock);
       soak.seg_epoch = (guint32) segment->time;
+      soak.after_sticky = TRUE;
       g_mutex_unlock (&soak.vlock);
       break;
     }
+    case GST_EVENT_STREAM_START:
+    case GST_EVENT_CAPS:
+      g_mutex_lock (&soak.vlock);
+      soak.after_sticky = TRUE;
+      g_mutex_unlock (&soak.vlock);
+      break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
       if (s != NULL && gst_structure_get_uint64 (s, "seq", &seq)) {
         g_mutex_lock (&soak.vlock);

@@ -206,6 +206,12 @@ typedef struct
   gboolean discont_excused;     /* an empty list may have taken it */
   gchar last_drop[96];          /* the last item found dropped */
   guint32 seg_epoch;            /* epoch of the last SEGMENT seen */
+  /* A sticky event (STREAM_START, CAPS, SEGMENT) came since the last
+   * buffer.  The producer does not log them, and a leaky=downstream
+   * element may have leaked one from its queue: as queue does, it then
+   * sends it ahead of the next buffer (sticky) and marks that buffer
+   * DISCONT. */
+  gboolean after_sticky;
   gboolean sink_flushing;
   guint64 eos_seen;             /* seq + 1 of the last EOS delivered */
   guint64 hold_seq;             /* seq + 1 of the buffer to hold (probe) */
