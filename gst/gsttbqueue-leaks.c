@@ -67,6 +67,23 @@ publish_held (GstTbQueue * tbq)
     tbq_writer_flush (tbq->writer);
 }
 
+/* qlock: whether the copy task has records of this element's writer to
+ * move (published and not yet in the sink layer).  Only then does a wait
+ * for it (gst_tbqueue_locked_wait_sink) end by itself: with none, the
+ * copier publishes nothing and nobody would end the sleep.  A refused
+ * write whose record the sink pool can take now (downstream gave memory
+ * back since) is tried again instead; what is counted in but neither
+ * visible nor moving (a list the upstream thread is still writing) is out
+ * of reach.  A relaxed snapshot of the writer's counters: records
+ * published after it belong to the upstream thread, which publishes
+ * before it waits (and the reader's key, taken before the look, ends a
+ * sleep on records the copier moves meanwhile). */
+static gboolean
+locked_copier_has_work (GstTbQueue * tbq)
+{
+  return tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK;
+}
+
 /* ---- what leaky=downstream drops (qlock) ---- */
 
 /* A dequeued item goes as a leak: counted, and the next buffer pushed is
@@ -216,11 +233,11 @@ locked_leak_until_not_filled (GstTbQueue * tbq, gboolean publish)
     /* Filled, and the oldest items are not visible yet. */
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       return GST_FLOW_CUSTOM_SUCCESS;   /* nothing queued to leak */
-    if (publish) {
+    if (publish)
       locked_publish (tbq);
-    } else if (tbq_writer_wait_copied (tbq->writer, 0) == TBQ_OK) {
-      /* Everything published is visible now; the rest was not published:
-       * out of reach. */
+    if (!locked_copier_has_work (tbq)) {
+      /* Everything published is visible now; the rest was not published
+       * (or is the list being written): out of reach. */
       return locked_leak_visible (tbq) ? GST_FLOW_OK :
           GST_FLOW_CUSTOM_SUCCESS;
     }
@@ -389,6 +406,16 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
   return GST_FLOW_CUSTOM_SUCCESS;
 }
 
+/* Upstream thread, qlock: let the thread that makes room run before a
+ * write is tried again. */
+static void
+retry_yield (GstTbQueue * tbq)
+{
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  g_thread_yield ();
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+}
+
 /* Upstream thread, leaky: `retry` (a write of a record of `size` bytes,
  * with DROP backpressure) found the source pool full, or (a frame) no
  * room for its extent.  Wait for the copy task while the sink pool can
@@ -417,6 +444,14 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
       if ((ret = locked_sink_overrun (tbq, leaky, size,
                   &signalled)) != GST_FLOW_OK)
         break;
+      continue;
+    }
+    if (!locked_copier_has_work (tbq)) {
+      /* The sink pool refused the record and can take it now: try again.
+       * (Whatever refused it has changed since: memory came back, or the
+       * spill's hold is being released, which takes one copier step;
+       * that thread runs meanwhile.) */
+      retry_yield (tbq);
       continue;
     }
     TBQ_ADD (tbq->counters.copier_waits, 1);

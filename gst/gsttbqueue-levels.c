@@ -127,7 +127,13 @@ gst_tbqueue_apply_buffer_list (GstTbQueue * tbq, GstBufferList * list, guint n,
 }
 
 /* qlock: a buffer (of `bytes`) or an event was taken out.  The upstream
- * thread may wait for the level to drop. */
+ * thread may wait for the level to drop: every item out wakes it, as
+ * queue signals after every dequeue.  A SEGMENT or GAP moves the src
+ * side's running time, which may lower the time level by any amount
+ * (a SEGMENT whose position is past max-size-time, queued behind the
+ * CAPS, holds the writer at the limit with no buffer queued: only the
+ * SEGMENT's leaving ends that wait); and whatever the item, the waiter
+ * looks again and sleeps on if it is still full. */
 void
 gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
     gsize bytes)
@@ -154,6 +160,7 @@ gst_tbqueue_locked_level_out (GstTbQueue * tbq, GstMiniObject * item,
     } else if (GST_EVENT_TYPE (event) == GST_EVENT_GAP) {
       apply_gap (tbq, event, FALSE);
     }
+    GST_TBQUEUE_SIGNAL_DEL (tbq);
   }
 }
 
