@@ -319,13 +319,17 @@ gst_tbqueue_locked_dequeue (GstTbQueue * tbq, GstTbqItem * item)
     return DEQUEUE_REST;
   }
   tbq->leaking_list = FALSE;
-  if (G_LIKELY (!(item->list & GST_TBQ_LIST_FIRST)
-          || (item->list & GST_TBQ_LIST_LAST))) {
+  if (G_LIKELY (!(item->list & GST_TBQ_LIST_FIRST))) {
     locked_count_out (tbq, item);
     return DEQUEUE_ITEM;
   }
   tbq->partial = gst_buffer_list_new ();
   gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item->object));
+  if (item->list & GST_TBQ_LIST_LAST) {
+    /* A list of one stays a list, as with queue. */
+    item->object = GST_MINI_OBJECT_CAST (locked_take_partial (tbq));
+    return DEQUEUE_ITEM;
+  }
   return locked_gather (tbq, &item->object);
 }
 
@@ -369,13 +373,17 @@ gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
 }
 
 /* flush-on-eos: drop everything queued so far, from the upstream thread.
- * What is still in the source layer is published and waited for (qlock
- * released); only when the copy task cannot move it (the sink pool full
- * and held downstream) is it left to the src task, which drops it when
- * it shows up (flush_until): EOS never waits for downstream. */
+ * Everything counted in up to here goes, whoever takes it: the src task
+ * drops what it dequeues below flush_until, as it shows up (it runs while
+ * this waits with qlock released, and would push what the copy task
+ * moved meanwhile).  What is still in the source layer is published and
+ * waited for; only when the copy task cannot move it (the sink pool full
+ * and held downstream) is it left to the src task alone: EOS never waits
+ * for downstream. */
 void
 gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
 {
+  tbq->flush_until = TBQ_LOAD (tbq->in_items);
   for (;;) {
     guint32 key = tbq_reader_prepare_wait (tbq->reader);
 
@@ -384,10 +392,8 @@ gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       break;
     tbq_writer_flush (tbq->writer);
-    if (!tbq_queue_sink_can_take (tbq->q)) {
-      tbq->flush_until = TBQ_LOAD (tbq->in_items);
+    if (!tbq_queue_sink_can_take (tbq->q))
       break;
-    }
     STATUS (tbq, tbq->sinkpad, "wait for the copy task");
     gst_tbqueue_locked_wait_sink (tbq, key);
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)

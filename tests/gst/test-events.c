@@ -355,6 +355,82 @@ GST_START_TEST (test_eos_after_a_flow_error_posts_an_error)
 
 GST_END_TEST;
 
+/* flush-on-eos with a backlog that downstream starts taking as EOS comes
+ * in: what comes out is a prefix of what went in, in order, with no gap,
+ * then EOS (as queue: what was queued when EOS came is gone, whoever takes
+ * it meanwhile).  Last variant: the backlog is spilled to a file through a
+ * small sink pool.  The order of the src task's pushes and the EOS is the
+ * schedule's: the promise holds for every order, and several rounds try
+ * several. */
+static void
+check_flush_on_eos_prefix (const Variant * v, gboolean spill, guint n)
+{
+  TbqLink *l = variant_link (v, 0);
+  guint i, got;
+
+  g_object_set (l->element, "flush-on-eos", TRUE, NULL);
+  if (spill)
+    g_object_set (l->element, "sink-block-size", 16384,
+        "sink-max-bytes", (guint64) 16 * 16384,
+        "temp-template", "/tmp/tbq-events-XXXXXX", NULL);
+  tbq_link_start_held (l);
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (1024, i,
+                i * GST_MSECOND)), GST_FLOW_OK);
+  tbq_link_release (l);
+  fail_unless (tbq_link_push_event (l, gst_event_new_eos ()));
+  tbq_link_wait_event (l, GST_EVENT_EOS);
+  got = tbq_link_n_buffers (l);
+  for (i = 0; i < got; i++) {
+    GstBuffer *b = tbq_link_buffer (l, i);
+
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), i * GST_MSECOND);
+    fail_unless (tbq_buffer_has_pattern (b, 1024, i));
+  }
+  tbq_link_free (l);
+}
+
+GST_START_TEST (test_flush_on_eos_with_a_backlog_delivers_a_prefix)
+{
+  guint round, rounds = tbq_scaled (12, 3);
+  gboolean spill = __i__ == G_N_ELEMENTS (variants);
+  const Variant *v = &variants[spill ? 1 : __i__];
+
+  for (round = 0; round < rounds; round++)
+    check_flush_on_eos_prefix (v, spill, spill ? 2000 : 400);
+}
+
+GST_END_TEST;
+
+/* A buffer list of one buffer comes out as a list, as with queue. */
+GST_START_TEST (test_a_list_of_one_stays_a_list)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  GstBufferList *list = gst_buffer_list_new ();
+  GstMiniObject *o;
+
+  gst_buffer_list_add (list, tbq_buffer_new (16, 3, 0));
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (16, 4, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 2);
+  pthread_mutex_lock (&l->lock);
+  /* stream-start, segment, the list, the buffer */
+  fail_unless_equals_int (l->items->len, 4);
+  o = g_ptr_array_index (l->items, 2);
+  fail_unless (GST_IS_BUFFER_LIST (o), "a list of one came out as %s",
+      GST_MINI_OBJECT_TYPE (o) == GST_TYPE_BUFFER ? "a buffer" : "another item");
+  fail_unless_equals_int (gst_buffer_list_length (GST_BUFFER_LIST (o)), 1);
+  fail_unless (tbq_buffer_has_pattern (gst_buffer_list_get (GST_BUFFER_LIST
+              (o), 0), 16, 3));
+  fail_unless (GST_IS_BUFFER (g_ptr_array_index (l->items, 3)));
+  pthread_mutex_unlock (&l->lock);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_events_suite (void)
 {
@@ -379,6 +455,9 @@ tbqueue_events_suite (void)
   tcase_add_loop_test (tc,
       test_after_downstream_eos_data_is_refused_until_a_segment, 0, n);
   tcase_add_loop_test (tc, test_eos_after_a_flow_error_posts_an_error, 0, n);
+  tcase_add_loop_test (tc, test_flush_on_eos_with_a_backlog_delivers_a_prefix,
+      0, n + 1);
+  tcase_add_loop_test (tc, test_a_list_of_one_stays_a_list, 0, n);
   return s;
 }
 
