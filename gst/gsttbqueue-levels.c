@@ -16,6 +16,11 @@
 void
 gst_tbqueue_sink_refresh (GstTbQueue * tbq)
 {
+  /* The count first (acquire: pairs with gst_tbqueue_update_time_full's
+   * release), then the time: a move back after it is seen at the next
+   * buffer. */
+  tbq->seen_srctime_backs = atomic_load_explicit (&tbq->srctime_backs,
+      memory_order_acquire);
   tbq->seen_out_buffers = TBQ_LOAD (tbq->out_buffers);
   tbq->seen_out_bytes = TBQ_LOAD (tbq->out_bytes);
   tbq->seen_srctime = TBQ_LOAD (tbq->srctime);

@@ -95,10 +95,11 @@ void gst_tbqueue_sink_refresh (GstTbQueue * tbq);
 
 /* Upstream thread: gst_tbqueue_is_filled() without touching the src side's
  * cache lines while the cached view says there is room.  The src side only
- * ever adds to its counters and moves its running time forward, so the
- * cached level is an upper bound of the real one: "not filled" is exact.
- * An unknown cached src time forces a real check.  The buffer's fast
- * path: always inlined. */
+ * ever adds to its counters, and moves its running time forward but when
+ * it counts a move back (srctime_backs), so while that count is the one
+ * seen the cached level is an upper bound of the real one: "not filled" is
+ * exact.  An unknown cached src time forces a real check.  The buffer's
+ * fast path: always inlined. */
 G_ALWAYS_INLINE static inline gboolean
 gst_tbqueue_sink_is_filled (GstTbQueue * tbq)
 {
@@ -110,6 +111,7 @@ gst_tbqueue_sink_is_filled (GstTbQueue * tbq)
   gint64 sinktime = TBQ_LOAD (tbq->sinktime);
 
   if (G_LIKELY (--tbq->refresh_countdown != 0)
+      && G_LIKELY (TBQ_LOAD (tbq->srctime_backs) == tbq->seen_srctime_backs)
       && !(max_buffers > 0 && in_buffers - tbq->seen_out_buffers >= max_buffers)
       && !(max_bytes > 0 && in_bytes - tbq->seen_out_bytes >= max_bytes)
       && !(max_time > 0 && (!GST_CLOCK_STIME_IS_VALID (tbq->seen_srctime)
@@ -166,9 +168,17 @@ gst_tbqueue_update_time_full (GstTbQueue * tbq, gboolean sink, gboolean note)
     gint64 t = gst_tbqueue_running_time (&tbq->src_segment,
         tbq->src_segment.position);
 
-    if (note && t > TBQ_LOAD (tbq->srctime))
+    gint64 old = TBQ_LOAD (tbq->srctime);
+
+    if (note && t > old)
       gst_tbqueue_note_peaks (tbq);
     TBQ_STORE (tbq->srctime, t);
+    /* Release, after the store: a sink side that sees the new count
+     * (acquire, gst_tbqueue_sink_refresh) reads this time or a later one.
+     * One writer at a time (qlock): no read-modify-write needed. */
+    if (G_UNLIKELY (GST_CLOCK_STIME_IS_VALID (t) && t < old))
+      atomic_store_explicit (&tbq->srctime_backs,
+          TBQ_LOAD (tbq->srctime_backs) + 1, memory_order_release);
   }
 }
 

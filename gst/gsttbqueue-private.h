@@ -255,6 +255,13 @@ struct _GstTbQueue
   _Atomic guint max_buffers;
   _Atomic guint max_bytes;
   _Atomic guint64 max_time;
+  /* Bumped under qlock whenever the running time at the src moves back (a
+   * SEGMENT whose position was ahead of the data, timestamps going back,
+   * a flush): the sink side's cached view of the src side is then no
+   * longer a bound of the level, and it reads the src side again.  Next
+   * to the limits, which the upstream thread reads for every buffer: a
+   * line the src side writes only then. */
+  _Atomic guint srctime_backs;
   _Atomic guint min_buffers;    /* current thresholds (zeroed by EOS) */
   _Atomic guint min_bytes;
   _Atomic guint64 min_time;
@@ -351,6 +358,7 @@ struct _GstTbQueue
   guint64 seen_out_buffers;
   guint64 seen_out_bytes;
   gint64 seen_srctime;
+  guint seen_srctime_backs;
   guint refresh_countdown;
 
   /* Src side, under qlock.  Counters written under qlock, read anywhere. */

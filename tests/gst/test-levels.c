@@ -396,6 +396,46 @@ GST_START_TEST (test_eos_lets_data_below_min_threshold_out)
 
 GST_END_TEST;
 
+/* A SEGMENT whose position is ahead of the data goes downstream, then
+ * the data behind it: the running time at the src moves back.  Whatever
+ * the upstream thread saw of the src side before, the limit binds as
+ * with queue: with downstream holding one buffer, the next goes in, and
+ * every later one is dropped at max-size-time (leaky=upstream). */
+GST_START_TEST (test_max_size_time_binds_after_the_src_time_moved_back)
+{
+  TbqLink *l = variant_link (&variants[__i__]);
+  GstSegment segment;
+  guint i;
+
+  g_object_set (l->element, "max-size-time", (guint64) 10 * MS, "leaky", 1,
+      NULL);
+  tbq_link_start (l);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.position = 10 * GST_SECOND;
+  fail_unless (tbq_link_push_event (l, gst_event_new_segment (&segment)));
+  /* Both SEGMENTs gone: the src side's running time is 10 s. */
+  tbq_link_wait_items (l, 3);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, 0, 0)),
+      GST_FLOW_OK);
+  tbq_link_wait_buffers (l, 1);
+  tbq_link_hold (l);
+  fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, 1, 40 * MS)),
+      GST_FLOW_OK);
+  tbq_link_wait_holding (l);
+  for (i = 2; i < 14; i++)
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (4, i,
+                i * 40 * MS)), GST_FLOW_OK);
+  fail_unless_equals_int (tbq_get_uint (l->element, "current-level-buffers"),
+      1);
+  fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN), 11);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 3);
+  fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, 2), 4, 2));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_levels_suite (void)
 {
@@ -419,6 +459,8 @@ tbqueue_levels_suite (void)
   tcase_add_loop_test (tc, test_min_threshold_buffers_holds_data_until_reached,
       0, n);
   tcase_add_loop_test (tc, test_eos_lets_data_below_min_threshold_out, 0, n);
+  tcase_add_loop_test (tc,
+      test_max_size_time_binds_after_the_src_time_moved_back, 0, n);
   return s;
 }
 

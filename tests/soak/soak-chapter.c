@@ -161,6 +161,8 @@ soak_chapter_plan (SoakChapter * ch, guint index)
     ch->low_watermark = PICK (&rng, low);
     ch->high_watermark = PICK (&rng, high);
   }
+  if (soak.features & SOAK_F_SEGMENT_JUMP)
+    ch->w_segment_jump = (guint) soak_range (&rng, 0, 20);
 }
 
 gchar *
@@ -186,10 +188,11 @@ soak_chapter_describe (const SoakChapter * ch)
         "high-watermark=%g", ch->low_watermark, ch->high_watermark);
   g_string_append_printf (s, " | %" G_GUINT64_FORMAT " buffers, ts step %"
       G_GUINT64_FORMAT " ns, per 10000 ops: list %u event %u query %u "
-      "eos %u flush %u state %u probe %u limits %u; big %u/1000 frames "
-      "%u/1000 (%u B); stalls %u/1000 up to %u us; thread flush every ~%u ms",
-      ch->buffers, ch->ts_step, ch->w_list, ch->w_event, ch->w_query,
-      ch->w_eos, ch->w_flush, ch->w_state, ch->w_probe, ch->w_limits,
+      "eos %u flush %u state %u probe %u limits %u segment-jump %u; big "
+      "%u/1000 frames %u/1000 (%u B); stalls %u/1000 up to %u us; thread "
+      "flush every ~%u ms", ch->buffers, ch->ts_step, ch->w_list, ch->w_event,
+      ch->w_query, ch->w_eos, ch->w_flush, ch->w_state, ch->w_probe,
+      ch->w_limits, ch->w_segment_jump,
       ch->big_permille, ch->frame_permille, ch->frame_size,
       ch->stall_permille, ch->stall_max_us, ch->flush_period_ms);
   return g_string_free (s, FALSE);

@@ -21,7 +21,7 @@ Soak soak;
 static const gchar *feature_names[] = {
   "lists", "events", "queries", "flush-inline", "flush-thread", "state",
   "stall", "geometry", "batch", "eos", "probe", "limits", "pool", "meta",
-  "multimem", "spill", "buffering", NULL
+  "multimem", "spill", "buffering", "segment-jump", NULL
 };
 
 const gchar *

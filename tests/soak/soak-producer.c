@@ -45,6 +45,30 @@ soak_push_segment (void)
   soak.prod_epoch = epoch;
 }
 
+/* A SEGMENT of the current epoch whose position is ahead of the data by
+ * one to three times max-size-time (at least a second), as an RTP
+ * receiver's can be: the time level jumps at the sink side while no
+ * buffer is queued, and drops when the SEGMENT leaves.  Not logged: it
+ * renames no epoch, and the verifier checks buffers against their
+ * epoch's segment only. */
+void
+soak_op_segment_jump (void)
+{
+  guint64 max_time = MAX (soak.ch.max_time, GST_SECOND);
+  GstSegment segment;
+
+  soak.op = "segment jump";
+  STREAM_LOCK ();
+  soak_push_segment ();
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.time = atomic_load_explicit (&soak.epoch, memory_order_relaxed);
+  segment.position = soak.next_seq * soak.ch.ts_step
+      + max_time * (1 + soak_rand (&soak.rng, 3));
+  gst_pad_push_event (soak.srcpad, gst_event_new_segment (&segment));
+  STREAM_UNLOCK ();
+  atomic_fetch_add_explicit (&soak.progress, 1, memory_order_relaxed);
+}
+
 /* After a push of the items [first, end): record the outcome. */
 static void
 record (guint64 first, guint64 end, GstFlowReturn ret, const gchar * what)

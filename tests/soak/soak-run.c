@@ -160,6 +160,7 @@ random_op (void)
   TAKE (ch->w_state, op_state);
   TAKE (ch->w_probe, soak_probe_run);
   TAKE (ch->w_limits, op_limits);
+  TAKE (ch->w_segment_jump, soak_op_segment_jump);
 #undef TAKE
   soak_op_buffer ();
 }

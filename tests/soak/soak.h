@@ -71,11 +71,10 @@ typedef enum
   SOAK_F_META = 1 << 13,        /* buffers with a meta */
   SOAK_F_MULTIMEM = 1 << 14,    /* buffers of several memories */
   SOAK_F_SPILL = 1 << 15,       /* the backlog spills to a file (tbqueue) */
-  SOAK_F_ALL = (1 << 16) - 1,
-  /* Not in "all" (the default) yet, --enable buffering: of about a
-   * hundred 30-second runs with it, one failed on a DISCONT flag with no
-   * drop before it, and could not be replayed (its chapter was not kept). */
   SOAK_F_BUFFERING = 1 << 16,   /* use-buffering, random watermarks (tbqueue) */
+  SOAK_F_SEGMENT_JUMP = 1 << 17,        /* a SEGMENT whose position jumps
+                                         * past max-size-time */
+  SOAK_F_ALL = (1 << 18) - 1,
 } SoakFeature;
 
 /* Name of feature bit `bit` (an index), NULL past the last. */
@@ -147,6 +146,7 @@ typedef struct
   guint64 ts_step;              /* ns between consecutive seqs' pts */
   guint frame_size;             /* bounded pool's frame size */
   guint w_list, w_event, w_query, w_eos, w_flush, w_state, w_probe, w_limits;
+  guint w_segment_jump;
   guint big_permille;           /* buffers of 64 KiB .. 4 MiB, per 1000 */
   guint frame_permille;         /* frame-sized buffers, per 1000 */
   guint stall_permille;         /* downstream stalls per 1000 deliveries */
@@ -352,6 +352,7 @@ void soak_op_buffer (void);
 void soak_op_list (void);
 void soak_op_event (void);
 void soak_op_eos (void);
+void soak_op_segment_jump (void);
 /* A new epoch started (ctl_lock held): baseline for the drop counts. */
 void soak_epoch_baseline (void);
 /* Push a drain query; TRUE when it was answered downstream (then the
