@@ -406,14 +406,27 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
   return GST_FLOW_CUSTOM_SUCCESS;
 }
 
-/* Upstream thread, qlock: let the thread that makes room run before a
- * write is tried again. */
-static void
-retry_yield (GstTbQueue * tbq)
+/* How long a leaky write waits in libtbq for the room the sink pool says
+ * it has (then everything is looked at again: a sink pool full by then is
+ * an overrun, and no leaky mode waits for downstream). */
+#define LEAKY_RETRY_NS (GST_MSECOND)
+
+/* Upstream thread, qlock: `retry` again, waiting in libtbq (BLOCK
+ * backpressure, qlock released) up to LEAKY_RETRY_NS for the room it
+ * needs: libtbq's wait ends when memory comes back, which the reader's
+ * wait key does not tell. */
+static TbqStatus
+locked_retry_waiting (GstTbQueue * tbq, GstTbqRetry retry, gpointer data)
 {
+  TbqStatus st;
+
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  g_thread_yield ();
+  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_BLOCK,
+      LEAKY_RETRY_NS);
+  st = retry (tbq, data);
+  tbq_writer_set_backpressure (tbq->writer, TBQ_BACKPRESSURE_DROP, 0);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
+  return st == TBQ_TIMEOUT ? TBQ_DROPPED : st;
 }
 
 /* Upstream thread, leaky: `retry` (a write of a record of `size` bytes,
@@ -427,15 +440,19 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
     GstTbqRetry retry, gpointer data)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean signalled = FALSE;
+  gboolean signalled = FALSE, waiting = FALSE;
 
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
   for (;;) {
     guint32 key = tbq_reader_prepare_wait (tbq->reader);
-    TbqStatus st = retry (tbq, data);
+    TbqStatus st = waiting ? locked_retry_waiting (tbq, retry, data)
+        : retry (tbq, data);
 
+    waiting = FALSE;
     if (st == TBQ_OK)
       break;
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+      goto out_flushing;
     if (st != TBQ_DROPPED) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
       return gst_tbqueue_write_failed (tbq, st);
@@ -447,11 +464,10 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
       continue;
     }
     if (!locked_copier_has_work (tbq)) {
-      /* The sink pool refused the record and can take it now: try again.
-       * (Whatever refused it has changed since: memory came back, or the
-       * spill's hold is being released, which takes one copier step;
-       * that thread runs meanwhile.) */
-      retry_yield (tbq);
+      /* The sink pool refused the record and says it can take it now
+       * (memory came back since, or the spill frees some): try again,
+       * waiting for that room a moment. */
+      waiting = TRUE;
       continue;
     }
     TBQ_ADD (tbq->counters.copier_waits, 1);
