@@ -750,6 +750,24 @@ out_eos:
   return GST_FLOW_EOS;
 }
 
+/* FLUSH_START, both tasks stopped: as queue drops everything queued when
+ * its task pauses for a flush, what is still in the source layer goes now
+ * too, not at FLUSH_STOP, when the upstream thread is out of the element
+ * (inside it, it holds the sink pad's stream lock and owns the writer; it
+ * leaves at once, every wait interrupted, and the rest goes at
+ * FLUSH_STOP).  A source's pool buffers come back at once: a source that
+ * waits for one before it sends FLUSH_STOP gets it. */
+static void
+sink_flush_if_idle (GstTbQueue * tbq, GstPad * pad)
+{
+  if (!GST_PAD_STREAM_TRYLOCK (pad))
+    return;
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  gst_tbqueue_locked_flush (tbq, FALSE);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  GST_PAD_STREAM_UNLOCK (pad);
+}
+
 static GstFlowReturn
 gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -772,6 +790,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       /* Also releases a query waiter, once the src task has stopped. */
       gst_tbqueue_stop_streaming (tbq);
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "loop and copy task stopped");
+      sink_flush_if_idle (tbq, pad);
       break;
     case GST_EVENT_FLUSH_STOP:
       ret = gst_pad_push_event (tbq->srcpad, event);

@@ -498,6 +498,47 @@ GST_START_TEST (test_flushes_and_state_changes_leak_no_buffer_event_or_query)
 
 GST_END_TEST;
 
+/* FLUSH_START gives every queued buffer back at once, as queue does when
+ * its task pauses for the flush: a source whose bounded pool is empty may
+ * wait for a buffer before it sends FLUSH_STOP.  With publish-batch the
+ * writer holds the records back while downstream is busy: they are in
+ * the source layer, out of the src task's reach, when FLUSH_START comes. */
+#define FLUSH_POOL_BUFFERS 8
+
+GST_START_TEST (test_flush_start_gives_pool_buffers_back_before_flush_stop)
+{
+  TbqLink *l = variant_link (&variants[__i__], 0);
+  GstBufferPool *pool = tbq_pool_new (1024, FLUSH_POOL_BUFFERS);
+  GstBufferPoolAcquireParams params = { 0, };
+  GstBuffer *b[FLUSH_POOL_BUFFERS];
+  guint i;
+
+  params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+  if (variants[__i__].transfer != NULL)
+    g_object_set (l->element, "publish-batch", 64, NULL);
+  tbq_link_start_held (l);
+  tbq_link_wait_holding (l);
+  for (i = 0; i < FLUSH_POOL_BUFFERS; i++) {
+    fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b[i],
+            &params), GST_FLOW_OK);
+    fail_unless_equals_int (tbq_link_push (l, b[i]), GST_FLOW_OK);
+  }
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  /* Before FLUSH_STOP: the pool has every buffer back. */
+  for (i = 0; i < FLUSH_POOL_BUFFERS; i++)
+    fail_unless (gst_buffer_pool_acquire_buffer (pool, &b[i], &params)
+        == GST_FLOW_OK, "pool buffer %u not given back", i);
+  for (i = 0; i < FLUSH_POOL_BUFFERS; i++)
+    gst_buffer_unref (b[i]);
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  tbq_link_release (l);
+  assert_flows_again (l, 9);
+  tbq_link_free (l);
+  tbq_pool_free (pool);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_flushing_suite (void)
 {
@@ -523,6 +564,8 @@ tbqueue_flushing_suite (void)
       test_flush_start_pushes_no_query_past_a_flushed_event, 1, n);
   tcase_add_loop_test (tc, test_repeated_flushes_during_streaming, 0, n);
   tcase_add_loop_test (tc, test_queries_while_flushing_come_back, 0, n);
+  tcase_add_loop_test (tc,
+      test_flush_start_gives_pool_buffers_back_before_flush_stop, 0, n);
   tcase_add_loop_test (tc,
       test_flushes_and_state_changes_leak_no_buffer_event_or_query, 0, n);
   return s;

@@ -256,11 +256,24 @@ on_message (GstBus * bus, GstMessage * msg, gpointer data)
   return GST_BUS_DROP;
 }
 
+/* A warning or critical GStreamer logs while the soak runs is a failure:
+ * sticky events out of order on a pad, data before a segment, a
+ * refcount gone wrong. */
+static void
+on_gst_warning (const gchar * domain, GLogLevelFlags level,
+    const gchar * message, gpointer data)
+{
+  soak_fail ("gst-warning", "%s: %s", domain, message);
+}
+
 static gboolean
 setup_element (GError ** error)
 {
   GstBufferPool *pool;
   GstStructure *config;
+
+  g_log_set_handler ("GStreamer", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL,
+      on_gst_warning, NULL);
 
   soak.element = gst_element_factory_make (soak.element_name, "soaked");
   if (soak.element == NULL) {
