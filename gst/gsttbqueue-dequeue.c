@@ -378,8 +378,9 @@ gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
  * this waits with qlock released, and would push what the copy task
  * moved meanwhile).  What is still in the source layer is published and
  * waited for; only when the copy task cannot move it (the sink pool full
- * and held downstream) is it left to the src task alone: EOS never waits
- * for downstream. */
+ * and held downstream) or has nothing to move (what is left is out of
+ * reach: a unit of the spill file that cannot be read back) is it left to
+ * the src task alone: EOS never waits for downstream, nor for nothing. */
 void
 gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
 {
@@ -392,7 +393,8 @@ gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       break;
     tbq_writer_flush (tbq->writer);
-    if (!tbq_queue_sink_can_take (tbq->q))
+    if (!tbq_queue_sink_can_take (tbq->q)
+        || !gst_tbqueue_locked_copier_has_work (tbq))
       break;
     STATUS (tbq, tbq->sinkpad, "wait for the copy task");
     gst_tbqueue_locked_wait_sink (tbq, key);

@@ -67,23 +67,6 @@ publish_held (GstTbQueue * tbq)
     tbq_writer_flush (tbq->writer);
 }
 
-/* qlock: whether the copy task has records of this element's writer to
- * move (published and not yet in the sink layer).  Only then does a wait
- * for it (gst_tbqueue_locked_wait_sink) end by itself: with none, the
- * copier publishes nothing and nobody would end the sleep.  A refused
- * write whose record the sink pool can take now (downstream gave memory
- * back since) is tried again instead; what is counted in but neither
- * visible nor moving (a list the upstream thread is still writing) is out
- * of reach.  A relaxed snapshot of the writer's counters: records
- * published after it belong to the upstream thread, which publishes
- * before it waits (and the reader's key, taken before the look, ends a
- * sleep on records the copier moves meanwhile). */
-static gboolean
-locked_copier_has_work (GstTbQueue * tbq)
-{
-  return tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK;
-}
-
 /* ---- what leaky=downstream drops (qlock) ---- */
 
 /* A dequeued item goes as a leak: counted, and the next buffer pushed is
@@ -235,7 +218,7 @@ locked_leak_until_not_filled (GstTbQueue * tbq, gboolean publish)
       return GST_FLOW_CUSTOM_SUCCESS;   /* nothing queued to leak */
     if (publish)
       locked_publish (tbq);
-    if (!locked_copier_has_work (tbq)) {
+    if (!gst_tbqueue_locked_copier_has_work (tbq)) {
       /* Everything published is visible now; the rest was not published
        * (or is the list being written): out of reach. */
       return locked_leak_visible (tbq) ? GST_FLOW_OK :
@@ -463,7 +446,7 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
         break;
       continue;
     }
-    if (!locked_copier_has_work (tbq)) {
+    if (!gst_tbqueue_locked_copier_has_work (tbq)) {
       /* The sink pool refused the record and says it can take it now
        * (memory came back since, or the spill frees some): try again,
        * waiting for that room a moment. */

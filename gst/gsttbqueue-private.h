@@ -532,6 +532,24 @@ gst_tbqueue_locked_wait_sink (GstTbQueue * tbq, guint32 key)
   GST_TBQUEUE_BROADCAST (tbq, sink_moved);
 }
 
+/* qlock: whether the copy task has records of this element's writer to
+ * move (published and not yet in the sink layer).  Only then does a wait
+ * for it (gst_tbqueue_locked_wait_sink) end by itself: with none, the
+ * copier publishes nothing and nobody would end the sleep.  A refused
+ * write whose record the sink pool can take now (downstream gave memory
+ * back since) is tried again instead; what is counted in but neither
+ * visible nor moving (a list the upstream thread is still writing, a unit
+ * of the spill file that cannot be read back) is out of reach.  An
+ * interrupted queue moves nothing either.  A snapshot of the writer's
+ * counters: records published after it belong to the upstream thread,
+ * which publishes before it waits (and the reader's key, taken before the
+ * look, ends a sleep on records the copier moves meanwhile). */
+static inline gboolean
+gst_tbqueue_locked_copier_has_work (GstTbQueue * tbq)
+{
+  return tbq_writer_wait_copied (tbq->writer, 0) == TBQ_TIMEOUT;
+}
+
 /* qlock, the flow not OK: wait until nobody sleeps on the reader. */
 static inline void
 gst_tbqueue_locked_wait_reader_idle (GstTbQueue * tbq)

@@ -496,6 +496,19 @@ sink_not_queued (GstTbQueue * tbq, guint buffers, GstFlowReturn ret)
   return ret;
 }
 
+/* qlock: an item counted in was not written after all.  A src task that
+ * looked meanwhile (an item counted in and not visible: it waits for the
+ * copier; a buffer at the tail below a min-threshold-*: it waits for
+ * more) looks again: there may be nothing to wait for now, or an event
+ * at the tail to push. */
+static void
+locked_uncounted (GstTbQueue * tbq)
+{
+  if (tbq->reader != NULL)
+    tbq_reader_wake (tbq->reader);
+  GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+}
+
 /* The buffer's record could not be written (`ret`): undo its accounting. */
 static GstFlowReturn
 sink_buffer_not_written (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
@@ -509,6 +522,9 @@ sink_buffer_not_written (GstTbQueue * tbq, GstBuffer * buffer, gsize size,
   tbq->sink_segment.position = old_position;
   /* No peak to note: it was never queued. */
   gst_tbqueue_update_time_full (tbq, TRUE, FALSE);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  locked_uncounted (tbq);
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   gst_buffer_unref (buffer);
   return sink_not_queued (tbq, 1, ret);
 }
@@ -579,10 +595,7 @@ sink_list_not_written (GstTbQueue * tbq, GstBufferList * list, guint n,
   tbq->sink_segment.position = old_position;
   /* No peak to note: what was not written was never queued. */
   gst_tbqueue_apply_buffer_list (tbq, list, written, FALSE);
-  if (written > 0 && tbq->reader != NULL) {
-    tbq_reader_wake (tbq->reader);
-    GST_TBQUEUE_BROADCAST (tbq, sink_moved);
-  }
+  locked_uncounted (tbq);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
 }
 
@@ -725,7 +738,10 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
     gst_tbqueue_buffering_tags (tbq, event, TRUE);
   flow = sink_write_serialized (tbq, GST_MINI_OBJECT_CAST (event), 0);
   if (G_UNLIKELY (flow != GST_FLOW_OK)) {
+    GST_TBQUEUE_MUTEX_LOCK (tbq);
     TBQ_ADD (tbq->in_items, -1);
+    locked_uncounted (tbq);
+    GST_TBQUEUE_MUTEX_UNLOCK (tbq);
     gst_event_unref (event);
   } else if (type == GST_EVENT_EOS) {
     /* Full: nothing more comes (100 %). */
@@ -854,6 +870,7 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   if (st != GST_FLOW_OK) {
     TBQ_ADD (tbq->in_items, -1);
+    locked_uncounted (tbq);
     goto out_flushing;
   }
   /* Also while the src task has it downstream: a flush makes the flow not
