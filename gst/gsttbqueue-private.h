@@ -165,6 +165,13 @@ typedef struct
   guint stalled;                /* the upstream thread waits (for room or
                                  * for a serialized query's answer): full,
                                  * as nothing can come in */
+  gboolean overrun;             /* the upstream thread found the queue full
+                                 * (it drops, leaks or waits) and no data
+                                 * went out since: full */
+  gint sink_level;              /* the sink layer's fill against what
+                                 * bounds it, 0..GST_TBQUEUE_BUFFERING_MAX,
+                                 * as a streaming thread last sampled it */
+  guint64 spill_max;            /* spill-max-bytes of the open queue */
   /* Rates, in bytes per second, as queue2 estimates them. */
   gint64 in_start, out_start;   /* monotonic us, 0: not started */
   gdouble in_last, out_last;    /* s since the start at the last update */
