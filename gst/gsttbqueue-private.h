@@ -283,6 +283,13 @@ struct _GstTbQueue
   guint idle_blocks;
   guint publish_batch;
   guint64 max_coalesce_latency;
+  gboolean coalesce_set;        /* max-coalesce-latency was set: the src
+                                 * task naps in a live stream too, and the
+                                 * latency answer includes the bound */
+  gboolean upstream_live;       /* the last latency answer through the src
+                                 * pad said live (object lock, as the two
+                                 * above; the reader's bound follows them
+                                 * under qlock: gsttbqueue-src.c) */
   /* Spill (object lock, as the geometry): the template (NULL: none), and
    * the file in use from open() to close(). */
   gchar *temp_template;
