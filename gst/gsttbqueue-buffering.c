@@ -20,6 +20,12 @@
  *    Nothing can come in then; an application that pauses below 100 %
  *    would wait forever.  queue2 refuses serialized queries while it
  *    buffers instead (tbqueue answers them, in their place).
+ *  - The sink layer is a limit too, where it binds first: the sink pool
+ *    against sink-max-bytes, or the spill file against spill-max-bytes.
+ *    And an overrun (a leaky mode dropping or leaking for lack of room,
+ *    or the upstream thread waiting below a limit) is full until data
+ *    goes out: a queue that drops at a limit its level does not show
+ *    would otherwise never reach 100 %.
  *  - use-tags-bitrate gives the level as a duration (as a downstream
  *    bitrate does), not the duration of buffers that have none: the time
  *    level, which max-size-time bounds, stays what queue computes.
@@ -118,7 +124,30 @@ locked_rate_time (GstTbQueue * tbq, GstTbQueueBuffering * b)
     b->rate_time = 0;
 }
 
-/* Lock held: the level, 0..GST_TBQUEUE_BUFFERING_MAX. */
+/* Lock held: the sink layer's fill from a snapshot of libtbq's stats.
+ * Without spill, the records' bytes against the sink pool's budget
+ * (sink-max-bytes, or what an allocation failure left of it): the bytes
+ * that fill its blocks, 0 when empty (the blocks in use would never fall
+ * below the one being filled).  With spill the file takes the backlog
+ * past three quarters of the budget: the file against spill-max-bytes;
+ * once the file takes no more (full, or its writes fail), the memory in
+ * use against the budget, which then fills to its end. */
+static gint
+locked_sink_level (GstTbQueue * tbq, GstTbQueueBuffering * b,
+    const TbqStats * st)
+{
+  const TbqExtentStats *mem = &st->extents;
+
+  if (!tbq->spilling)
+    return normalize (st->bytes_in > st->bytes_out
+        ? st->bytes_in - st->bytes_out : 0, mem->budget_limit);
+  if (st->spill.failing)
+    return normalize (mem->budget_used, mem->budget_limit);
+  return normalize (st->spill.level_bytes, b->spill_max);
+}
+
+/* Lock held: the level, 0..GST_TBQUEUE_BUFFERING_MAX: the fullest of the
+ * limits, whichever binds first. */
 static gint
 locked_level (GstTbQueue * tbq, GstTbQueueBuffering * b)
 {
@@ -126,10 +155,11 @@ locked_level (GstTbQueue * tbq, GstTbQueueBuffering * b)
   guint64 max_time = TBQ_LOAD (tbq->max_time);
   gint level;
 
-  if (b->eos || b->stalled > 0
+  if (b->eos || b->stalled > 0 || b->overrun
       || GST_TBQUEUE_FLOW (tbq) == GST_FLOW_NOT_LINKED)
     return GST_TBQUEUE_BUFFERING_MAX;
   level = normalize (bytes, TBQ_LOAD (tbq->max_bytes));
+  level = MAX (level, b->sink_level);
   level = MAX (level, normalize (gst_tbqueue_level_time (tbq), max_time));
   level = MAX (level, normalize (gst_tbqueue_level_buffers (tbq),
           TBQ_LOAD (tbq->max_buffers)));
@@ -309,20 +339,26 @@ post (GstTbQueue * tbq)
 
 /* ---- the streaming threads ---- */
 
-/* Data of `bytes` went in (`in`) or out: the rate on that side, then the
- * level. */
+/* Data of `bytes` went in (`in`) or out: the rate on that side, the sink
+ * layer's fill (sampled here: the two-layer queue exists while the
+ * streaming threads run), then the level.  Data out makes room: an
+ * overrun is over. */
 static void
 moved (GstTbQueue * tbq, gboolean in, guint64 bytes)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
+  TbqStats st = { 0 };
 
   if (!gst_tbqueue_buffering_on (tbq))
     return;
+  tbq_queue_get_stats (tbq->q, &st);
   g_mutex_lock (&b->lock);
+  b->sink_level = locked_sink_level (tbq, b, &st);
   if (in) {
     b->bytes_in += bytes;
     locked_in_rate (b);
   } else {
+    b->overrun = FALSE;
     b->bytes_out += bytes;
     locked_out_rate (b);
   }
@@ -368,6 +404,20 @@ gst_tbqueue_buffering_stall (GstTbQueue * tbq, gboolean stalled)
     b->stalled--;
   if (gst_tbqueue_buffering_on (tbq))
     locked_update (tbq, b);
+  g_mutex_unlock (&b->lock);
+  post (tbq);
+}
+
+void
+gst_tbqueue_buffering_overrun (GstTbQueue * tbq)
+{
+  GstTbQueueBuffering *b = &tbq->buffering;
+
+  if (!gst_tbqueue_buffering_on (tbq))
+    return;
+  g_mutex_lock (&b->lock);
+  b->overrun = TRUE;
+  locked_update (tbq, b);
   g_mutex_unlock (&b->lock);
   post (tbq);
 }
@@ -445,10 +495,17 @@ void
 gst_tbqueue_buffering_restart (GstTbQueue * tbq)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
+  guint64 spill_max;
 
+  GST_OBJECT_LOCK (tbq);
+  spill_max = tbq->spill_max_bytes;
+  GST_OBJECT_UNLOCK (tbq);
   g_mutex_lock (&b->lock);
   locked_reset_rates (b);
   b->eos = FALSE;
+  b->overrun = FALSE;
+  b->sink_level = 0;
+  b->spill_max = spill_max;
   b->sink_tags_bitrate = b->src_tags_bitrate = 0;
   if (gst_tbqueue_buffering_on (tbq))
     locked_update (tbq, b);
@@ -531,8 +588,11 @@ gst_tbqueue_buffering_set_use (GstTbQueue * tbq, gboolean use)
   g_mutex_lock (&b->lock);
   atomic_store_explicit (&b->on, use, memory_order_relaxed);
   if (use) {
-    /* From the level as it is: 0 % on an empty queue. */
+    /* From the level as it is: 0 % on an empty queue (the sink layer is
+     * sampled again with the next data). */
     b->is_buffering = TRUE;
+    b->overrun = FALSE;
+    b->sink_level = 0;
     locked_update (tbq, b);
   } else if (b->is_buffering) {
     /* Whoever waits for 100 % gets it. */

@@ -7,12 +7,15 @@
  * With use-buffering the element posts a BUFFERING message (mode stream)
  * whenever the percentage changes while it is buffering: from when the
  * level falls below the low watermark until it reaches the high one,
- * which is 100 %.  The level is that of the fullest max-size-* limit over
- * the whole backlog (both layers and the spill file), and of the level as
- * a duration (a bitrate, or the input rate, with use-rate-estimate); it is
- * full at EOS, when downstream is not linked, and while the upstream
- * thread waits (for room, or for a serialized query's answer), since
- * nothing more can come in then.  Every function but the hooks' is called
+ * which is 100 %.  The level is that of the limit that binds first: the
+ * fullest max-size-* limit over the whole backlog (both layers and the
+ * spill file), the level as a duration (a bitrate, or the input rate,
+ * with use-rate-estimate), and the sink layer against sink-max-bytes (or
+ * the spill file against spill-max-bytes); it is full at EOS, when
+ * downstream is not linked, at an overrun (the element drops, leaks or
+ * waits) until data goes out, and while the upstream thread waits (for
+ * room, or for a serialized query's answer), since nothing more can come
+ * in then.  Every function but the hooks' is called
  * with no lock of the element held, and returns at once when use-buffering
  * is off (one relaxed load).
  */
@@ -43,6 +46,9 @@ void gst_tbqueue_buffering_out (GstTbQueue * tbq, guint64 bytes);
 void gst_tbqueue_buffering_set_eos (GstTbQueue * tbq, gboolean eos);
 /* The upstream thread starts (TRUE) or stops waiting. */
 void gst_tbqueue_buffering_stall (GstTbQueue * tbq, gboolean stalled);
+/* The upstream thread found the queue full (an overrun: it drops, leaks
+ * or waits): full until data goes out. */
+void gst_tbqueue_buffering_overrun (GstTbQueue * tbq);
 /* A TAG event at the sink (`sink`) or the src. */
 void gst_tbqueue_buffering_tags (GstTbQueue * tbq, GstEvent * event,
     gboolean sink);

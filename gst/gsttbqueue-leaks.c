@@ -48,6 +48,18 @@ emit (GstTbQueue * tbq, guint signal)
     g_signal_emit (tbq, gst_tbqueue_signals[signal], 0);
 }
 
+/* Upstream thread, no lock held: the queue is full, and it drops, leaks
+ * or waits for room below a limit.  Counted, and buffering is full until
+ * data goes out: nothing more comes in meanwhile (gsttbqueue-buffering.c).
+ * (Waiting for the sink pool, the upstream thread says whether it stalls
+ * itself: not while the spill makes room.) */
+static void
+note_overrun (GstTbQueue * tbq)
+{
+  TBQ_ADD (tbq->counters.overruns, 1);
+  gst_tbqueue_buffering_overrun (tbq);
+}
+
 /* Upstream thread, qlock: before waiting for the copy task, make
  * everything written visible to it (publish-batch), ask it to move the
  * block being filled too, and end a nap of the src task (coalescing). */
@@ -296,7 +308,7 @@ gst_tbqueue_make_room (GstTbQueue * tbq)
       && (ret = leak_pending (tbq)) != GST_FLOW_OK)
     return ret;
   while (gst_tbqueue_is_filled (tbq)) {
-    TBQ_ADD (tbq->counters.overruns, 1);
+    note_overrun (tbq);
     if (!TBQ_LOAD (tbq->silent)) {
       g_signal_emit (tbq, gst_tbqueue_signals[SIGNAL_OVERRUN], 0);
       if ((ret = gst_tbqueue_sink_flow (tbq)) != GST_FLOW_OK)
@@ -373,8 +385,8 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
 {
   if (!*signalled) {
     *signalled = TRUE;
-    TBQ_ADD (tbq->counters.overruns, 1);
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    note_overrun (tbq);
     emit (tbq, SIGNAL_OVERRUN);
     GST_TBQUEUE_MUTEX_LOCK (tbq);
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)

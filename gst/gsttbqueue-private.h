@@ -165,6 +165,13 @@ typedef struct
   guint stalled;                /* the upstream thread waits (for room or
                                  * for a serialized query's answer): full,
                                  * as nothing can come in */
+  gboolean overrun;             /* the upstream thread found the queue full
+                                 * (it drops, leaks or waits) and no data
+                                 * went out since: full */
+  gint sink_level;              /* the sink layer's fill against what
+                                 * bounds it, 0..GST_TBQUEUE_BUFFERING_MAX,
+                                 * as a streaming thread last sampled it */
+  guint64 spill_max;            /* spill-max-bytes of the open queue */
   /* Rates, in bytes per second, as queue2 estimates them. */
   gint64 in_start, out_start;   /* monotonic us, 0: not started */
   gdouble in_last, out_last;    /* s since the start at the last update */
@@ -283,6 +290,13 @@ struct _GstTbQueue
   guint idle_blocks;
   guint publish_batch;
   guint64 max_coalesce_latency;
+  gboolean coalesce_set;        /* max-coalesce-latency was set: the src
+                                 * task naps in a live stream too, and the
+                                 * latency answer includes the bound */
+  gboolean upstream_live;       /* the last latency answer through the src
+                                 * pad said live (object lock, as the two
+                                 * above; the reader's bound follows them
+                                 * under qlock: gsttbqueue-src.c) */
   /* Spill (object lock, as the geometry): the template (NULL: none), and
    * the file in use from open() to close(). */
   gchar *temp_template;

@@ -216,6 +216,17 @@ refuse_coalesce_latency (const GValue * value, gchar * why, gsize why_size)
       "no coalescing", why, why_size);
 }
 
+/* Set, whatever the value: the bound applies in a live stream too
+ * (gsttbqueue-src.c, the latency query).  qlock held; the object lock
+ * guards the flag, as the bound. */
+static void
+coalesce_latency_changed (GstTbQueue * tbq)
+{
+  GST_OBJECT_LOCK (tbq);
+  tbq->coalesce_set = TRUE;
+  GST_OBJECT_UNLOCK (tbq);
+}
+
 static void
 get_stats (GstTbQueue * tbq, const Property * p, GValue * value)
 {
@@ -950,10 +961,14 @@ static const Property properties[] = {
    * whenever it waits (no coalescing); otherwise at least 1000 ns, up to
    * 60 s.  A value from 1 to 999 is refused when it is set, with a warning
    * message on the bus naming the property, and the bound in use is kept.
-   * The latency query adds this bound to the minimum latency (and to a
-   * known maximum), so that a live pipeline's sinks wait for the longest
-   * nap and coalescing never makes a buffer late; 0 answers exactly as
-   * #queue.  Replaces the pickup-interval property of earlier versions (a
+   * Left at its default, the src pad task never naps in a live stream (it
+   * learns that the stream is live from the latency query a pipeline
+   * makes on its way to PLAYING), and the latency query answers exactly
+   * as #queue.  Set (to any value), it naps in a live stream too, and the
+   * latency query adds this bound to the minimum latency (and to a known
+   * maximum), so that a live pipeline's sinks wait for the longest nap and
+   * coalescing never makes a buffer late; 0 answers exactly as #queue.
+   * Replaces the pickup-interval property of earlier versions (a
    * copy task polling at a fixed interval, which delayed sparse buffers
    * too).  Applies from the next READY to PAUSED change.
    *
@@ -964,7 +979,8 @@ static const Property properties[] = {
         "together (ns, 0 = never)",
         UINT64 (0, TBQ_COALESCE_MAX_NS, DEFAULT_MAX_COALESCE_LATENCY),
         READY_ONLY, OBJECT_LOCK (max_coalesce_latency),
-      .refuse = refuse_coalesce_latency},
+        .refuse = refuse_coalesce_latency,
+      .changed = coalesce_latency_changed},
   /**
    * GstTbQueue:stats:
    *

@@ -474,12 +474,55 @@ adjust_position (GstTbQueue * tbq, GstQuery * query)
   gst_query_set_position (query, format, MAX (pos, 0));
 }
 
+/* ---- wake coalescing and the latency ----
+ *
+ * A nap of the src task holds a buffer for up to the bound, which a live
+ * pipeline's sinks must wait for: the latency answer includes the bound
+ * exactly when the src task may nap in a live stream.  With
+ * max-coalesce-latency set, it naps and the answer adds the bound.  Left
+ * at its default, the answer is queue's, and the src task naps only in a
+ * stream that is not live (where no sink waits for the latency): the
+ * latency answer that passes through the src pad says which it is, and
+ * comes before a live source produces (a pipeline asks on its way to
+ * PLAYING). */
+
+/* Object lock: the bound the src task naps with. */
+guint64
+gst_tbqueue_locked_coalesce_bound (GstTbQueue * tbq)
+{
+  return tbq->upstream_live && !tbq->coalesce_set ? 0
+      : tbq->max_coalesce_latency;
+}
+
+/* Upstream's latency answer says whether the stream is live: the reader
+ * naps, or stops napping, from its next wait on (a nap in progress ends:
+ * it may be one a live stream must not have).  Under qlock, which the
+ * src task takes before each wait: that wait sees the new bound. */
+static void
+learn_liveness (GstTbQueue * tbq, gboolean live)
+{
+  guint64 before, after;
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  GST_OBJECT_LOCK (tbq);
+  before = gst_tbqueue_locked_coalesce_bound (tbq);
+  tbq->upstream_live = live;
+  after = gst_tbqueue_locked_coalesce_bound (tbq);
+  GST_OBJECT_UNLOCK (tbq);
+  if (after != before && tbq->reader != NULL
+      && tbq_reader_set_coalesce (tbq->reader, (int64_t) after) == TBQ_OK) {
+    GST_DEBUG_OBJECT (tbq, "stream %slive: wake coalescing bound %"
+        GST_TIME_FORMAT, live ? "" : "not ", GST_TIME_ARGS (after));
+    tbq_reader_wake (tbq->reader);
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
 /* The peer's answer to a latency query, plus what we may add: queue's
- * thresholds, and the wake coalescing bound.  A nap of the src task holds
- * a buffer for up to max-coalesce-latency, so that much is added to the
- * minimum (a live pipeline's sinks then wait for it, and coalescing never
- * makes a buffer late) and to a known maximum (which stays at least the
- * minimum).  max-coalesce-latency=0 answers exactly as queue does. */
+ * thresholds, and, with max-coalesce-latency set, the coalescing bound
+ * (to the minimum, and to a known maximum, which stays at least the
+ * minimum).  At the default bound, or set to 0, it answers exactly as
+ * queue does. */
 static void
 adjust_latency (GstTbQueue * tbq, GstQuery * query)
 {
@@ -490,12 +533,12 @@ adjust_latency (GstTbQueue * tbq, GstQuery * query)
   gint leaky = TBQ_LOAD (tbq->leaky);
   guint64 coalesce;
 
+  gst_query_parse_latency (query, &live, &min, &max);
+  learn_liveness (tbq, live);
   /* Geometry: set in READY or below only, so this is the bound in force. */
   GST_OBJECT_LOCK (tbq);
-  coalesce = tbq->max_coalesce_latency;
+  coalesce = tbq->coalesce_set ? tbq->max_coalesce_latency : 0;
   GST_OBJECT_UNLOCK (tbq);
-
-  gst_query_parse_latency (query, &live, &min, &max);
   /* We can delay by up to our time limit (unknown without one). */
   if (max_time > 0 && max != GST_CLOCK_TIME_NONE
       && leaky == GST_TBQUEUE_NO_LEAK)

@@ -18,5 +18,7 @@ void gst_tbqueue_stop_streaming (GstTbQueue * tbq);
 
 void gst_tbqueue_src_set_functions (GstPad * pad);
 
+guint64 gst_tbqueue_locked_coalesce_bound (GstTbQueue * tbq);
+
 G_END_DECLS
 #endif /* __GST_TBQUEUE_SRC_H__ */

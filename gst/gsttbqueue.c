@@ -39,7 +39,9 @@
  * moves the new records itself.  While buffers come densely the src pad task
  * naps instead, for at most #GstTbQueue:max-coalesce-latency, and the
  * pushing thread makes no system call at all; events, queries and flushes
- * end a nap at once.
+ * end a nap at once.  In a live stream it naps only when that property is
+ * set (the latency answer then includes it); at the default the latency
+ * answer is queue's.
  *
  * Buffers travel by value or by reference (#GstTbQueue:transfer).  By value
  * ("copy"), the buffer's fields, metas, memory layout and bytes are written
@@ -345,7 +347,7 @@ locked_open_config (GstTbQueue * tbq, TbqConfig * cfg, gchar * msg,
     cfg->publish_every = tbq->publish_batch;
   }
   cfg->wake = TBQ_WAKE_ON_DEMAND;
-  cfg->max_coalesce_ns = (int64_t) tbq->max_coalesce_latency;
+  cfg->max_coalesce_ns = (int64_t) gst_tbqueue_locked_coalesce_bound (tbq);
   cfg->backpressure = TBQ_BACKPRESSURE_DROP;
   cfg->max_writers = 1;
   /* No spinning before a sleep.  With coalescing, a src task that waits

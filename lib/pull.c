@@ -67,10 +67,18 @@ reader_pull (TbqReader * r)
   return moved;
 }
 
-/* How to wait: always per record without a bound (no clock read). */
+/* How to wait: always per record without a bound (no clock read).  A
+ * bound changed since the last plan (tbq_reader_set_coalesce) applies
+ * from here, with a fresh arrival estimate. */
 static void
 reader_plan (TbqReader * r, TbqCoalescePlan * plan)
 {
+  /* Relaxed: see tbq_reader_set_coalesce. */
+  int64_t bound = atomic_load_explicit (&r->coalesce_bound,
+      memory_order_relaxed);
+
+  if (bound != r->coalesce.bound_ns)
+    tbq_coalesce_init (&r->coalesce, bound);
   if (r->coalesce.bound_ns == 0) {
     plan->mode = TBQ_COALESCE_WAKE;
     plan->deadline_ns = -1;
@@ -165,6 +173,21 @@ reader_wait_until (TbqReader * r, TbqReadyFunc ready, void *arg,
     return tbq_wait (&r->wake->reader_ev, r->interrupted, r->spins, ready,
         arg, deadline);
   return reader_wait_on_demand (r, ready, arg, deadline);
+}
+
+TbqStatus
+tbq_reader_set_coalesce (TbqReader * r, int64_t bound_ns)
+{
+  if (r == NULL || (bound_ns != 0 && (bound_ns < TBQ_COALESCE_MIN_NS
+              || bound_ns > TBQ_COALESCE_MAX_NS
+              || r->wake->policy != TBQ_WAKE_ON_DEMAND)))
+    return TBQ_INVALID_ARGUMENT;
+  /* Relaxed: one value, which publishes nothing else.  The caller orders
+   * it before the waits it means (a kick, or a lock its reader's thread
+   * takes before waiting); a wait that does not see it yet plans with the
+   * old bound, which is bounded too. */
+  atomic_store_explicit (&r->coalesce_bound, bound_ns, memory_order_relaxed);
+  return TBQ_OK;
 }
 
 void

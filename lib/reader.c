@@ -26,6 +26,7 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
   r->spins = spins;
   r->copier = copier;
   tbq_coalesce_init (&r->coalesce, coalesce_ns);
+  atomic_init (&r->coalesce_bound, r->coalesce.bound_ns);
 }
 
 void

@@ -49,6 +49,9 @@ struct TbqReader
   /* For the rooms above; reader.c never touches them. */
   TbqCopier *copier;            /* pull.c: the copier a waiting reader pulls through */
   TbqCoalesce coalesce;         /* pull.c: how a waiting reader wants to be woken */
+  _Atomic int64_t coalesce_bound;       /* pull.c: the bound asked for
+                                         * (tbq_reader_set_coalesce), taken
+                                         * up by the next wait's plan */
   uint32_t pull_seen;           /* pull.c: the pull requests answered so far */
   _Atomic uint64_t naps;        /* pull.c: waits that napped (statistics) */
   _Atomic uint64_t naps_woken;  /* pull.c: naps that ended before their deadline */

@@ -720,6 +720,15 @@ TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
 TBQ_API void tbq_reader_wake (TbqReader * r);
 
+/* Change the reader's coalescing bound (TbqConfig.max_coalesce_ns): 0, or
+ * TBQ_COALESCE_MIN_NS to TBQ_COALESCE_MAX_NS with TBQ_WAKE_ON_DEMAND; else
+ * TBQ_INVALID_ARGUMENT.  Any thread.  It applies from the reader's next
+ * wait that sees it (order it before the waits it is meant for: a lock
+ * the reader's thread takes before waiting, or tbq_reader_wake()), with
+ * a fresh arrival estimate; a nap in progress keeps its deadline
+ * (tbq_reader_wake() ends it). */
+TBQ_API TbqStatus tbq_reader_set_coalesce (TbqReader * r, int64_t bound_ns);
+
 /* Zero-copy: keep a record's bytes after moving on (`b` is TbqRecord.block:
  * a sink block or an extent).  It returns to the sink pool (an extent to
  * its idle cache) when its last reference is released, also after

@@ -481,6 +481,74 @@ GST_START_TEST (test_the_level_counts_frames_and_the_spilled_backlog)
 
 GST_END_TEST;
 
+/* Buffers dropped or leaked so far, at either end. */
+static guint64
+dropped (GstElement * element)
+{
+  return tbq_stat (element, "dropped-upstream")
+      + tbq_stat (element, "dropped-downstream");
+}
+
+/* The sink pool binds first (sink-max-bytes is 64 KiB; max-size-time, 5 s,
+ * is far off; the other limits are off): with `leaky` the element drops
+ * or leaks once the sink pool is full, and buffering is 100 % when it
+ * does, so that an application that waits for 100 % plays.  Before that
+ * the percentage grows with the sink pool's fill.  Every buffer is copied
+ * into the sink pool; the rate estimate is off, so that the time level,
+ * under a fifth of max-size-time, is no help. */
+static void
+check_full_at_the_sink_pool_limit (gint leaky)
+{
+  const GstClockTime step = 4500 * GST_USECOND;
+  Buffering b = buffering_start (tbq_link_new ("tbqueue", "use-buffering",
+          TRUE, "leaky", leaky, "transfer", 1, "sink-min-bytes",
+          (guint64) 32768, "sink-max-bytes", (guint64) 65536,
+          "sink-block-size", 16384, "max-size-time", 5 * GST_SECOND,
+          "max-size-bytes", 0, "max-size-buffers", 0, "use-rate-estimate",
+          FALSE, NULL), 400);
+  GstQuery *query;
+  GArray *a;
+  gboolean busy;
+  gint percent;
+  guint i;
+
+  for (i = 1; dropped (b.link->element) == 0; i++) {
+    fail_unless (i < 10000, "nothing dropped after %u buffers", i);
+    fail_unless_equals_int (tbq_link_push (b.link, tbq_buffer_new (400,
+                (guint8) i, i * step)), GST_FLOW_OK);
+  }
+  fail_unless (tbq_get_uint64 (b.link->element, "current-level-time")
+      < GST_SECOND);
+  a = posted (b.bus);
+  fail_unless (a->len > 1);
+  for (i = 1; i < a->len; i++)
+    fail_unless (g_array_index (a, gint, i) > g_array_index (a, gint, i - 1));
+  fail_unless_equals_int (g_array_index (a, gint, a->len - 1), 100);
+  g_array_unref (a);
+  /* Done buffering: the query says so too. */
+  query = gst_query_new_buffering (GST_FORMAT_TIME);
+  fail_unless (gst_pad_query (b.link->esrc, query));
+  gst_query_parse_buffering_percent (query, &busy, &percent);
+  fail_if (busy);
+  fail_unless_equals_int (percent, 100);
+  gst_query_unref (query);
+  buffering_free (&b);
+}
+
+GST_START_TEST (test_leaky_upstream_is_full_at_the_sink_pool_limit)
+{
+  check_full_at_the_sink_pool_limit (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_leaky_downstream_is_full_at_the_sink_pool_limit)
+{
+  check_full_at_the_sink_pool_limit (2);
+}
+
+GST_END_TEST;
+
 /* The properties: queue2's names, defaults, and the percent aliases of the
  * watermarks. */
 GST_START_TEST (test_properties_as_queue2)
@@ -529,6 +597,8 @@ tbqueue_buffering_suite (void)
   tcase_add_test (tc, test_eos_is_100_percent);
   tcase_add_test (tc, test_use_buffering_off_while_buffering_posts_100_percent);
   tcase_add_test (tc, test_the_level_counts_frames_and_the_spilled_backlog);
+  tcase_add_test (tc, test_leaky_upstream_is_full_at_the_sink_pool_limit);
+  tcase_add_test (tc, test_leaky_downstream_is_full_at_the_sink_pool_limit);
   tcase_add_test (tc, test_properties_as_queue2);
   return s;
 }

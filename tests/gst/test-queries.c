@@ -274,20 +274,26 @@ typedef struct
   GstClockTime min, max;
 } Latency;
 
-/* tbqueue's answer with max-coalesce-latency `coalesce` (queue has none). */
+/* Leave max-coalesce-latency at its default. */
+#define DEFAULT_BOUND (-1)
+
+/* The answer behind an upstream that answers `live`; tbqueue's with
+ * max-coalesce-latency `coalesce` (queue has none). */
 static Latency
-latency_with (const gchar * factory, gint leaky, guint64 max_time,
-    guint64 min_threshold, GstClockTime upstream_max, guint64 coalesce)
+latency_behind (const gchar * factory, gboolean live, gint leaky,
+    guint64 max_time, guint64 min_threshold, GstClockTime upstream_max,
+    gint64 coalesce)
 {
   TbqLink *l = tbq_link_new (factory, "leaky", leaky, "max-size-time",
       max_time, "min-threshold-time", min_threshold, NULL);
   GstQuery *q = gst_query_new_latency ();
   Latency r;
 
-  if (g_str_equal (factory, "tbqueue"))
-    g_object_set (l->element, "max-coalesce-latency", coalesce, NULL);
+  if (g_str_equal (factory, "tbqueue") && coalesce != DEFAULT_BOUND)
+    g_object_set (l->element, "max-coalesce-latency", (guint64) coalesce,
+        NULL);
 
-  l->latency_live = TRUE;
+  l->latency_live = live;
   l->latency_min = 10 * GST_MSECOND;
   l->latency_max = upstream_max;
   tbq_link_set_state (l, GST_STATE_PLAYING);
@@ -296,6 +302,14 @@ latency_with (const gchar * factory, gint leaky, guint64 max_time,
   gst_query_unref (q);
   tbq_link_free (l);
   return r;
+}
+
+static Latency
+latency_with (const gchar * factory, gint leaky, guint64 max_time,
+    guint64 min_threshold, GstClockTime upstream_max, gint64 coalesce)
+{
+  return latency_behind (factory, TRUE, leaky, max_time, min_threshold,
+      upstream_max, coalesce);
 }
 
 static Latency
@@ -342,6 +356,38 @@ GST_START_TEST (test_latency_query_adds_thresholds_as_queue_does)
 
 GST_END_TEST;
 
+/* At the defaults (max-coalesce-latency not set) the answer is queue's,
+ * behind a live upstream and behind one that is not, in every leaky mode
+ * and limit: queue and tbqueue side by side. */
+GST_START_TEST (test_latency_query_at_the_defaults_answers_as_queue)
+{
+  const guint64 max_times[] = { 0, GST_SECOND, 20 * GST_MSECOND };
+  const guint64 min_thresholds[] = { 0, 30 * GST_MSECOND };
+  const GstClockTime upstream_maxes[] = { 50 * GST_MSECOND,
+    GST_CLOCK_TIME_NONE
+  };
+  gint live, leaky;
+  guint a, b, c;
+
+  for (live = 0; live <= 1; live++)
+    for (leaky = 0; leaky <= 2; leaky++)
+      for (a = 0; a < G_N_ELEMENTS (max_times); a++)
+        for (b = 0; b < G_N_ELEMENTS (min_thresholds); b++)
+          for (c = 0; c < G_N_ELEMENTS (upstream_maxes); c++) {
+            Latency q = latency_behind ("queue", live, leaky, max_times[a],
+                min_thresholds[b], upstream_maxes[c], DEFAULT_BOUND);
+            Latency t = latency_behind ("tbqueue", live, leaky,
+                max_times[a], min_thresholds[b], upstream_maxes[c],
+                DEFAULT_BOUND);
+
+            fail_unless_equals_int (t.live, q.live);
+            fail_unless_equals_uint64 (t.min, q.min);
+            fail_unless_equals_uint64 (t.max, q.max);
+          }
+}
+
+GST_END_TEST;
+
 /* A nap may hold a buffer for up to max-coalesce-latency: the answer says
  * so, on top of what queue adds, in every leaky mode and limit. */
 GST_START_TEST (test_latency_query_adds_the_coalescing_bound)
@@ -374,6 +420,77 @@ GST_START_TEST (test_latency_query_adds_the_coalescing_bound)
           }
           fail_unless (t.max >= t.min);
         }
+}
+
+GST_END_TEST;
+
+#define BURST 50
+
+/* A started tbqueue behind a live upstream, whose latency was asked for
+ * as a pipeline asks on its way to PLAYING (a sink queries through the
+ * src pad), before any data. */
+static TbqLink *live_link (const gchar * first_property, ...)
+    G_GNUC_NULL_TERMINATED;
+
+static TbqLink *
+live_link (const gchar * first_property, ...)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", NULL, NULL);
+  GstQuery *q = gst_query_new_latency ();
+  va_list args;
+
+  va_start (args, first_property);
+  if (first_property != NULL)
+    g_object_set_valist (G_OBJECT (l->element), first_property, args);
+  va_end (args);
+  l->latency_live = TRUE;
+  tbq_link_start (l);
+  fail_unless (gst_pad_query (l->esrc, q));
+  gst_query_unref (q);
+  return l;
+}
+
+/* Bursts of BURST buffers pushed densely, each burst downstream before the
+ * next: `rounds` of them, or fewer once the src task napped
+ * (`until_nap`).  The naps of the src task then. */
+static guint64
+naps_after_bursts (TbqLink * l, guint rounds, gboolean until_nap)
+{
+  guint i, j, pushed = 0;
+
+  for (i = 0; i < rounds; i++) {
+    if (until_nap && tbq_stat (l->element, "src-naps") > 0)
+      break;
+    for (j = 0; j < BURST; j++, pushed++)
+      fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (32, j,
+                  pushed * GST_USECOND)), GST_FLOW_OK);
+    tbq_link_wait_buffers (l, pushed);
+  }
+  return tbq_stat (l->element, "src-naps");
+}
+
+/* At the defaults a live stream is never napped on, however densely its
+ * buffers come: queue's latency answer leaves no room for a nap, so no
+ * buffer waits for one (and none is late for it). */
+GST_START_TEST (test_a_live_stream_at_the_defaults_is_never_napped)
+{
+  TbqLink *l = live_link (NULL, NULL);
+
+  fail_unless_equals_uint64 (naps_after_bursts (l, 200, FALSE), 0);
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
+/* The same bound set explicitly: a live stream is napped on (the latency
+ * answer includes the bound: test_latency_query_adds_the_coalescing_bound). */
+GST_START_TEST (test_a_live_stream_naps_with_the_bound_set)
+{
+  TbqLink *l = live_link ("max-coalesce-latency", 500 * GST_USECOND, NULL);
+
+  fail_unless (naps_after_bursts (l, 2000, TRUE) > 0,
+      "the src task never napped");
+  tbq_link_free (l);
 }
 
 GST_END_TEST;
@@ -530,9 +647,12 @@ tbqueue_queries_suite (void)
   tcase_add_loop_test (tc, test_scheduling_query_on_src_reports_push_mode, 0,
       n);
   tcase_add_test (tc, test_latency_query_adds_thresholds_as_queue_does);
+  tcase_add_test (tc, test_latency_query_at_the_defaults_answers_as_queue);
   tcase_add_test (tc, test_latency_query_adds_the_coalescing_bound);
   tcase_add_test (tc,
       test_a_live_stream_with_a_large_coalescing_bound_is_never_late);
+  tcase_add_test (tc, test_a_live_stream_at_the_defaults_is_never_napped);
+  tcase_add_test (tc, test_a_live_stream_naps_with_the_bound_set);
   tcase_add_loop_test (tc, test_position_query_is_adjusted_by_the_level, 0, n);
   return s;
 }

@@ -223,6 +223,7 @@ reader_entry_points_refuse_null (void)
   CHECK_EQ (tbq_reader_prepare_wait (NULL), 0);
   CHECK_STATUS (tbq_reader_sleep (NULL, 0, 0), TBQ_INVALID_ARGUMENT);
   tbq_reader_wake (NULL);
+  CHECK_STATUS (tbq_reader_set_coalesce (NULL, 0), TBQ_INVALID_ARGUMENT);
   tbq_reader_free (NULL);
   tbq_block_ref (NULL);
   tbq_block_unref (NULL);

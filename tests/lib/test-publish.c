@@ -496,6 +496,72 @@ interrupt_ends_a_nap (void)
   tbq_queue_free (n.f.q, NULL, NULL);
 }
 
+/* Write records one at a time, each read before the next, `n` of them, or
+ * until the reader napped (`until_nap`).  The naps counted then. */
+static uint64_t
+write_one_by_one (NapFixture * n, uint64_t count, bool until_nap)
+{
+  uint64_t naps = stats_of (n->f.q).reader_naps, i;
+
+  for (i = 0; i < count; i++) {
+    if (until_nap && stats_of (n->f.q).reader_naps > naps)
+      break;
+    CHECK_OK (write_seq (n->f.w, 0, n->written++));
+    WAIT_UNTIL (atomic_load (&n->loop.got) == n->written
+        || (until_nap && stats_of (n->f.q).reader_naps > naps));
+  }
+  return stats_of (n->f.q).reader_naps;
+}
+
+/* A bound set to 0 while the reader naps: after the nap (a kick ends it)
+ * every wait is woken per record, however densely records come; a bound
+ * set again makes it nap again.  Bounds validation refuses are refused,
+ * as they are in the configuration. */
+static void
+a_bound_changed_applies_from_the_next_wait (void)
+{
+  NapFixture n;
+  uint64_t naps;
+
+  nap_fixture_open (&n, 4096);
+  CHECK_STATUS (tbq_reader_set_coalesce (n.f.r, TBQ_COALESCE_MIN_NS - 1),
+      TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_set_coalesce (n.f.r, TBQ_COALESCE_MAX_NS + 1),
+      TBQ_INVALID_ARGUMENT);
+  CHECK_OK (tbq_reader_set_coalesce (n.f.r, 0));
+  tbq_reader_wake (n.f.r);
+  WAIT_UNTIL (stats_of (n.f.q).reader_naps_woken == 1);
+  /* The record the first nap may have caught comes with its end. */
+  tbq_writer_flush (n.f.w);
+  WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
+  naps = stats_of (n.f.q).reader_naps;
+  CHECK_EQ (write_one_by_one (&n, 500, false), naps);
+  CHECK_OK (tbq_reader_set_coalesce (n.f.r, LONG_BOUND_NS));
+  CHECK (write_one_by_one (&n, 1000, true) > naps);
+  /* The last record may be caught by the nap: a flush ends it. */
+  tbq_writer_flush (n.f.w);
+  WAIT_UNTIL (atomic_load (&n.loop.got) == n.written);
+  nap_fixture_close (&n);
+}
+
+/* Without on-demand wake there is nothing to coalesce: only 0 is taken. */
+static void
+a_bound_needs_on_demand_wake (void)
+{
+  TbqConfig cfg;
+  TbqQueue *q;
+  TbqReader *r;
+
+  small_config (&cfg, 256);
+  cfg.wake = TBQ_WAKE_IMMEDIATE;
+  q = queue_new_or_fail (&cfg);
+  CHECK_OK (tbq_reader_new (q, &r));
+  CHECK_STATUS (tbq_reader_set_coalesce (r, TBQ_COALESCE_MIN_NS),
+      TBQ_INVALID_ARGUMENT);
+  CHECK_OK (tbq_reader_set_coalesce (r, 0));
+  tbq_queue_free (q, NULL, NULL);
+}
+
 /* A waiting reader that cannot pull a record itself because the sink pool
  * has no free block (it never grows the pool) hands the work to the
  * copier, the writer's current block included: the record arrives. */
@@ -612,6 +678,8 @@ TAP_MAIN (TAP_TEST (every_record_policy_delivers_each_record_without_further_wri
     TAP_TEST (publishing_makes_no_wake_up_while_the_reader_naps),
     TAP_TEST (a_writer_short_of_blocks_ends_a_nap_through_the_copier),
     TAP_TEST (interrupt_ends_a_nap),
+    TAP_TEST (a_bound_changed_applies_from_the_next_wait),
+    TAP_TEST (a_bound_needs_on_demand_wake),
     TAP_TEST (on_demand_reader_gets_a_record_that_needs_a_new_sink_block),
     TAP_TEST (on_demand_copier_moves_sealed_blocks_but_not_the_current_block),
     TAP_TEST (immediate_copier_moves_the_current_block_at_once))
