@@ -387,14 +387,17 @@ gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
   tbq->flush_until = TBQ_LOAD (tbq->in_items);
   for (;;) {
     guint32 key = tbq_reader_prepare_wait (tbq->reader);
+    gboolean moving;
 
+    tbq_writer_flush (tbq->writer);
+    /* Looked at before the drain: with nothing moving, everything
+     * published is visible, and the drain takes it all. */
+    moving = gst_tbqueue_locked_copier_has_work (tbq);
     gst_tbqueue_locked_drain_visible (tbq);
     tbq->leaking_list = FALSE;
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       break;
-    tbq_writer_flush (tbq->writer);
-    if (!tbq_queue_sink_can_take (tbq->q)
-        || !gst_tbqueue_locked_copier_has_work (tbq))
+    if (!moving || !tbq_queue_sink_can_take (tbq->q))
       break;
     STATUS (tbq, tbq->sinkpad, "wait for the copy task");
     gst_tbqueue_locked_wait_sink (tbq, key);
