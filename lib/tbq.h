@@ -696,8 +696,10 @@ TBQ_API void tbq_reader_free (TbqReader * r);
  * before, as peek does. */
 TBQ_API TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 
-/* The next record without taking it: TBQ_OK or TBQ_EMPTY.  Like next, it may
- * release the block of the record returned before. */
+/* The next record without taking it: TBQ_OK or TBQ_EMPTY, and with spill
+ * TBQ_IO_ERROR as next says it (not "nothing yet": nothing after it will
+ * come).  Like next, it may release the block of the record returned
+ * before. */
 TBQ_API TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
 
 /* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
@@ -728,7 +730,9 @@ TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
- * every record (the record's bytes are valid during the call only). */
+ * every record (the record's bytes are valid during the call only).  With
+ * spill, at a unit that cannot be read back (TBQ_IO_ERROR) it delivers
+ * nothing more and sleeps; tbq_queue_take_error() says why. */
 typedef void (*TbqConsumeFunc) (const TbqRecord * rec, void *user_data);
 
 TBQ_API TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb,
