@@ -321,7 +321,9 @@ typedef struct
 {
   const char *temp_template;    /* a path ending in XXXXXX (mkstemp) */
   int remove;                   /* unlink the file as soon as it is open */
-  uint64_t max_bytes;           /* most bytes the file holds unread; 0: no limit */
+  uint64_t max_bytes;           /* most bytes the file holds unread, units'
+                                 * headers included (a record larger stays
+                                 * in memory); 0: no limit */
   TbqOwnedFunc owned;           /* may be NULL: records own nothing */
   void *owned_data;
   TbqSpillErrorFunc on_error;   /* may be NULL */

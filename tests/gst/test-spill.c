@@ -809,6 +809,43 @@ GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
 
 GST_END_TEST;
 
+/* spill-max-bytes bounds what the file holds unread, whatever a unit
+ * would hold (up to 1 MiB): here below a frame, which then stays in
+ * memory, while small buffers still spill.  The file full, the queue is
+ * (leaky=upstream drops). */
+#define SPILL_MAX 100000u
+GST_START_TEST (test_spill_max_bytes_bounds_the_file)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint64 pushed = 0, level, peak = 0;
+  guint k;
+
+  g_object_set (l->element, "spill-max-bytes", (guint64) SPILL_MAX,
+      "leaky", 1 /* upstream */ , NULL);
+  tbq_link_start_held (l);
+  /* Buffers only (an event waits for room, as a buffer with leaky=no). */
+  for (k = 0; pushed < 3 * SINK_MAX; k++) {
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k, 0)),
+        GST_FLOW_OK);
+    pushed += size_of (k, 0);
+    level = tbq_stat (l->element, "spill-level-bytes");
+    peak = MAX (peak, level);
+  }
+  fail_unless (peak <= SPILL_MAX, "the file held %" G_GUINT64_FORMAT
+      " bytes", peak);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  fail_unless (tbq_stat (l->element, "dropped-upstream") > 0);
+  tbq_link_release (l);
+  tbq_wait_stat (l->element, "current-level-buffers", 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 /* Downstream held with a backlog in the file: a flush empties the file
  * (kept: temp-remove=false, so its size shows) and the queue goes on. */
 GST_START_TEST (test_a_flush_empties_the_file_and_the_queue_goes_on)
@@ -1075,6 +1112,7 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_flush_on_eos_does_not_wait_behind_a_damaged_unit);
   tcase_add_test (tc, test_a_flush_after_a_read_error_and_the_queue_goes_on);
   tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
+  tcase_add_test (tc, test_spill_max_bytes_bounds_the_file);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
   tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);
