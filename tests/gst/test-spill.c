@@ -846,6 +846,79 @@ GST_START_TEST (test_spill_max_bytes_bounds_the_file)
 
 GST_END_TEST;
 
+/* Frames through a spilling queue, every max-size-* off: first with
+ * downstream held (the backlog goes to the file), then taken while more
+ * come (read back from the file while written, runs ending and starting
+ * again).  The file always has room: the queue is never full, and
+ * `overrun` never fires. */
+GST_START_TEST (test_spilling_with_room_is_no_overrun)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint k, n = 6 * SINK_MAX / FRAME;
+
+  tbq_link_start_held (l);
+  for (k = 0; k < n; k++) {
+    if (k == n / 2)
+      tbq_link_release (l);
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  }
+  tbq_link_wait_buffers (l, n);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  TbqLink *l;
+  guint n;
+} FramePusher;
+
+/* Push frames [0, n): each OK. */
+static gpointer
+push_frames (gpointer data)
+{
+  FramePusher *p = data;
+  guint k;
+
+  for (k = 0; k < p->n; k++)
+    fail_unless_equals_int (tbq_link_push (p->l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  return NULL;
+}
+
+/* The file full (spill-max-bytes) and memory too, downstream held: the
+ * queue is full, `overrun` fires and upstream waits (leaky=no); let go,
+ * every frame comes out. */
+GST_START_TEST (test_a_full_spill_file_is_an_overrun)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  FramePusher p = { l, 3 * SINK_MAX / FRAME };
+  GThread *th;
+
+  g_object_set (l->element, "spill-max-bytes", (guint64) SINK_MAX, NULL);
+  tbq_link_start_held (l);
+  th = g_thread_new ("tbq-test-frames", push_frames, &p);
+  tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
+  fail_unless (tbq_stat (l->element, "spill-level-bytes") > 0);
+  tbq_link_release (l);
+  g_thread_join (th);
+  tbq_link_wait_buffers (l, p.n);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 /* Downstream held with a backlog in the file: a flush empties the file
  * (kept: temp-remove=false, so its size shows) and the queue goes on. */
 GST_START_TEST (test_a_flush_empties_the_file_and_the_queue_goes_on)
@@ -1113,6 +1186,8 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_a_flush_after_a_read_error_and_the_queue_goes_on);
   tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
   tcase_add_test (tc, test_spill_max_bytes_bounds_the_file);
+  tcase_add_test (tc, test_spilling_with_room_is_no_overrun);
+  tcase_add_test (tc, test_a_full_spill_file_is_an_overrun);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
   tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);
