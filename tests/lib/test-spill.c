@@ -352,6 +352,26 @@ says_one_of (const char *msg, const char *says)
   return false;
 }
 
+/* Write records [0, n) with nothing read, then `damage` the file (kept:
+ * `remove` off) once it holds far more units than are read ahead (4):
+ * its middle is still to be read. */
+static void
+write_and_damage (TbqQueue * q, TbqWriter * w, uint64_t n,
+    void (*damage) (int fd, off_t size))
+{
+  struct stat sb;
+  int fd;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  wait_for_units (q, 64);
+  fd = open (tbq_queue_spill_path (q), O_RDWR);
+  CHECK (fd >= 0);
+  CHECK (fstat (fd, &sb) == 0);
+  damage (fd, sb.st_size);
+  close (fd);
+}
+
 static void
 check_damage (void (*damage) (int fd, off_t size), const char *says)
 {
@@ -360,19 +380,8 @@ check_damage (void (*damage) (int fd, off_t size), const char *says)
   TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
   uint64_t n = records_for (40), got;
   char msg[512];
-  struct stat sb;
-  int fd;
 
-  write_range (w, 0, n);
-  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
-  /* Far more units than are read ahead (4): the middle of the file is
-   * still to be read. */
-  wait_for_units (q, 64);
-  fd = open (tbq_queue_spill_path (q), O_RDWR);
-  CHECK (fd >= 0);
-  CHECK (fstat (fd, &sb) == 0);
-  damage (fd, sb.st_size);
-  close (fd);
+  write_and_damage (q, w, n, damage);
   CHECK_STATUS (read_until_error (r, n, &got), TBQ_IO_ERROR);
   CHECK (got > 0 && got < n);
   /* It stays an error: nothing after the damage is delivered. */
@@ -472,18 +481,9 @@ a_callback_consumer_stops_at_a_damaged_unit (void)
   Consumed c = { 0, 0 };
   StopCall stop = { r, 0 };
   char msg[512];
-  struct stat sb;
   pthread_t th;
-  int fd;
 
-  write_range (w, 0, n);
-  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
-  wait_for_units (q, 64);
-  fd = open (tbq_queue_spill_path (q), O_RDWR);
-  CHECK (fd >= 0);
-  CHECK (fstat (fd, &sb) == 0);
-  truncate_middle (fd, sb.st_size);
-  close (fd);
+  write_and_damage (q, w, n, truncate_middle);
   CHECK_OK (tbq_consumer_start (r, consume_in_order, &c));
   WAIT_UNTIL (stats_of (q).spill.read_errors == 1);
   CHECK (pthread_create (&th, NULL, stop_consumer, &stop) == 0);
