@@ -40,17 +40,22 @@ static bool
 consumer_finish (TbqReader * r)
 {
   TbqRecord rec;
-  TbqStatus st = tbq_reader_next (r, &rec);
 
-  if (st == TBQ_OK) {
-    r->consumer.fn (&rec, r->consumer.data);
+  /* Past the error nothing comes, whatever the copier still owes (it may
+   * owe for ever: the budget fills behind the error). */
+  if (tbq_reader_peek (r, &rec) == TBQ_IO_ERROR)
+    return true;
+  if (tbq_copier_thread_owes (r->copier)) {
+    /* The copier thread still moves some: wait for it (the timeout
+     * re-checks whether it still owes anything). */
+    tbq_reader_wait (r, 1000000);
     return false;
   }
-  if (st == TBQ_IO_ERROR || !tbq_copier_thread_owes (r->copier))
+  /* Owing nothing, it made visible all it moved: what is not visible now
+   * was never published. */
+  if (tbq_reader_next (r, &rec) != TBQ_OK)
     return true;
-  /* The copier thread still moves some: wait for it (the timeout
-   * re-checks whether it still owes anything). */
-  tbq_reader_wait (r, 1000000);
+  r->consumer.fn (&rec, r->consumer.data);
   return false;
 }
 
