@@ -28,10 +28,23 @@ locked_count_out (GstTbQueue * tbq, const GstTbqItem * item)
     gst_tbqueue_locked_level_out (tbq, item->object, item->size);
 }
 
+/* qlock: what the reader said when it gave no record.  TBQ_IO_ERROR is
+ * not "nothing yet": the next records are in a unit of the spill file
+ * that cannot be read back, nothing after it will ever be visible, and
+ * the src task posts the error (spill_read_failed, until a flush
+ * discards).  Anything else: nothing is visible yet. */
+static void
+locked_note_no_record (GstTbQueue * tbq, TbqStatus st)
+{
+  if (G_UNLIKELY (st == TBQ_IO_ERROR))
+    tbq->spill_read_failed = TRUE;
+}
+
 /* qlock: take the next visible record as an item, not counted out yet.
- * FALSE when nothing is visible.  A record that cannot be read (it cannot
- * happen: the element writes every record) and a query whose sender gave
- * up are counted out and come back with no object. */
+ * FALSE when nothing is visible (or, spill_read_failed, never will be).
+ * A record that cannot be read (it cannot happen: the element writes
+ * every record) and a query whose sender gave up are counted out and come
+ * back with no object. */
 static gboolean
 locked_take_record (GstTbQueue * tbq, GstTbqItem * item)
 {
@@ -39,8 +52,7 @@ locked_take_record (GstTbQueue * tbq, GstTbqItem * item)
   TbqStatus st = tbq_reader_next (tbq->reader, &rec);
 
   if (st != TBQ_OK) {
-    if (G_UNLIKELY (st == TBQ_IO_ERROR))
-      tbq->spill_read_failed = TRUE;
+    locked_note_no_record (tbq, st);
     return FALSE;
   }
   if (G_UNLIKELY (!gst_tbq_record_read (&rec, item)))
@@ -64,14 +76,18 @@ abandoned_query:
 }
 
 /* qlock: the list position of the next visible record (0 for anything
- * but a list member).  FALSE when nothing is visible. */
+ * but a list member).  FALSE when nothing is visible (or, as for
+ * locked_take_record(), never will be). */
 gboolean
 gst_tbqueue_locked_peek_position (GstTbQueue * tbq, guint32 * position)
 {
   TbqRecord rec;
+  TbqStatus st = tbq_reader_peek (tbq->reader, &rec);
 
-  if (tbq_reader_peek (tbq->reader, &rec) != TBQ_OK)
+  if (st != TBQ_OK) {
+    locked_note_no_record (tbq, st);
     return FALSE;
+  }
   *position = gst_tbq_record_list_position (&rec);
   return TRUE;
 }
@@ -252,7 +268,9 @@ locked_partial_is_all (GstTbQueue * tbq)
  * records follow (one writer session), some maybe still on their way.
  * A list cut short when it was written ends at the next record that is
  * not its rest, or when nothing else is queued.  DEQUEUE_AGAIN when a leak
- * took the list meanwhile. */
+ * took the list meanwhile; DEQUEUE_SPILL_FAILED when its rest cannot be
+ * read back (the members gathered stay in `partial`, queued, for the
+ * flush or the state change that follows the error). */
 static DequeueResult
 locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
 {
@@ -262,6 +280,8 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
     GstTbqItem item;
 
     if (!gst_tbqueue_locked_peek_position (tbq, &position)) {
+      if (G_UNLIKELY (tbq->spill_read_failed))
+        return DEQUEUE_SPILL_FAILED;
       if (locked_partial_is_all (tbq))
         break;
       if (!tbq_queue_sink_can_take (tbq->q))
@@ -278,8 +298,8 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
     }
     if (!GST_TBQ_LIST_IS_REST (position))
       break;
-    locked_take_record (tbq, &item);
-    if (G_UNLIKELY (item.object == NULL))
+    /* Peeked: it is there. */
+    if (G_UNLIKELY (!locked_take_record (tbq, &item) || item.object == NULL))
       continue;
     gst_buffer_list_add (tbq->partial, GST_BUFFER_CAST (item.object));
     if (item.list & GST_TBQ_LIST_LAST)
@@ -293,8 +313,10 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
 
 /* Src task, qlock: dequeue one item to push: a buffer, a whole buffer
  * list, an event or a query, in item->object.  DEQUEUE_EMPTY when nothing
- * is visible (records on their way: wait for the copier), DEQUEUE_AGAIN
- * when a record was dropped or skipped, DEQUEUE_REST when `item` is a
+ * is visible (records on their way: wait for the copier),
+ * DEQUEUE_SPILL_FAILED when the next records cannot be read back from the
+ * spill file, DEQUEUE_AGAIN when a record was dropped or skipped,
+ * DEQUEUE_REST when `item` is a
  * record of the rest of a list whose beginning went (leaked, flushed, or
  * never written: a list cut by leaky=upstream), counted out: the caller
  * drops it as a leak (gst_tbqueue_locked_leak_rest). */
@@ -302,7 +324,8 @@ DequeueResult
 gst_tbqueue_locked_dequeue (GstTbQueue * tbq, GstTbqItem * item)
 {
   if (!locked_take_record (tbq, item))
-    return DEQUEUE_EMPTY;
+    return G_UNLIKELY (tbq->spill_read_failed) ? DEQUEUE_SPILL_FAILED
+        : DEQUEUE_EMPTY;
   if (item->object == NULL)
     return DEQUEUE_AGAIN;
   if (G_UNLIKELY (tbq->flush_until != 0)) {
@@ -364,6 +387,8 @@ gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
   TBQ_STORE (tbq->leak_pending, FALSE);
   if (tbq->q != NULL)
     tbq_queue_discard (tbq->q, gst_tbqueue_release_record, full ? NULL : tbq);
+  /* The discard emptied the spill file: the reader reads again. */
+  tbq->spill_read_failed = FALSE;
   tbq->last_query = FALSE;
   tbq->abandoned_query_seq = tbq->query_seq;
   GST_TBQUEUE_BROADCAST (tbq, query_handled);
@@ -378,9 +403,10 @@ gst_tbqueue_locked_flush (GstTbQueue * tbq, gboolean full)
  * this waits with qlock released, and would push what the copy task
  * moved meanwhile).  What is still in the source layer is published and
  * waited for; only when the copy task cannot move it (the sink pool full
- * and held downstream) or has nothing to move (what is left is out of
- * reach: a unit of the spill file that cannot be read back) is it left to
- * the src task alone: EOS never waits for downstream, nor for nothing. */
+ * and held downstream) or has nothing to move, or when it is behind a
+ * unit of the spill file that cannot be read back (it never shows up: the
+ * src task posts the error), is it left to the src task alone: EOS never
+ * waits for downstream, nor for nothing. */
 void
 gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
 {
@@ -397,7 +423,8 @@ gst_tbqueue_locked_flush_from_upstream (GstTbQueue * tbq)
     tbq->leaking_list = FALSE;
     if (TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
       break;
-    if (!moving || !tbq_queue_sink_can_take (tbq->q))
+    if (!moving || tbq->spill_read_failed
+        || !tbq_queue_sink_can_take (tbq->q))
       break;
     STATUS (tbq, tbq->sinkpad, "wait for the copy task");
     gst_tbqueue_locked_wait_sink (tbq, key);

@@ -19,6 +19,9 @@ typedef enum
   DEQUEUE_REST,                 /* the rest of a list whose beginning went:
                                  * a leak, for gsttbqueue-leaks.c */
   DEQUEUE_EMPTY,                /* nothing visible: wait for the copier */
+  DEQUEUE_SPILL_FAILED,         /* the next records are in a unit of the
+                                 * spill file that cannot be read back:
+                                 * nothing more will be visible */
   DEQUEUE_FLUSHING,             /* the flow stopped while gathering a list */
 } DequeueResult;
 

@@ -487,17 +487,16 @@ out_flushing:
 /* Upstream thread, leaky=no (or not a buffer): wait in libtbq for a free
  * source block, however long that takes (a flush or a state change
  * interrupts it).  When the sink pool is full that is an overrun. */
-/* The sink pool is full, and only downstream taking data makes room: not
- * while the spill writes the backlog to its file (the wait is the spill
- * thread's, which frees memory by itself), unless the file is full or
- * writes fail.  (Buffering is 100 % while upstream waits for downstream.) */
+/* The sink pool, full, makes room only as downstream takes data: not
+ * while the spill writes the backlog to its file (the wait is then the
+ * copy task's and the spill thread's, which free memory by themselves),
+ * unless the file is full or writes fail.  Only then is the queue full:
+ * an overrun, and buffering is 100 % while upstream waits. */
 static gboolean
 sink_full_for_downstream (GstTbQueue * tbq)
 {
   TbqStats st;
 
-  if (!gst_tbqueue_buffering_on (tbq))
-    return FALSE;
   if (!tbq->spilling)
     return TRUE;
   tbq_queue_get_stats (tbq->q, &st);
@@ -514,16 +513,19 @@ wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "source pool full, waiting");
   for (;;) {
     /* The sink pool may fill while the copy task works (downstream
-     * holding on): look again every OVERRUN_CHECK_NS until it is full,
-     * which is an overrun, then wait for as long as it takes. */
+     * holding on): look again every OVERRUN_CHECK_NS until it is full for
+     * downstream, which is an overrun, then wait for as long as it
+     * takes.  Full while spilling with room is no overrun: the frames'
+     * memory on its way to the file comes back without downstream. */
     if (!overrun && is_buffer
-        && !tbq_queue_sink_can_take_record (tbq->q, size)) {
+        && !tbq_queue_sink_can_take_record (tbq->q, size)
+        && sink_full_for_downstream (tbq)) {
       overrun = TRUE;
       TBQ_ADD (tbq->counters.overruns, 1);
       emit (tbq, SIGNAL_OVERRUN);
       /* Below the max-size-* limits, but nothing comes in until
        * downstream takes data: buffering is full. */
-      stalled = sink_full_for_downstream (tbq);
+      stalled = gst_tbqueue_buffering_on (tbq);
       if (stalled)
         gst_tbqueue_buffering_stall (tbq, TRUE);
     }

@@ -317,8 +317,10 @@ struct _GstTbQueue
   gboolean spilling;            /* the queue spills: every buffer that can
                                  * be copied is (set at open, read by the
                                  * upstream thread) */
-  gboolean spill_read_failed;   /* qlock: the src task met a unit of the
-                                 * spill file it cannot read back */
+  gboolean spill_read_failed;   /* qlock: a reader call met a unit of the
+                                 * spill file it cannot read back (nothing
+                                 * after it will be visible); cleared when
+                                 * a flush discards */
   _Atomic gboolean src_idle;    /* batching: the src task waits for data;
                                  * written under qlock, read by the
                                  * upstream thread: relaxed, ordered by the

@@ -902,8 +902,9 @@ static const Property properties[] = {
    *
    * The most the spill file may hold, not yet read back (bytes); 0 (the
    * default): no limit but the disk's.  At the limit, as when the disk is
-   * full, the queue is full: #GstTbQueue:leaky applies.  Applies from the
-   * next READY to PAUSED change.
+   * full, the queue is full: #GstTbQueue:leaky applies.  A buffer larger
+   * than the limit stays in memory.  Applies from the next READY to PAUSED
+   * change.
    *
    * Since: 0.3
    */

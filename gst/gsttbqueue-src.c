@@ -372,10 +372,10 @@ locked_push_one (GstTbQueue * tbq)
         TBQ_STORE (tbq->src_idle, FALSE);
       return locked_push_item (tbq, item.object);
     case DEQUEUE_EMPTY:
-      if (G_UNLIKELY (tbq->spill_read_failed))
-        return locked_spill_failed (tbq);
       locked_wait_for_records (tbq, key);
       return GST_TBQUEUE_FLOW (tbq);
+    case DEQUEUE_SPILL_FAILED:
+      return locked_spill_failed (tbq);
     case DEQUEUE_REST:
       gst_tbqueue_locked_leak_rest (tbq, &item);
       return GST_FLOW_OK;

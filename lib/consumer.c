@@ -27,23 +27,56 @@ consumer_resumed_or_stopped (void *arg)
       || consumer_stopping (r);
 }
 
+static bool
+consumer_stopped (void *arg)
+{
+  return consumer_stopping (arg);
+}
+
 /* Stopping: deliver what was published before the stop.  True when all of
- * it has been delivered. */
+ * it has been delivered, or when the rest never can be (TBQ_IO_ERROR: a
+ * unit of the spill file cannot be read back). */
 static bool
 consumer_finish (TbqReader * r)
 {
   TbqRecord rec;
 
+  /* Past the error nothing comes, whatever the copier still owes (it may
+   * owe for ever: the budget fills behind the error). */
+  if (tbq_reader_peek (r, &rec) == TBQ_IO_ERROR)
+    return true;
   if (tbq_copier_thread_owes (r->copier)) {
     /* The copier thread still moves some: wait for it (the timeout
      * re-checks whether it still owes anything). */
     tbq_reader_wait (r, 1000000);
     return false;
   }
-  if (tbq_reader_next (r, &rec) == TBQ_EMPTY)
+  /* Owing nothing, it made visible all it moved: what is not visible now
+   * was never published. */
+  if (tbq_reader_next (r, &rec) != TBQ_OK)
     return true;
   r->consumer.fn (&rec, r->consumer.data);
   return false;
+}
+
+/* Paused by tbq_queue_interrupt(): sleep until resumed or stopped. */
+static void
+consumer_pause (TbqReader * r)
+{
+  tbq_wait (&r->wake->reader_ev, NULL, 0, consumer_resumed_or_stopped, r, -1);
+}
+
+/* The reader stands at a unit of the spill file that cannot be read back
+ * (tbq_queue_take_error() says why): nothing after it is delivered, and
+ * waiting for records would return at once (the reader is "ready" with
+ * its error).  Sleep until stopped; an interrupt pauses as usual (a
+ * discard may follow it, after which the reader reads again). */
+static void
+consumer_stuck (TbqReader * r)
+{
+  if (tbq_wait (&r->wake->reader_ev, r->interrupted, 0, consumer_stopped, r,
+          -1) == TBQ_INTERRUPTED)
+    consumer_pause (r);
 }
 
 static void *
@@ -51,19 +84,20 @@ consumer_main (void *arg)
 {
   TbqReader *r = arg;
   TbqRecord rec;
+  TbqStatus st;
 
   for (;;) {
-    while (tbq_reader_next (r, &rec) == TBQ_OK)
+    while ((st = tbq_reader_next (r, &rec)) == TBQ_OK)
       r->consumer.fn (&rec, r->consumer.data);
     if (consumer_stopping (r)) {
       if (consumer_finish (r))
         break;
       continue;
     }
-    if (tbq_reader_wait (r, -1) == TBQ_INTERRUPTED)
-      /* Paused by tbq_queue_interrupt(): sleep until resumed or stopped. */
-      tbq_wait (&r->wake->reader_ev, NULL, 0, consumer_resumed_or_stopped,
-          r, -1);
+    if (st == TBQ_IO_ERROR)
+      consumer_stuck (r);
+    else if (tbq_reader_wait (r, -1) == TBQ_INTERRUPTED)
+      consumer_pause (r);
   }
   return NULL;
 }

@@ -373,17 +373,90 @@ spill_report (TbqSpill * s, int failed, const char *msg)
     s->cfg.on_error (failed, msg, s->cfg.error_data);
 }
 
+/* The records of the next unit. */
+typedef struct
+{
+  uint32_t to;                  /* past the last record taken */
+  uint32_t n_records;
+  uint64_t payload;             /* large payloads, each 8-aligned */
+  int n_iov;                    /* iovecs used, the two of the header and
+                                 * the records included */
+} SpillPick;
+
+/* The file's room for one more unit's records and payloads (lock held):
+ * what keeps the unread bytes (write_off - read_off, the level) within
+ * max_bytes, the unit's header counted.  UINT64_MAX: no limit. */
+static uint64_t
+spill_room (const TbqSpill * s)
+{
+  uint64_t level = s->write_off - s->read_off;
+
+  if (s->cfg.max_bytes == 0)
+    return UINT64_MAX;
+  if (level + sizeof (SpillUnitHeader) >= s->cfg.max_bytes)
+    return 0;
+  return s->cfg.max_bytes - level - sizeof (SpillUnitHeader);
+}
+
+/* Which records of `blk` from `from` up to `pub` go in the next unit: up
+ * to SPILL_UNIT_BYTES (one record may be larger), and never more than
+ * `room` bytes (records and padded payloads).  Their payloads' iovecs
+ * from iov[2] on.  None (pk->n_records 0) when the first does not fit. */
+static void
+spill_pick (TbqBlock * blk, uint32_t from, uint32_t pub, uint64_t room,
+    struct iovec *iov, SpillPick * pk)
+{
+  uint64_t bytes = 0;
+  uint32_t n_large = 0;
+
+  pk->to = from;
+  pk->n_records = 0;
+  pk->payload = 0;
+  pk->n_iov = 2;
+  while (pk->to < pub) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + pk->to);
+    uint64_t span = TBQ_RECORD_SPAN (h->size), size = 0, padded;
+
+    if (tbq_record_is_indirect (h)) {
+      if (n_large == SPILL_UNIT_LARGE)
+        break;
+      size = tbq_record_indirect (h).size;
+    }
+    padded = (size + 7) & ~(uint64_t) 7;
+    if (pk->n_records > 0 && bytes + span + size > SPILL_UNIT_BYTES)
+      break;
+    if ((pk->to - from) + span + pk->payload + padded > room)
+      break;
+    bytes += span + size;
+    pk->to += (uint32_t) span;
+    pk->n_records++;
+    if (size > 0) {
+      const unsigned char *p = record_payload (h, &size);
+
+      iov[pk->n_iov].iov_base = (void *) p;
+      iov[pk->n_iov++].iov_len = size;
+      if (padded != size) {
+        iov[pk->n_iov].iov_base = (void *) spill_zeros;
+        iov[pk->n_iov++].iov_len = padded - size;
+      }
+      pk->payload += padded;
+      n_large++;
+    }
+  }
+}
+
 /* Write one unit from the spill chain's published records at pos (lock
  * held on entry and exit; released during the I/O). */
 static void
 spill_write_unit (TbqSpill * s, uint32_t pub)
 {
   TbqBlock *blk = s->pos_blk;
-  uint32_t from = s->pos_off, to = from;
-  uint64_t bytes = 0, payload = 0, off = s->write_off;
-  uint32_t n_records = 0, n_large = 0;
+  uint32_t from = s->pos_off, to;
+  uint64_t payload, off = s->write_off;
+  uint32_t n_records;
   struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
-  int n_iov = 2;
+  int n_iov;
+  SpillPick pk;
   SpillUnitHeader hdr;
   XXH3_state_t *xs;
   TbqPinned *pins = NULL, **pin_tail = &pins;
@@ -391,34 +464,19 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
   int err = 0;
   char msg[400];
 
-  /* Which records: up to SPILL_UNIT_BYTES, at least one. */
-  while (to < pub) {
-    const TbqRecordHeader *h = tbq_record_at (blk->data + to);
-    uint64_t span = TBQ_RECORD_SPAN (h->size), size = 0;
-
-    if (tbq_record_is_indirect (h)) {
-      if (n_large == SPILL_UNIT_LARGE)
-        break;
-      size = tbq_record_indirect (h).size;
-    }
-    if (n_records > 0 && bytes + span + size > SPILL_UNIT_BYTES)
-      break;
-    bytes += span + size;
-    to += (uint32_t) span;
-    n_records++;
-    if (size > 0) {
-      const unsigned char *p = record_payload (h, &size);
-
-      iov[n_iov].iov_base = (void *) p;
-      iov[n_iov++].iov_len = size;
-      if (size % 8 != 0) {
-        iov[n_iov].iov_base = (void *) spill_zeros;
-        iov[n_iov++].iov_len = 8 - size % 8;
-      }
-      payload += (size + 7) & ~(uint64_t) 7;
-      n_large++;
-    }
+  spill_pick (blk, from, pub, spill_room (s), iov, &pk);
+  if (pk.n_records == 0) {
+    /* The next record would take the file past max_bytes: full, until
+     * the reader takes units back (or the run ends). */
+    s->full = true;
+    /* As for a failed write: waiters for room look again. */
+    tbq_wake_sink_published (s->wake);
+    return;
   }
+  to = pk.to;
+  n_records = pk.n_records;
+  payload = pk.payload;
+  n_iov = pk.n_iov;
   memset (&hdr, 0, sizeof hdr);
   hdr.magic = SPILL_MAGIC;
   hdr.version = SPILL_VERSION;
@@ -428,13 +486,6 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
   hdr.n_records = n_records;
   hdr.payload_len = payload;
   hdr.unit_len = sizeof hdr + hdr.records_len + payload;
-  if (s->cfg.max_bytes != 0 && s->write_off != s->read_off
-      && s->write_off - s->read_off + hdr.unit_len > s->cfg.max_bytes) {
-    s->full = true;
-    /* As for a failed write: waiters for room look again. */
-    tbq_wake_sink_published (s->wake);
-    return;
-  }
   s->io_busy = true;
   pthread_mutex_unlock (&s->lock);
 

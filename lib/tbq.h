@@ -321,7 +321,9 @@ typedef struct
 {
   const char *temp_template;    /* a path ending in XXXXXX (mkstemp) */
   int remove;                   /* unlink the file as soon as it is open */
-  uint64_t max_bytes;           /* most bytes the file holds unread; 0: no limit */
+  uint64_t max_bytes;           /* most bytes the file holds unread, units'
+                                 * headers included (a record larger stays
+                                 * in memory); 0: no limit */
   TbqOwnedFunc owned;           /* may be NULL: records own nothing */
   void *owned_data;
   TbqSpillErrorFunc on_error;   /* may be NULL */
@@ -696,8 +698,10 @@ TBQ_API void tbq_reader_free (TbqReader * r);
  * before, as peek does. */
 TBQ_API TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 
-/* The next record without taking it: TBQ_OK or TBQ_EMPTY.  Like next, it may
- * release the block of the record returned before. */
+/* The next record without taking it: TBQ_OK or TBQ_EMPTY, and with spill
+ * TBQ_IO_ERROR as next says it (not "nothing yet": nothing after it will
+ * come).  Like next, it may release the block of the record returned
+ * before. */
 TBQ_API TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
 
 /* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
@@ -737,7 +741,9 @@ TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
- * every record (the record's bytes are valid during the call only). */
+ * every record (the record's bytes are valid during the call only).  With
+ * spill, at a unit that cannot be read back (TBQ_IO_ERROR) it delivers
+ * nothing more and sleeps; tbq_queue_take_error() says why. */
 typedef void (*TbqConsumeFunc) (const TbqRecord * rec, void *user_data);
 
 TBQ_API TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb,

@@ -289,14 +289,16 @@ files_in (const gchar * dir)
   return n;
 }
 
-/* A tbqueue that spills into `dir`, no level limit, and a bus. */
+/* A tbqueue that spills into `dir` with a sink pool of `sink_max` bytes,
+ * no level limit, and a bus. */
 static TbqLink *
-spill_link (const gchar * dir, gboolean remove, GstBus ** bus)
+spill_link_sized (const gchar * dir, gboolean remove, guint64 sink_max,
+    GstBus ** bus)
 {
   gchar *tmpl = g_build_filename (dir, "spill-XXXXXX", NULL);
   TbqLink *l = tbq_link_new ("tbqueue", "max-size-buffers", 0,
       "max-size-bytes", 0, "max-size-time", (guint64) 0,
-      "sink-max-bytes", (guint64) SINK_MAX, "sink-block-size", SINK_BLOCK,
+      "sink-max-bytes", sink_max, "sink-block-size", SINK_BLOCK,
       "temp-template", tmpl, "temp-remove", remove, NULL);
 
   g_free (tmpl);
@@ -304,6 +306,13 @@ spill_link (const gchar * dir, gboolean remove, GstBus ** bus)
   *bus = gst_bus_new ();
   gst_element_set_bus (l->element, *bus);
   return l;
+}
+
+/* A tbqueue that spills into `dir`, no level limit, and a bus. */
+static TbqLink *
+spill_link (const gchar * dir, gboolean remove, GstBus ** bus)
+{
+  return spill_link_sized (dir, remove, SINK_MAX, bus);
 }
 
 /* The messages left on the bus hold the element: dropped first. */
@@ -400,6 +409,27 @@ GST_START_TEST (test_a_backlog_on_disk_comes_back_whole_and_in_order)
 
 GST_END_TEST;
 
+/* An element error (RESOURCE READ) naming the spill file at `location`
+ * and the offset comes, and one read error is counted. */
+static void
+expect_read_error (TbqLink * l, GstBus * bus, const gchar * location)
+{
+  GstMessage *msg = tbq_bus_wait (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  fail_unless (msg != NULL, "no error");
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_READ), "%s", err->message);
+  fail_unless (strstr (debug, location) != NULL, "%s", debug);
+  fail_unless (strstr (debug, "offset") != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 1);
+}
+
 /* With the backlog spilled and downstream held, `damage` the file (kept:
  * temp-remove=false), then let downstream go: an element error naming
  * the file and the offset; what came out before it is whole and in
@@ -407,11 +437,9 @@ GST_END_TEST;
 static void
 check_damage (void (*damage) (int fd, off_t size))
 {
-  gchar *dir = spill_dir_new (), *location = NULL, *debug = NULL;
+  gchar *dir = spill_dir_new (), *location = NULL;
   GstBus *bus;
   TbqLink *l = spill_link (dir, FALSE, &bus);
-  GstMessage *msg;
-  GError *err = NULL;
   struct stat sb;
   guint n, got;
   int fd;
@@ -429,17 +457,7 @@ check_damage (void (*damage) (int fd, off_t size))
   damage (fd, sb.st_size);
   close (fd);
   tbq_link_release (l);
-  msg = tbq_bus_wait (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error");
-  gst_message_parse_error (msg, &err, &debug);
-  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
-          GST_RESOURCE_ERROR_READ), "%s", err->message);
-  fail_unless (strstr (debug, location) != NULL, "%s", debug);
-  fail_unless (strstr (debug, "offset") != NULL, "%s", debug);
-  g_clear_error (&err);
-  g_free (debug);
-  gst_message_unref (msg);
-  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 1);
+  expect_read_error (l, bus, location);
   /* The src task stopped at the damage: what came out is a whole prefix. */
   got = l->items->len - HEAD_ITEMS;
   fail_unless (got > 0 && got < n, "%u of %u items came out", got, n);
@@ -476,6 +494,242 @@ GST_END_TEST;
 GST_START_TEST (test_a_truncated_file_is_an_error_and_no_damaged_buffer)
 {
   check_damage (truncate_middle);
+}
+
+GST_END_TEST;
+
+/* ---- buffer lists across units of the file ---- */
+
+/* A stream of buffer lists of 2 to 7 buffers: the first one small, every
+ * other one larger than a unit of the file holds (1 MiB), so that each of
+ * those is a unit of its own, and a unit with a payload never begins a
+ * list.  A quarter of a sink pool of 8 MiB holds such a buffer: it is
+ * copied, and spilled. */
+#define LIST_SINK_MAX (8u << 20)
+#define LIST_BIG ((1u << 20) + 4096u)
+
+static guint
+list_length (guint k)
+{
+  return 2 + k % 6;
+}
+
+static gsize
+list_member_size (guint k, guint m)
+{
+  return m == 0 ? 40 + k % 17 : LIST_BIG + k % 64;
+}
+
+static GstBuffer *
+list_member (guint k, guint m)
+{
+  return tbq_buffer_new (list_member_size (k, m), (guint8) (k * 8 + m),
+      ((guint64) k * 8 + m) * GST_MSECOND);
+}
+
+/* Lists pushed from 0 until `bytes` went in: how many. */
+static guint
+push_lists (TbqLink * l, guint64 bytes)
+{
+  guint64 pushed = 0;
+  guint k, m;
+
+  for (k = 0; pushed < bytes; k++) {
+    GstBufferList *list = gst_buffer_list_new ();
+
+    for (m = 0; m < list_length (k); m++) {
+      gst_buffer_list_add (list, list_member (k, m));
+      pushed += list_member_size (k, m);
+    }
+    fail_unless_equals_int (tbq_link_push_list (l, list), GST_FLOW_OK);
+  }
+  return k;
+}
+
+/* The items received after the stream's head are lists [0, n), whole. */
+static void
+check_lists (TbqLink * l, guint n)
+{
+  guint k, m;
+
+  for (k = 0; k < n; k++) {
+    GstBufferList *list;
+
+    fail_unless (HEAD_ITEMS + k < l->items->len, "list %u missing", k);
+    list = g_ptr_array_index (l->items, HEAD_ITEMS + k);
+    fail_unless (GST_IS_BUFFER_LIST (list), "item %u: not a list", k);
+    fail_unless_equals_int (gst_buffer_list_length (list), list_length (k));
+    for (m = 0; m < list_length (k); m++) {
+      GstBuffer *b = gst_buffer_list_get (list, m);
+
+      fail_unless (tbq_buffer_has_pattern (b, list_member_size (k, m),
+              (guint8) (k * 8 + m)), "list %u, buffer %u differs", k, m);
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (b),
+          ((guint64) k * 8 + m) * GST_MSECOND);
+    }
+  }
+}
+
+/* Wait until the spill file holds at least `bytes` unread. */
+static void
+wait_spill_level (TbqLink * l, guint64 bytes)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  while (tbq_stat (l->element, "spill-level-bytes") < bytes) {
+    fail_unless (g_get_monotonic_time () < end, "the file holds only %"
+        G_GUINT64_FORMAT " bytes", tbq_stat (l->element,
+            "spill-level-bytes"));
+    g_usleep (1000);
+  }
+}
+
+/* A unit's header in the spill file, as libtbq writes it (64 bytes, host
+ * byte order; docs/libtbq.md, "Spill"). */
+typedef struct
+{
+  guint32 magic;
+  guint16 version, header_size;
+  guint64 seq;
+  guint32 records_len, n_records;
+  guint64 payload_len, unit_len, checksum;
+  guchar pad[16];
+} UnitHeader;
+
+#define UNIT_MAGIC 0x53514254u
+
+/* Cut the file inside the payload of the first unit at or past its middle
+ * that has one: a list's second buffer or a later one. */
+static void
+truncate_inside_a_list (int fd, off_t size)
+{
+  UnitHeader h;
+  off_t off = 0;
+
+  G_STATIC_ASSERT (sizeof (UnitHeader) == 64);
+  for (;;) {
+    fail_unless (pread (fd, &h, sizeof h, off) == sizeof h,
+        "no unit with a payload past the middle of the file");
+    fail_unless_equals_int (h.magic, UNIT_MAGIC);
+    if (off >= size / 2 && h.payload_len > 0)
+      break;
+    off += h.unit_len;
+  }
+  fail_unless (ftruncate (fd, off + sizeof h + h.records_len + 8) == 0);
+}
+
+/* Spilled lists and downstream held: once the file holds far more than
+ * is read ahead (a few units), cut it inside a list. */
+static void
+cut_inside_a_list (TbqLink * l, const gchar * location)
+{
+  struct stat sb;
+  int fd;
+
+  wait_spill_level (l, 2 * LIST_SINK_MAX);
+  fd = open (location, O_RDWR);
+  fail_unless (fd >= 0);
+  fail_unless (fstat (fd, &sb) == 0);
+  truncate_inside_a_list (fd, sb.st_size);
+  close (fd);
+}
+
+/* Every item a list; the file cut inside a list, its first buffer before
+ * the cut: the src task, gathering the list's rest, meets the damage.  An
+ * element error, as for a buffer on its own; every list before it came
+ * out whole, the cut one never does. */
+GST_START_TEST (test_a_damaged_unit_inside_a_list_is_an_error)
+{
+  gchar *dir = spill_dir_new (), *location = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link_sized (dir, FALSE, LIST_SINK_MAX, &bus);
+  guint n, got;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  n = push_lists (l, 4 * LIST_SINK_MAX);
+  cut_inside_a_list (l, location);
+  tbq_link_release (l);
+  expect_read_error (l, bus, location);
+  got = l->items->len - HEAD_ITEMS;
+  fail_unless (got > 0 && got < n, "%u of %u lists came out", got, n);
+  check_lists (l, got);
+  spill_link_free (l, bus);
+  g_unlink (location);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* After the error, a flush empties the file and the queue goes on: an
+ * item not visible yet (publish-batch holds it back while downstream is
+ * busy) is waited for, not taken for the damage met before the flush. */
+GST_START_TEST (test_a_flush_after_a_read_error_and_the_queue_goes_on)
+{
+  gchar *dir = spill_dir_new (), *location = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link_sized (dir, FALSE, LIST_SINK_MAX, &bus);
+  GstSegment segment;
+  guint k;
+
+  g_object_set (l->element, "publish-batch", 64, NULL);
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  push_lists (l, 4 * LIST_SINK_MAX);
+  cut_inside_a_list (l, location);
+  tbq_link_release (l);
+  expect_read_error (l, bus, location);
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  tbq_link_clear (l);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (tbq_link_push_event (l, gst_event_new_segment (&segment)));
+  tbq_link_wait_event (l, GST_EVENT_SEGMENT);
+  /* The first buffer held downstream; the next ones held back unpublished
+   * until the src task, free again, finds them counted in. */
+  tbq_link_hold (l);
+  for (k = 0; k < 5; k++) {
+    fail_unless_equals_int (tbq_link_push (l, tbq_buffer_new (100, k, k)),
+        GST_FLOW_OK);
+    if (k == 0)
+      tbq_link_wait_holding (l);
+  }
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 5);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  for (k = 0; k < 5; k++)
+    fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, k), 100, k));
+  spill_link_free (l, bus);
+  g_unlink (location);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* flush-on-eos, the file cut and downstream held: EOS drops what is
+ * queued up to the damage and returns, without waiting for what can never
+ * be read back; the src task, let go, posts the error. */
+GST_START_TEST (test_flush_on_eos_does_not_wait_behind_a_damaged_unit)
+{
+  gchar *dir = spill_dir_new (), *location = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link_sized (dir, FALSE, LIST_SINK_MAX, &bus);
+
+  g_object_set (l->element, "flush-on-eos", TRUE, NULL);
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  push_lists (l, 4 * LIST_SINK_MAX);
+  cut_inside_a_list (l, location);
+  fail_unless_equals_int (tbq_push_join (tbq_push_async (l,
+              GST_MINI_OBJECT_CAST (gst_event_new_eos ()))), GST_FLOW_OK);
+  tbq_link_release (l);
+  expect_read_error (l, bus, location);
+  spill_link_free (l, bus);
+  g_unlink (location);
+  g_free (location);
+  spill_dir_free (dir);
 }
 
 GST_END_TEST;
@@ -549,6 +803,116 @@ GST_START_TEST (test_a_full_disk_is_a_full_queue_and_spilling_resumes)
     prev = b;
   }
   tbq_wait_stat (l->element, "current-level-buffers", 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* spill-max-bytes bounds what the file holds unread, whatever a unit
+ * would hold (up to 1 MiB): here below a frame, which then stays in
+ * memory, while small buffers still spill.  The file full, the queue is
+ * (leaky=upstream drops). */
+#define SPILL_MAX 100000u
+GST_START_TEST (test_spill_max_bytes_bounds_the_file)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint64 pushed = 0, level, peak = 0;
+  guint k;
+
+  g_object_set (l->element, "spill-max-bytes", (guint64) SPILL_MAX,
+      "leaky", 1 /* upstream */ , NULL);
+  tbq_link_start_held (l);
+  /* Buffers only (an event waits for room, as a buffer with leaky=no). */
+  for (k = 0; pushed < 3 * SINK_MAX; k++) {
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k, 0)),
+        GST_FLOW_OK);
+    pushed += size_of (k, 0);
+    level = tbq_stat (l->element, "spill-level-bytes");
+    peak = MAX (peak, level);
+  }
+  fail_unless (peak <= SPILL_MAX, "the file held %" G_GUINT64_FORMAT
+      " bytes", peak);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  fail_unless (tbq_stat (l->element, "dropped-upstream") > 0);
+  tbq_link_release (l);
+  tbq_wait_stat (l->element, "current-level-buffers", 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-errors"), 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* Frames through a spilling queue, every max-size-* off: first with
+ * downstream held (the backlog goes to the file), then taken while more
+ * come (read back from the file while written, runs ending and starting
+ * again).  The file always has room: the queue is never full, and
+ * `overrun` never fires. */
+GST_START_TEST (test_spilling_with_room_is_no_overrun)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint k, n = 6 * SINK_MAX / FRAME;
+
+  tbq_link_start_held (l);
+  for (k = 0; k < n; k++) {
+    if (k == n / 2)
+      tbq_link_release (l);
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  }
+  tbq_link_wait_buffers (l, n);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN), 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "overruns"), 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  TbqLink *l;
+  guint n;
+} FramePusher;
+
+/* Push frames [0, n): each OK. */
+static gpointer
+push_frames (gpointer data)
+{
+  FramePusher *p = data;
+  guint k;
+
+  for (k = 0; k < p->n; k++)
+    fail_unless_equals_int (tbq_link_push (p->l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  return NULL;
+}
+
+/* The file full (spill-max-bytes) and memory too, downstream held: the
+ * queue is full, `overrun` fires and upstream waits (leaky=no); let go,
+ * every frame comes out. */
+GST_START_TEST (test_a_full_spill_file_is_an_overrun)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  FramePusher p = { l, 3 * SINK_MAX / FRAME };
+  GThread *th;
+
+  g_object_set (l->element, "spill-max-bytes", (guint64) SINK_MAX, NULL);
+  tbq_link_start_held (l);
+  th = g_thread_new ("tbq-test-frames", push_frames, &p);
+  tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
+  fail_unless (tbq_stat (l->element, "spill-level-bytes") > 0);
+  tbq_link_release (l);
+  g_thread_join (th);
+  tbq_link_wait_buffers (l, p.n);
   spill_link_free (l, bus);
   spill_dir_free (dir);
 }
@@ -817,7 +1181,13 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_a_flipped_byte_is_an_error_and_no_damaged_buffer);
   tcase_add_test (tc,
       test_a_truncated_file_is_an_error_and_no_damaged_buffer);
+  tcase_add_test (tc, test_a_damaged_unit_inside_a_list_is_an_error);
+  tcase_add_test (tc, test_flush_on_eos_does_not_wait_behind_a_damaged_unit);
+  tcase_add_test (tc, test_a_flush_after_a_read_error_and_the_queue_goes_on);
   tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
+  tcase_add_test (tc, test_spill_max_bytes_bounds_the_file);
+  tcase_add_test (tc, test_spilling_with_room_is_no_overrun);
+  tcase_add_test (tc, test_a_full_spill_file_is_an_overrun);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
   tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);

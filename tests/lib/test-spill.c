@@ -352,6 +352,26 @@ says_one_of (const char *msg, const char *says)
   return false;
 }
 
+/* Write records [0, n) with nothing read, then `damage` the file (kept:
+ * `remove` off) once it holds far more units than are read ahead (4):
+ * its middle is still to be read. */
+static void
+write_and_damage (TbqQueue * q, TbqWriter * w, uint64_t n,
+    void (*damage) (int fd, off_t size))
+{
+  struct stat sb;
+  int fd;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  wait_for_units (q, 64);
+  fd = open (tbq_queue_spill_path (q), O_RDWR);
+  CHECK (fd >= 0);
+  CHECK (fstat (fd, &sb) == 0);
+  damage (fd, sb.st_size);
+  close (fd);
+}
+
 static void
 check_damage (void (*damage) (int fd, off_t size), const char *says)
 {
@@ -360,19 +380,8 @@ check_damage (void (*damage) (int fd, off_t size), const char *says)
   TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
   uint64_t n = records_for (40), got;
   char msg[512];
-  struct stat sb;
-  int fd;
 
-  write_range (w, 0, n);
-  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
-  /* Far more units than are read ahead (4): the middle of the file is
-   * still to be read. */
-  wait_for_units (q, 64);
-  fd = open (tbq_queue_spill_path (q), O_RDWR);
-  CHECK (fd >= 0);
-  CHECK (fstat (fd, &sb) == 0);
-  damage (fd, sb.st_size);
-  close (fd);
+  write_and_damage (q, w, n, damage);
   CHECK_STATUS (read_until_error (r, n, &got), TBQ_IO_ERROR);
   CHECK (got > 0 && got < n);
   /* It stays an error: nothing after the damage is delivered. */
@@ -423,6 +432,68 @@ a_truncated_file_is_an_io_error_and_no_damaged_record (void)
    * sparse, and the cut unit reads back as zeros): its header or its
    * checksum is wrong. */
   check_damage (truncate_middle, "truncated|checksum mismatch|damaged");
+}
+
+/* What a callback consumer was given, in order. */
+typedef struct
+{
+  _Atomic uint64_t got;
+  _Atomic int wrong;
+} Consumed;
+
+static void
+consume_in_order (const TbqRecord * rec, void *user_data)
+{
+  Consumed *c = user_data;
+  uint64_t i = atomic_load (&c->got);
+
+  if (!matches (rec, i))
+    atomic_store (&c->wrong, 1);
+  atomic_store (&c->got, i + 1);
+}
+
+typedef struct
+{
+  TbqReader *r;
+  _Atomic int returned;
+} StopCall;
+
+static void *
+stop_consumer (void *arg)
+{
+  StopCall *c = arg;
+
+  tbq_consumer_stop (c->r);
+  atomic_store (&c->returned, 1);
+  return NULL;
+}
+
+/* A callback consumer that meets a unit of the file it cannot read back
+ * delivers every record before it, in order, and nothing after it (never
+ * the record before again); tbq_consumer_stop() returns. */
+static void
+a_callback_consumer_stops_at_a_damaged_unit (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 0, 0, NULL);
+  uint64_t n = records_for (40);
+  Consumed c = { 0, 0 };
+  StopCall stop = { r, 0 };
+  char msg[512];
+  pthread_t th;
+
+  write_and_damage (q, w, n, truncate_middle);
+  CHECK_OK (tbq_consumer_start (r, consume_in_order, &c));
+  WAIT_UNTIL (stats_of (q).spill.read_errors == 1);
+  CHECK (pthread_create (&th, NULL, stop_consumer, &stop) == 0);
+  WAIT_UNTIL (atomic_load (&stop.returned));
+  pthread_join (th, NULL);
+  CHECK_EQ (atomic_load (&c.wrong), 0);
+  CHECK (atomic_load (&c.got) > 0 && atomic_load (&c.got) < n);
+  CHECK_STATUS (tbq_queue_take_error (q, msg, sizeof msg), TBQ_IO_ERROR);
+  unlink (tbq_queue_spill_path (q));
+  tbq_queue_free (q, NULL, NULL);
 }
 
 static void
@@ -728,6 +799,7 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (a_discard_releases_what_spilled_records_own_and_empties_the_file),
     TAP_TEST (a_flipped_byte_is_an_io_error_and_no_damaged_record),
     TAP_TEST (a_truncated_file_is_an_io_error_and_no_damaged_record),
+    TAP_TEST (a_callback_consumer_stops_at_a_damaged_unit),
     TAP_TEST (a_read_error_is_an_io_error),
     TAP_TEST (a_full_disk_keeps_every_record_and_spilling_resumes),
     TAP_TEST (max_bytes_bounds_what_the_file_holds),
