@@ -264,6 +264,24 @@ locked_partial_is_all (GstTbQueue * tbq)
       == gst_buffer_list_length (tbq->partial);
 }
 
+/* qlock: whether the sink pool can take the next member of the list
+ * being gathered, judged by the largest one gathered so far (a list's
+ * members are alike: frames, or packets).  A frame's record needs room
+ * in the budget for its extent, which the members gathered may be
+ * holding: one more sink block is not enough. */
+static gboolean
+locked_sink_can_take_rest (GstTbQueue * tbq)
+{
+  guint i, n = gst_buffer_list_length (tbq->partial);
+  gsize largest = 0;
+
+  for (i = 0; i < n; i++)
+    largest = MAX (largest,
+        gst_buffer_get_size (gst_buffer_list_get (tbq->partial, i)));
+  return tbq_queue_sink_can_take_record (tbq->q, (guint32) MIN (largest,
+          G_MAXUINT32));
+}
+
 /* Src task, qlock: gather the rest of the list begun in `partial`; its
  * records follow (one writer session), some maybe still on their way.
  * A list cut short when it was written ends at the next record that is
@@ -284,7 +302,7 @@ locked_gather (GstTbQueue * tbq, GstMiniObject ** out)
         return DEQUEUE_SPILL_FAILED;
       if (locked_partial_is_all (tbq))
         break;
-      if (!tbq_queue_sink_can_take (tbq->q))
+      if (!locked_sink_can_take_rest (tbq))
         locked_unpin_partial (tbq);
       gst_tbqueue_locked_wait_sink (tbq, key);
       if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK) {

@@ -149,6 +149,34 @@ GST_START_TEST (test_leaky_frames_at_the_sink_pool_limit_never_stop)
 
 GST_END_TEST;
 
+/* ---- a buffer list larger than the sink pool ---- */
+
+/* A list of copied frames that together hold more than sink-max-bytes,
+ * with leaky=no: the src task gathers the list while its rest is still
+ * being written, and the members it holds must not keep the room the
+ * rest needs.  The list arrives whole, in order. */
+GST_START_TEST (test_a_list_of_frames_larger_than_the_sink_pool_arrives)
+{
+  TbqLink *l = tbq_link_new ("tbqueue", "transfer", 1, "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, "sink-max-bytes",
+      (guint64) 4 << 20, NULL);
+  GstBufferList *list = gst_buffer_list_new ();
+  guint i, n = 8;
+  gsize size = 1 << 20;
+
+  for (i = 0; i < n; i++)
+    gst_buffer_list_add (list, tbq_buffer_new (size, i, i * GST_MSECOND));
+  tbq_link_start (l);
+  fail_unless_equals_int (tbq_push_join (tbq_push_async (l,
+              GST_MINI_OBJECT_CAST (list))), GST_FLOW_OK);
+  tbq_link_wait_buffers (l, n);
+  for (i = 0; i < n; i++)
+    fail_unless (tbq_buffer_has_pattern (tbq_link_buffer (l, i), size, i));
+  tbq_link_free (l);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_waits_suite (void)
 {
@@ -164,6 +192,7 @@ tbqueue_waits_suite (void)
   tcase_add_loop_test (tc,
       test_leaky_frames_at_the_sink_pool_limit_never_stop, 0,
       G_N_ELEMENTS (leaky_modes));
+  tcase_add_test (tc, test_a_list_of_frames_larger_than_the_sink_pool_arrives);
   return s;
 }
 
