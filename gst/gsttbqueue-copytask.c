@@ -33,9 +33,19 @@
 gboolean
 gst_tbqueue_post_no_memory (GstTbQueue * tbq, gboolean fatal)
 {
-  char msg[256];
+  char msg[512];
+  TbqStatus st;
 
-  if (tbq_queue_take_error (tbq->q, msg, sizeof msg) != TBQ_NO_MEMORY)
+  /* libtbq gives a spill read failure first: kept for the src task, which
+   * posts it when it meets the damage in the data. */
+  while ((st = tbq_queue_take_error (tbq->q, msg, sizeof msg))
+      == TBQ_IO_ERROR) {
+    GST_OBJECT_LOCK (tbq);
+    g_free (tbq->spill_read_error);
+    tbq->spill_read_error = g_strdup (msg);
+    GST_OBJECT_UNLOCK (tbq);
+  }
+  if (st != TBQ_NO_MEMORY)
     return FALSE;
   if (fatal)
     GST_ELEMENT_ERROR (tbq, RESOURCE, NO_SPACE_LEFT,

@@ -305,6 +305,9 @@ struct _GstTbQueue
   gboolean temp_remove;
   guint64 spill_max_bytes;
   gchar *temp_location;
+  gchar *spill_read_error;      /* libtbq's report of a spill read failure
+                                 * taken while looking for another (object
+                                 * lock), for the src task's error */
 
   /* The two-layer queue, from READY->PAUSED to PAUSED->READY; set and
    * cleared under qlock. */

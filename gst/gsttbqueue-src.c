@@ -343,16 +343,26 @@ locked_wait_for_records (GstTbQueue * tbq, guint32 key)
 
 /* Src task, qlock: the next records are in a unit of the spill file that
  * cannot be read back whole and intact (damaged, truncated, an I/O
- * error): an error, and nothing after it is pushed. */
+ * error): an error, with libtbq's reason (or the one taken earlier by a
+ * look for an allocation failure), posted with qlock released; nothing
+ * after it is pushed. */
 static GstFlowReturn
 locked_spill_failed (GstTbQueue * tbq)
 {
   char msg[512] = "";
+  gchar *kept;
 
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  GST_OBJECT_LOCK (tbq);
+  kept = g_steal_pointer (&tbq->spill_read_error);
+  GST_OBJECT_UNLOCK (tbq);
   if (tbq_queue_take_error (tbq->q, msg, sizeof msg) != TBQ_IO_ERROR)
-    g_strlcpy (msg, "the spill file cannot be read back", sizeof msg);
+    g_strlcpy (msg, kept != NULL ? kept : "the spill file cannot be read "
+        "back", sizeof msg);
+  g_free (kept);
   GST_ELEMENT_ERROR (tbq, RESOURCE, READ,
       ("Cannot read the queued data back from the spill file"), ("%s", msg));
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
   return GST_FLOW_ERROR;
 }
 

@@ -537,6 +537,7 @@ gst_tbqueue_close (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_OBJECT_LOCK (tbq);
   g_clear_pointer (&tbq->temp_location, g_free);
+  g_clear_pointer (&tbq->spill_read_error, g_free);
   GST_OBJECT_UNLOCK (tbq);
   /* Zero-copy buffers still downstream keep their sink blocks alive. */
   if (q != NULL)
