@@ -80,12 +80,13 @@ others_done (Counts * c, guint n)
   return TRUE;
 }
 
-/* Eight fakesrc ! tbqueue `props` ! fakesink branches of `n` buffers; the
- * sink of the first stalls for good.  The seven others reach EOS with
+/* Eight fakesrc ! tbqueue `props` ! fakesink branches of `n` buffers of
+ * `size` bytes and more (700 more each); the sink of the first stalls for
+ * good.  The seven others reach EOS with
  * every buffer; then `check` looks at the stalled one (q0) while it is
  * stalled; let go, it delivers everything too. */
 static void
-run_with_one_stalled (guint n, const gchar * props,
+run_with_one_stalled (guint n, guint size, const gchar * props,
     void (*check) (GstElement * q0))
 {
   GString *desc = g_string_new (NULL);
@@ -100,7 +101,7 @@ run_with_one_stalled (guint n, const gchar * props,
   for (i = 0; i < N_STREAMS; i++)
     g_string_append_printf (desc, "fakesrc num-buffers=%u sizetype=fixed "
         "sizemax=%u filltype=nothing ! tbqueue name=q%u %s "
-        "! fakesink name=s%u sync=false async=false ", n, 512 + 700 * i, i,
+        "! fakesink name=s%u sync=false async=false ", n, size + 700 * i, i,
         props, i);
   pipeline = gst_parse_launch (desc->str, NULL);
   g_string_free (desc, TRUE);
@@ -156,7 +157,7 @@ holds_its_own_limit (GstElement * q0)
  * limit. */
 GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
 {
-  run_with_one_stalled (tbq_scaled (3000, 200), "max-size-buffers=50 "
+  run_with_one_stalled (tbq_scaled (3000, 200), 512, "max-size-buffers=50 "
       "max-size-bytes=0 max-size-time=0", holds_its_own_limit);
 }
 
@@ -184,10 +185,13 @@ holds_its_share (GstElement * q0)
  * stalled one holds at most its share of the cap, and the others go on. */
 GST_START_TEST (test_a_stalled_member_holds_at_most_its_share_of_the_cap)
 {
-  gchar *props = g_strdup_printf ("copy-group=share max-size-buffers=0 "
+  gchar *props = g_strdup_printf ("copy-group=share transfer=copy "
+      "max-size-buffers=0 "
       "max-size-bytes=0 max-size-time=0 group-max-bytes=%u", GROUP_CAP);
 
-  run_with_one_stalled (tbq_scaled (3000, 400), props, holds_its_share);
+  /* The stalled one has more than its share to queue. */
+  run_with_one_stalled (tbq_scaled (3000, 400), 8192, props,
+      holds_its_share);
   g_free (props);
 }
 
