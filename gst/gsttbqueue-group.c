@@ -1,5 +1,6 @@
 /* tbqueue copy groups: every tbqueue of a process that names the same
- * copy-group ("" is the default group) has its copy work done by one
+ * copy-group ("" and "default" both name the default group, whose task
+ * is "default:copier") has its copy work done by one
  * GstTask, "NAME:copier", stepping one libtbq copy group (lib/group.c),
  * and shares that group's reserve of idle sink blocks and its cap.
  *
@@ -12,7 +13,9 @@
  * it (its thread posts messages, whose handlers may open other
  * tbqueues).  The group's reserve and cap are those of its first member
  * (its sink-block-size, sink-min-bytes and group-max-bytes); a later
- * member asking for another cap is warned.  The element's side of the
+ * member asking for another cap is warned, and so is a member that makes
+ * the cap smaller than the members need (two sink blocks each, which the
+ * group holds them to instead, lib/share.h).  The element's side of the
  * task's life:
  *
  *  - STREAM_STATUS CREATE, from the member that made the group, before
@@ -56,6 +59,37 @@ static const gchar *
 group_label (const GstTbQueueGroup * group)
 {
   return group->name[0] != '\0' ? group->name : "default";
+}
+
+/* The table's key for copy-group `name`: "" for the default group, which
+ * "default" names too (its task is "default:copier": one name, one
+ * group). */
+static gchar *
+group_key (const gchar * name)
+{
+  if (name == NULL || strcmp (name, "default") == 0)
+    return g_strdup ("");
+  return g_strdup (name);
+}
+
+/* A member made the group's cap smaller than its members need to make
+ * progress: say what the group holds them to instead. */
+static void
+group_check_cap (GstTbQueue * tbq, GstTbQueueGroup * group)
+{
+  TbqGroupStats gs;
+
+  if (group->max_bytes == 0)
+    return;
+  tbq_group_get_stats (group->g, &gs);
+  if (gs.bytes_floors <= group->max_bytes)
+    return;
+  GST_ELEMENT_WARNING (tbq, RESOURCE, SETTINGS,
+      ("Copy group \"%s\": group-max-bytes %" G_GUINT64_FORMAT " is less "
+          "than its %u members need to make progress (two sink blocks each, "
+          "%" G_GUINT64_FORMAT " bytes): they hold up to that together",
+          group_label (group), group->max_bytes, gs.members,
+          gs.bytes_floors), (NULL));
 }
 
 static void
@@ -188,7 +222,7 @@ gst_tbqueue_group_join (GstTbQueue * tbq, TbqConfig * cfg, TbqQueue ** q,
   gboolean made = FALSE, other_cap = FALSE;
 
   GST_OBJECT_LOCK (tbq);
-  name = g_strdup (tbq->copy_group != NULL ? tbq->copy_group : "");
+  name = group_key (tbq->copy_group);
   max_bytes = tbq->group_max_bytes;
   GST_OBJECT_UNLOCK (tbq);
   g_mutex_lock (&groups_lock);
@@ -240,6 +274,7 @@ gst_tbqueue_group_join (GstTbQueue * tbq, TbqConfig * cfg, TbqQueue ** q,
         GST_STREAM_STATUS_TYPE_CREATE);
     gst_task_start (group->task);
   }
+  group_check_cap (tbq, group);
   if (other_cap)
     GST_ELEMENT_WARNING (tbq, RESOURCE, SETTINGS,
         ("Copy group \"%s\" keeps the cap of its first member "

@@ -256,14 +256,31 @@ note_peak (TbqExtents * x)
   }
 }
 
+/* In a capped copy group: whether an extent of `bytes` can ever fit the
+ * member's share, next to the copier's sink block and one more (else a
+ * writer would wait for room that never comes: too large, as beyond the
+ * own budget).  The share is of the members now. */
+static inline bool
+extents_fit_share (TbqExtents * x, uint64_t bytes)
+{
+  uint64_t most;
+
+  if (x->sink->share == NULL)
+    return true;
+  most = tbq_share_member_max (x->sink->share, x->sink->share_floor);
+  return most >= 2 * (uint64_t) x->block_size
+      && bytes <= most - 2 * (uint64_t) x->block_size;
+}
+
 static TbqStatus
-extent_take (TbqExtents * x, uint64_t payload, bool over, TbqBlock ** out)
+extent_take (TbqExtents * x, uint64_t payload, bool over, bool share,
+    TbqBlock ** out)
 {
   uint64_t bytes = extent_bytes (x, payload);
   uint64_t used;
   TbqBlock *e;
 
-  if (bytes > x->max_bytes)
+  if (bytes > x->max_bytes || (share && !extents_fit_share (x, bytes)))
     return TBQ_TOO_LARGE;
   if (over) {
     /* Relaxed: as tbq_pool_charge(). */
@@ -298,13 +315,19 @@ extent_take (TbqExtents * x, uint64_t payload, bool over, TbqBlock ** out)
 TbqStatus
 tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 {
-  return extent_take (x, payload, false, out);
+  return extent_take (x, payload, false, true, out);
+}
+
+TbqStatus
+tbq_extent_take_back (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+{
+  return extent_take (x, payload, false, false, out);
 }
 
 TbqStatus
 tbq_extent_take_over (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 {
-  return extent_take (x, payload, true, out);
+  return extent_take (x, payload, true, false, out);
 }
 
 bool

@@ -88,11 +88,17 @@ bool tbq_extents_can_hold (const TbqExtents * x, uint64_t payload);
 
 /* An extent for `payload` bytes, refcount 1, charged to the budget: from
  * the idle cache, or allocated.  TBQ_OK; TBQ_NO_SPACE when the budget has
- * no room now; TBQ_TOO_LARGE when it never will; TBQ_NO_MEMORY when the
+ * no room now; TBQ_TOO_LARGE when it never will (nor, in a capped copy
+ * group, the member's share now); TBQ_NO_MEMORY when the
  * allocation failed (the budget then holds still, see
  * tbq_pool_budget_failed(), and tbq_extents_take_error() says why).  Any
  * thread. */
 TbqStatus tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out);
+/* The spill's read-back of what a writer's tbq_extent_take() once took:
+ * the same, but never TBQ_TOO_LARGE for a copy group's share (which may
+ * have shrunk since, as members joined: it is waited for instead). */
+TbqStatus tbq_extent_take_back (TbqExtents * x, uint64_t payload,
+    TbqBlock ** out);
 /* The same, charged whether it fits the budget or not (the spill's read
  * of the unit a waiting reader needs when memory is full, spill.h):
  * TBQ_OK, TBQ_TOO_LARGE, TBQ_NO_MEMORY. */

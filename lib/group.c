@@ -537,6 +537,11 @@ tbq_group_get_stats (TbqGroup * g, TbqGroupStats * st)
       memory_order_relaxed);
   st->bytes_peak = atomic_load_explicit (&s->bytes_peak,
       memory_order_relaxed);
+  if (s->bytes_max != 0) {
+    st->bytes_floors = atomic_load_explicit (&s->floors,
+        memory_order_relaxed);
+    st->bytes_cap = tbq_share_cap (s);
+  }
   pthread_mutex_lock (&s->lock);
   st->reserve_idle = s->reserve_idle;
   pthread_mutex_unlock (&s->lock);

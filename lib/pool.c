@@ -119,21 +119,31 @@ pool_events_clear (TbqPool * pool)
   tbq_event_clear (&pool->owner_ev);
 }
 
+/* Out of the copy group's share (holding nothing now), and let go of it. */
+static void
+pool_leave_share (TbqPool * pool)
+{
+  if (pool->share == NULL)
+    return;
+  if (pool->share_floor != 0)
+    tbq_share_leave (pool->share, pool->share_floor);
+  tbq_share_unref (pool->share);
+}
+
 static void
 pool_unref (TbqPool * pool)
 {
   /* Acq_rel: every use of the pool happens before the free. */
   if (atomic_fetch_sub_explicit (&pool->refs, 1, memory_order_acq_rel) == 1) {
     pool_events_clear (pool);
-    if (pool->share != NULL)
-      tbq_share_unref (pool->share);
+    pool_leave_share (pool);
     free (pool);
   }
 }
 
 static TbqStatus
 pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared,
-    TbqShare * share)
+    TbqShare * share, char *msg, size_t msg_size)
 {
   long page = sysconf (_SC_PAGESIZE);
   size_t i;
@@ -158,6 +168,11 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared,
     pool->share = share;
     tbq_event_forward (&pool->ev, &share->ev);
     tbq_event_forward (&pool->owner_ev, &share->ev);
+    /* A member from now on: its floor is reserved (share.h). */
+    if (tbq_share_join (share, 2 * (uint64_t) cfg->block_size, msg,
+            msg_size) != TBQ_OK)
+      return TBQ_NO_SPACE;
+    pool->share_floor = 2 * (uint64_t) cfg->block_size;
   }
   pool->use_mmap = page > 0 && cfg->block_size % (size_t) page == 0;
   atomic_init (&pool->free_head, NULL);
@@ -176,7 +191,7 @@ pool_setup (TbqPool * pool, const TbqPoolConfig * cfg, bool shared,
 TbqStatus
 tbq_pool_init (TbqPool * pool, const TbqPoolConfig * cfg)
 {
-  return pool_setup (pool, cfg, false, NULL);
+  return pool_setup (pool, cfg, false, NULL, NULL, 0);
 }
 
 void
@@ -196,13 +211,12 @@ tbq_pool_new_shared (const TbqPoolConfig * cfg, TbqShare * share,
     *st = TBQ_NO_MEMORY;
     return NULL;
   }
-  *st = pool_setup (pool, cfg, true, share);
+  *st = pool_setup (pool, cfg, true, share, msg, msg_size);
   if (*st != TBQ_OK) {
     tbq_pool_take_error (pool, "sink pool", msg, msg_size);
     /* The blocks allocated so far were released, dropping their refs. */
     pool_events_clear (pool);
-    if (pool->share != NULL)
-      tbq_share_unref (pool->share);
+    pool_leave_share (pool);
     free (pool);
     return NULL;
   }
@@ -233,21 +247,25 @@ tbq_pool_unref (TbqPool * pool)
   pool_unref (pool);
 }
 
-void
-tbq_pool_uncharge_own (TbqPool * pool, uint64_t bytes)
+/* The own counter first, then the share by the exact difference that
+ * move made (share.h, `committed`). */
+static void
+pool_uncharge_quietly (TbqPool * pool, uint64_t bytes)
 {
-  /* Relaxed: see tbq_pool_charge(); the notify's fence orders it before
+  /* Relaxed: see tbq_pool_charge(); the caller's notify orders it before
    * the waiters check (block.h, "Events"). */
-  atomic_fetch_sub_explicit (&pool->bytes_used, bytes, memory_order_relaxed);
-  tbq_event_notify (&pool->ev);
+  uint64_t used = atomic_fetch_sub_explicit (&pool->bytes_used, bytes,
+      memory_order_relaxed);
+
+  if (pool->share != NULL)
+    tbq_share_uncharge (pool->share, pool->share_floor, used, bytes);
 }
 
 void
 tbq_pool_uncharge (TbqPool * pool, uint64_t bytes)
 {
-  if (pool->share != NULL)
-    tbq_share_uncharge (pool->share, bytes);
-  tbq_pool_uncharge_own (pool, bytes);
+  pool_uncharge_quietly (pool, bytes);
+  tbq_event_notify (&pool->ev);
 }
 
 void
@@ -285,12 +303,9 @@ tbq_pool_block_unref (TbqBlock * b)
    * with it the pool) may be released by an orphaning queue. */
   atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
   tbq_pool_put (pool, b);
-  /* Relaxed: see tbq_pool_charge(); the fence below orders it (the
-   * share's uncharge notifies on its own). */
-  atomic_fetch_sub_explicit (&pool->bytes_used, pool->cfg.block_size,
-      memory_order_relaxed);
-  if (pool->share != NULL)
-    tbq_share_uncharge (pool->share, pool->cfg.block_size);
+  /* The fence below orders it (the share's uncharge notifies on its own
+   * when it frees cap: an orphaned pool notifies nothing). */
+  pool_uncharge_quietly (pool, pool->cfg.block_size);
   /* Seq_cst fence: the push before the `orphaned` load (Dekker with
    * tbq_pool_orphan()); whoever comes second clears the free list. */
   atomic_thread_fence (memory_order_seq_cst);

@@ -74,8 +74,10 @@ struct TbqPool
   /* A copy group's member (share.h): NULL, or the share its events
    * forward to, whose cap its budget also takes and whose reserve it
    * takes blocks from and gives them back to.  Held until the pool is
-   * freed. */
+   * freed, and a member of it (tbq_share_join()) as long, with a floor of
+   * `share_floor` bytes (two sink blocks; 0 for no share). */
   TbqShare *share;
+  uint64_t share_floor;
 };
 
 /* Embedded (source) pools: pre-allocate; TBQ_NO_MEMORY (reason kept, see
@@ -124,19 +126,42 @@ tbq_pool_trim_due (TbqPool * pool)
       > pool->cfg.min_blocks;
 }
 
-/* Shared pools: whether `bytes` more, leaving `keep` free, fit the budget
- * now.  Relaxed: the budget counts bytes and publishes nothing; a waiter
- * re-checks it after the uncharger's fence (block.h, "Events"). */
+/* Shared pools: whether `bytes` more, leaving `keep` free, fit the own
+ * budget now.  Relaxed: the budget counts bytes and publishes nothing; a
+ * waiter re-checks it after the uncharger's fence (block.h, "Events"). */
 static inline bool
-tbq_pool_budget_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
+tbq_pool_own_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
     uint64_t keep)
 {
   uint64_t limit = atomic_load_explicit (&pool->bytes_limit,
       memory_order_relaxed);
 
   return bytes <= limit && keep <= limit - bytes
-      && used <= limit - bytes - keep
-      && (pool->share == NULL || tbq_share_has_room (pool->share, bytes));
+      && used <= limit - bytes - keep;
+}
+
+/* The own budget and, in a copy group, the member's share (share.h). */
+static inline bool
+tbq_pool_budget_fits (TbqPool * pool, uint64_t used, uint64_t bytes,
+    uint64_t keep)
+{
+  return tbq_pool_own_fits (pool, used, bytes, keep)
+      && (pool->share == NULL || tbq_share_fits (pool->share,
+              pool->share_floor, used, bytes, keep));
+}
+
+/* The most the budget may hold now: its limit, or in a capped copy group
+ * the member's share when that is less (where a spill's mark is). */
+static inline uint64_t
+tbq_pool_budget_limit (TbqPool * pool)
+{
+  /* Relaxed: as tbq_pool_own_fits(). */
+  uint64_t limit = atomic_load_explicit (&pool->bytes_limit,
+      memory_order_relaxed);
+  uint64_t share = pool->share != NULL
+      ? tbq_share_member_max (pool->share, pool->share_floor) : UINT64_MAX;
+
+  return share < limit ? share : limit;
 }
 
 /* Shared pools: the budget reached `used` bytes; keep the highest.  Every
@@ -155,14 +180,14 @@ tbq_pool_note_budget_peak (TbqPool * pool, uint64_t used)
   }
 }
 
-/* The pool's own budget only (tbq_pool_uncharge() is both). */
-void tbq_pool_uncharge_own (TbqPool * pool, uint64_t bytes);
-
 /* Shared pools: charge `bytes` to the budget if they fit, leaving `keep`
  * bytes free; *used_after is what the budget then holds.  The caller notes
  * it as a peak (tbq_pool_note_budget_peak()) once the memory it charged
  * for exists, so that a charge rolled back after a failed allocation is no
- * peak.  Relaxed CAS: see tbq_pool_budget_fits(). */
+ * peak.  Relaxed CAS: see tbq_pool_own_fits().  In a copy group the share
+ * is reserved first, for the exact move of the own counter that follows,
+ * and given back if another charger or an uncharge moved it meanwhile
+ * (share.h, `committed`). */
 static inline bool
 tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep,
     uint64_t * used_after)
@@ -170,18 +195,23 @@ tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep,
   uint64_t used = atomic_load_explicit (&pool->bytes_used,
       memory_order_relaxed);
 
-  do {
-    if (!tbq_pool_budget_fits (pool, used, bytes, keep))
+  for (;;) {
+    uint64_t seen = used;
+
+    if (!tbq_pool_own_fits (pool, used, bytes, keep))
       return false;
-  } while (!atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
-          used + bytes, memory_order_relaxed, memory_order_relaxed));
-  *used_after = used + bytes;
-  /* The group's cap too; refused there, the own charge goes back (with a
-   * notify: a waiter may have seen it). */
-  if (pool->share != NULL && !tbq_share_charge (pool->share, bytes)) {
-    tbq_pool_uncharge_own (pool, bytes);
-    return false;
+    if (pool->share != NULL && !tbq_share_reserve (pool->share,
+            pool->share_floor, used, bytes, keep))
+      return false;
+    if (atomic_compare_exchange_weak_explicit (&pool->bytes_used, &used,
+            used + bytes, memory_order_relaxed, memory_order_relaxed))
+      break;
+    if (pool->share != NULL)
+      tbq_share_unreserve (pool->share, pool->share_floor, seen, bytes);
   }
+  if (pool->share != NULL)
+    tbq_share_charged (pool->share, bytes);
+  *used_after = used + bytes;
   return true;
 }
 
@@ -191,11 +221,12 @@ static inline uint64_t
 tbq_pool_charge_over (TbqPool * pool, uint64_t bytes)
 {
   /* Relaxed: as tbq_pool_charge(). */
-  if (pool->share != NULL && pool->share->bytes_max > 0)
-    atomic_fetch_add_explicit (&pool->share->bytes_used, bytes,
-        memory_order_relaxed);
-  return atomic_fetch_add_explicit (&pool->bytes_used, bytes,
-      memory_order_relaxed) + bytes;
+  uint64_t used = atomic_fetch_add_explicit (&pool->bytes_used, bytes,
+      memory_order_relaxed);
+
+  if (pool->share != NULL)
+    tbq_share_charge_over (pool->share, pool->share_floor, used, bytes);
+  return used + bytes;
 }
 
 /* Hand `bytes` back to the budget (and the group's cap) and wake whoever

@@ -99,7 +99,10 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   if (tbq_copier_init (&q->copier, &q->registry, &q->wake, q->sink_pool,
           q->extents, &q->interrupted, q->cfg.spin_iterations,
           &first) != TBQ_OK) {
-    tbq_pool_take_error (q->sink_pool, "sink pool", msg, msg_size);
+    if (tbq_pool_take_error (q->sink_pool, "sink pool", msg,
+            msg_size) == TBQ_OK && msg != NULL && msg_size > 0)
+      snprintf (msg, msg_size, "the sink pool cannot give the copier its "
+          "first block");
     tbq_wake_fini (&q->wake);
     tbq_extents_orphan (q->extents);
     tbq_pool_orphan (q->sink_pool);

@@ -220,8 +220,9 @@ tbq_spill_wants_run (TbqSpill * s)
    * (it takes the lock to start it anyway). */
   if (atomic_load_explicit (&s->run_active, memory_order_acquire))
     return false;
-  /* Relaxed: the budget counts memory (pool.h). */
-  limit = atomic_load_explicit (&s->sink->bytes_limit, memory_order_relaxed);
+  /* Relaxed: the budget counts memory (pool.h).  In a capped copy group
+   * the mark is of the member's share, when that is less. */
+  limit = tbq_pool_budget_limit (s->sink);
   used = atomic_load_explicit (&s->sink->bytes_used, memory_order_relaxed);
   if (used + s->sink->cfg.block_size <= limit / 4 * SPILL_MARK_QUARTERS
       && !atomic_load_explicit (&s->extents->gated, memory_order_relaxed))
@@ -630,7 +631,7 @@ unit_drop (TbqBlock * unit, TbqBlock ** large, uint32_t n)
 static TbqStatus
 spill_extent (TbqSpill * s, uint64_t payload, bool urgent, TbqBlock ** out)
 {
-  TbqStatus st = tbq_extent_take (s->extents, payload, out);
+  TbqStatus st = tbq_extent_take_back (s->extents, payload, out);
 
   if (st == TBQ_NO_SPACE && urgent)
     st = tbq_extent_take_over (s->extents, payload, out);

@@ -369,9 +369,9 @@ TBQ_API TbqStatus tbq_copier_run (TbqQueue * q);
  * its own writers, source pools, reader, limits and FIFO order; the
  * group's copy threads (or a host stepping it) serve the members in turn,
  * one pass each, so a member with a deep backlog never starves another,
- * and a member whose reader stalls (its sink pool full) is passed over
- * until its reader gives memory back.  FIFO holds within each member, not
- * across members. */
+ * and a member whose reader stalls (its sink pool full, or its share of
+ * the group's cap) is passed over until its reader gives memory back.
+ * FIFO holds within each member, not across members. */
 typedef struct TbqGroup TbqGroup;
 
 typedef struct
@@ -379,7 +379,8 @@ typedef struct
   uint32_t threads;             /* copy threads tbq_group_start() runs: 1 to
                                  * TBQ_GROUP_MAX_THREADS */
   uint64_t max_bytes;           /* sink memory (blocks and extents) all members
-                                 * hold together; 0: no shared cap (each
+                                 * hold together, each at most its share
+                                 * (TbqGroupStats); 0: no shared cap (each
                                  * member's own limit holds either way) */
   uint32_t reserve_block_size;  /* size of the reserve's idle sink blocks
                                  * (members with other sink blocks do not use
@@ -416,6 +417,13 @@ typedef struct
   uint64_t reserve_idle;        /* idle blocks in the reserve */
   uint64_t reserve_takes;       /* blocks members took from the reserve */
   uint64_t reserve_returns;     /* blocks members gave back to it */
+  /* With a cap: the least the members need to make progress, two sink
+   * blocks each (their floors, reserved for each from its join), and the
+   * cap they are held to now, max_bytes or those floors when they are
+   * more.  Each member holds at most its share: its floor and an equal
+   * part of what the floors leave of the cap. */
+  uint64_t bytes_floors;
+  uint64_t bytes_cap;
 } TbqGroupStats;
 
 /* One copy thread, no cap, no reserve, no spinning. */
@@ -445,7 +453,9 @@ TBQ_API void tbq_group_resume (TbqGroup * g);
 TBQ_API void tbq_group_get_stats (TbqGroup * g, TbqGroupStats * st);
 
 /* tbq_queue_new() for a member of `g`: its sink pool takes from the
- * group's reserve and cap, and the group's threads run its copier
+ * group's reserve and cap (TBQ_NO_SPACE, with the reason in `msg`, when
+ * the other members hold so much of the cap that this one's floor does
+ * not fit), and the group's threads run its copier
  * (tbq_copier_step(), tbq_copier_run() and tbq_queue_start() say
  * TBQ_BUSY).  `fn` (may be NULL) hears of it from the copy thread.  The
  * queue starts interrupted: the group serves it from its first

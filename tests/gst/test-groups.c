@@ -36,10 +36,16 @@ count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   Probe *p = data;
   Counts *c = p->c;
 
+  gboolean buffer = (GST_PAD_PROBE_INFO_TYPE (info)
+      & GST_PAD_PROBE_TYPE_BUFFER) != 0;
+
+  /* Only buffers stall: the events before them go by, so that upstream's
+   * serialized ALLOCATION query behind them is answered and data flows
+   * into the queue. */
   pthread_mutex_lock (&c->lock);
-  while (p->i == 0 && c->stalled)
+  while (p->i == 0 && c->stalled && buffer)
     pthread_cond_wait (&c->cond, &c->lock);
-  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
+  if (buffer)
     c->buffers[p->i]++;
   else if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
     c->eos[p->i] = TRUE;
@@ -74,26 +80,29 @@ others_done (Counts * c, guint n)
   return TRUE;
 }
 
-/* Eight fakesrc ! tbqueue ! fakesink branches in the default group; the
- * sink of the first stalls for good.  The seven others reach EOS with
- * every buffer; the stalled one holds no more than its own limit; let
- * go, it delivers everything too. */
-GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
+/* Eight fakesrc ! tbqueue `props` ! fakesink branches of `n` buffers of
+ * `size` bytes and more (700 more each); the sink of the first stalls for
+ * good.  The seven others reach EOS with
+ * every buffer; then `check` looks at the stalled one (q0) while it is
+ * stalled; let go, it delivers everything too. */
+static void
+run_with_one_stalled (guint n, guint size, const gchar * props,
+    void (*check) (GstElement * q0))
 {
-  guint n = tbq_scaled (3000, 200), i;
   GString *desc = g_string_new (NULL);
-  GstElement *pipeline;
+  GstElement *pipeline, *q0;
   Counts c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
   Probe probes[N_STREAMS];
   GstBus *bus;
   GstMessage *msg;
   gint64 deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  guint i;
 
   for (i = 0; i < N_STREAMS; i++)
     g_string_append_printf (desc, "fakesrc num-buffers=%u sizetype=fixed "
-        "sizemax=%u filltype=nothing ! tbqueue name=q%u max-size-buffers=50 "
-        "max-size-bytes=0 max-size-time=0 ! fakesink name=s%u sync=false async=false ",
-        n, 512 + 700 * i, i, i);
+        "sizemax=%u filltype=nothing ! tbqueue name=q%u %s "
+        "! fakesink name=s%u sync=false async=false ", n, size + 700 * i, i,
+        props, i);
   pipeline = gst_parse_launch (desc->str, NULL);
   g_string_free (desc, TRUE);
   fail_unless (pipeline != NULL);
@@ -118,14 +127,9 @@ GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
     fail_unless (counts_wait (&c, deadline),
         "the other streams did not finish behind the stalled one");
   pthread_mutex_unlock (&c.lock);
-  {
-    GstElement *q0 = gst_bin_get_by_name (GST_BIN (pipeline), "q0");
-
-    /* Its own limit, and no more: 50 buffers queued (one more may be in
-     * the stalled push). */
-    fail_unless (tbq_get_uint (q0, "current-level-buffers") <= 50);
-    gst_object_unref (q0);
-  }
+  q0 = gst_bin_get_by_name (GST_BIN (pipeline), "q0");
+  check (q0);
+  gst_object_unref (q0);
   pthread_mutex_lock (&c.lock);
   c.stalled = FALSE;
   pthread_cond_broadcast (&c.cond);
@@ -139,6 +143,131 @@ GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
       GST_STATE_CHANGE_SUCCESS);
   gst_object_unref (bus);
   gst_object_unref (pipeline);
+}
+
+/* Its own limit, and no more: 50 buffers queued (one more may be in the
+ * stalled push). */
+static void
+holds_its_own_limit (GstElement * q0)
+{
+  fail_unless (tbq_get_uint (q0, "current-level-buffers") <= 50);
+}
+
+/* In the default group, the stalled one holds no more than its own
+ * limit. */
+GST_START_TEST (test_a_stalled_stream_holds_up_no_other)
+{
+  run_with_one_stalled (tbq_scaled (3000, 200), 512, "max-size-buffers=50 "
+      "max-size-bytes=0 max-size-time=0", holds_its_own_limit);
+}
+
+GST_END_TEST;
+
+#define GROUP_CAP (4u << 20)
+#define SINK_BLOCK 65536u
+
+/* Its share of the cap: two sink blocks and an eighth of the rest, which
+ * is an eighth of the cap; never more. */
+static void
+holds_its_share (GstElement * q0)
+{
+  guint64 peak;
+
+  /* It holds something: its backlog is larger than two blocks. */
+  tbq_wait_stat (q0, "sink-bytes-in-use", 2 * SINK_BLOCK);
+  peak = tbq_stat (q0, "sink-bytes-peak");
+  fail_unless (peak <= GROUP_CAP / N_STREAMS, "the stalled member held %"
+      G_GUINT64_FORMAT " bytes, more than its share of %u", peak,
+      GROUP_CAP / N_STREAMS);
+}
+
+/* In a group of 8 with a cap of 4 MiB and no limits of their own, the
+ * stalled one holds at most its share of the cap, and the others go on. */
+GST_START_TEST (test_a_stalled_member_holds_at_most_its_share_of_the_cap)
+{
+  gchar *props = g_strdup_printf ("copy-group=share transfer=copy "
+      "max-size-buffers=0 "
+      "max-size-bytes=0 max-size-time=0 group-max-bytes=%u", GROUP_CAP);
+
+  /* The stalled one has more than its share to queue. */
+  run_with_one_stalled (tbq_scaled (3000, 400), 8192, props,
+      holds_its_share);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+/* `members` fakesrc ! tbqueue ! fakesink branches in group `name` with a
+ * cap of `cap` bytes, all to EOS: every sink renders every buffer.
+ * Returns how many warnings said the cap is less than they need. */
+static guint
+run_capped (guint members, guint64 cap, const gchar * name)
+{
+  guint n = tbq_scaled (3000, 300), i, small = 0;
+  GString *desc = g_string_new (NULL);
+  GstElement *pipeline;
+  GstBus *bus;
+  GstMessage *msg;
+
+  for (i = 0; i < members; i++)
+    g_string_append_printf (desc, "fakesrc num-buffers=%u sizetype=fixed "
+        "sizemax=300 filltype=nothing ! tbqueue copy-group=%s "
+        "group-max-bytes=%" G_GUINT64_FORMAT " ! fakesink name=s%u "
+        "sync=false ", n, name, cap, i);
+  pipeline = gst_parse_launch (desc->str, NULL);
+  g_string_free (desc, TRUE);
+  fail_unless (pipeline != NULL);
+  bus = gst_element_get_bus (pipeline);
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  while ((msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR |
+              GST_MESSAGE_WARNING)) != NULL
+      && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+    GError *err = NULL;
+
+    gst_message_parse_warning (msg, &err, NULL);
+    small += strstr (err->message, "need to make progress") != NULL;
+    g_error_free (err);
+    gst_message_unref (msg);
+  }
+  fail_unless (msg != NULL, "%u members at a cap of %" G_GUINT64_FORMAT
+      " bytes did not reach EOS", members, cap);
+  fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  for (i = 0; i < members; i++) {
+    gchar *sname = g_strdup_printf ("s%u", i);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), sname);
+    GstStructure *st = NULL;
+    guint64 rendered = 0;
+
+    g_object_get (sink, "stats", &st, NULL);
+    fail_unless (gst_structure_get_uint64 (st, "rendered", &rendered));
+    fail_unless_equals_uint64 (rendered, n);
+    gst_structure_free (st);
+    gst_object_unref (sink);
+    g_free (sname);
+  }
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  return small;
+}
+
+/* Four members at a cap of four sink blocks, less than the two each
+ * needs: warned about, and everything is delivered. */
+GST_START_TEST (test_four_members_at_a_cap_of_four_blocks_deliver_everything)
+{
+  fail_unless (run_capped (4, 4 * SINK_BLOCK, "four") >= 1);
+}
+
+GST_END_TEST;
+
+/* 8 and 16 members at a cap of one sink block each. */
+GST_START_TEST (test_many_members_at_a_block_each_deliver_everything)
+{
+  fail_unless (run_capped (8, 8 * SINK_BLOCK, "eight") >= 1);
+  fail_unless (run_capped (16, 16 * SINK_BLOCK, "sixteen") >= 1);
 }
 
 GST_END_TEST;
@@ -383,6 +512,115 @@ GST_END_TEST;
 
 /* ---- joining and leaving ---- */
 
+/* A stream alone in group "full" (so its share is the whole cap) whose
+ * downstream stalls takes all of the cap.  A member that starts then fails
+ * READY->PAUSED and says why; once the first is let go and has drained,
+ * it starts and delivers everything. */
+GST_START_TEST (test_a_member_starting_at_a_used_up_cap_says_why)
+{
+  const guint64 cap = 16 * SINK_BLOCK;
+  gchar *desc = g_strdup_printf ("fakesrc num-buffers=2000 sizetype=fixed "
+      "sizemax=1000 filltype=nothing ! tbqueue name=q0 copy-group=full transfer=copy "
+      "group-max-bytes=%" G_GUINT64_FORMAT " max-size-buffers=0 "
+      "max-size-bytes=0 max-size-time=0 ! fakesink name=s0 sync=false "
+      "async=false", cap);
+  GstElement *full = gst_parse_launch (desc, NULL), *late, *q0, *s0;
+  Counts c = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+  Probe p = { &c, 0 };
+  GstBus *bus, *late_bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  GstPad *pad;
+
+  g_free (desc);
+  fail_unless (full != NULL);
+  q0 = gst_bin_get_by_name (GST_BIN (full), "q0");
+  s0 = gst_bin_get_by_name (GST_BIN (full), "s0");
+  pad = gst_element_get_static_pad (s0, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, count_probe, &p, NULL);
+  gst_object_unref (pad);
+  c.stalled = TRUE;
+  fail_if (gst_element_set_state (full, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  /* More than the cap less a member's floor (two sink blocks): the late
+   * one's floor cannot fit. */
+  tbq_wait_stat (q0, "sink-bytes-in-use", cap - 2 * SINK_BLOCK + 1);
+  desc = g_strdup_printf ("fakesrc num-buffers=100 ! tbqueue copy-group=full "
+      "group-max-bytes=%" G_GUINT64_FORMAT " ! fakesink sync=false", cap);
+  late = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  late_bus = gst_element_get_bus (late);
+  fail_unless_equals_int (gst_element_set_state (late, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (late_bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "cap") != NULL
+      && strstr (err->message, "taken by its other members") != NULL,
+      "unclear reason: %s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (late, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  /* Let go: the first drains, and the late one runs. */
+  pthread_mutex_lock (&c.lock);
+  c.stalled = FALSE;
+  pthread_cond_broadcast (&c.cond);
+  pthread_mutex_unlock (&c.lock);
+  bus = gst_element_get_bus (full);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_int (c.buffers[0], 2000);
+  fail_if (gst_element_set_state (late, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = tbq_bus_wait (late_bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (late, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (full, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (late_bus);
+  gst_object_unref (late);
+  gst_object_unref (bus);
+  gst_object_unref (q0);
+  gst_object_unref (s0);
+  gst_object_unref (full);
+}
+
+GST_END_TEST;
+
+/* copy-group=default names the default group, as leaving it empty does:
+ * one thread, "default:copier", serves both. */
+GST_START_TEST (test_default_names_the_default_group)
+{
+  Seen s;
+  GstElement *pipeline;
+  gint d1, d2;
+
+  seen_init (&s);
+  pipeline = run_to_eos ("fakesrc is-live=true num-buffers=20 ! tbqueue "
+      "name=d1 copy-group=default ! fakesink "
+      "fakesrc is-live=true num-buffers=20 ! tbqueue name=d2 ! fakesink",
+      &s, "d1", "d2", NULL);
+  pthread_mutex_lock (&s.lock);
+  d1 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "d1"));
+  d2 = GPOINTER_TO_INT (g_hash_table_lookup (s.enter_tid, "d2"));
+  fail_unless_equals_string (g_hash_table_lookup (s.enter_task, "d1"),
+      "default:copier");
+  fail_unless_equals_string (g_hash_table_lookup (s.enter_task, "d2"),
+      "default:copier");
+  pthread_mutex_unlock (&s.lock);
+  fail_unless (d1 != 0);
+  fail_unless_equals_int (d1, d2);
+  stop (pipeline);
+  seen_clear (&s);
+}
+
+GST_END_TEST;
+
 /* One stream runs from start to end while others join its group and
  * leave it: by state changes, and by removal from the running pipeline.
  * The running one delivers every buffer; nothing hangs, nothing leaks
@@ -469,6 +707,11 @@ tbqueue_groups_suite (void)
   TCase *tc = tbq_tcase (s, "groups");
 
   tcase_add_test (tc, test_a_stalled_stream_holds_up_no_other);
+  tcase_add_test (tc, test_a_stalled_member_holds_at_most_its_share_of_the_cap);
+  tcase_add_test (tc, test_four_members_at_a_cap_of_four_blocks_deliver_everything);
+  tcase_add_test (tc, test_many_members_at_a_block_each_deliver_everything);
+  tcase_add_test (tc, test_a_member_starting_at_a_used_up_cap_says_why);
+  tcase_add_test (tc, test_default_names_the_default_group);
   tcase_add_test (tc, test_groups_have_their_own_threads_and_placements);
   tcase_add_test (tc, test_members_asking_for_other_placements_are_warned_about);
   tcase_add_test (tc, test_a_second_cap_is_warned_about);
