@@ -71,6 +71,8 @@ gst_tbqueue_write_failed (GstTbQueue * tbq, TbqStatus st)
     return ret;
   if (st == TBQ_INTERRUPTED)
     return GST_FLOW_FLUSHING;   /* a flow change on its way */
+  if (st == TBQ_TOO_LARGE)
+    return GST_TBQUEUE_FLOW_TOO_LARGE;  /* the caller references it */
   if (st != TBQ_NO_MEMORY || !gst_tbqueue_post_no_memory (tbq, TRUE))
     GST_ELEMENT_ERROR (tbq, STREAM, FAILED,
         ("Cannot queue data: %s", tbq_status_to_string (st)), (NULL));

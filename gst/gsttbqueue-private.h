@@ -461,6 +461,11 @@ struct _GstTbQueue
 
 #define GST_TBQUEUE_FLOW(q) ((GstFlowReturn) TBQ_LOAD ((q)->srcresult))
 
+/* A copy record libtbq refused as too large for the sink pool now (a
+ * capped copy group's share shrank as members joined): the buffer goes by
+ * reference instead (gsttbqueue-sink.c).  Never returned upstream. */
+#define GST_TBQUEUE_FLOW_TOO_LARGE GST_FLOW_CUSTOM_SUCCESS_1
+
 /* The flow as the sink side sees it: EOS once EOS is queued or downstream
  * returned it.  Relaxed loads: the fast path takes no lock. */
 static inline GstFlowReturn

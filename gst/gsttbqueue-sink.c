@@ -326,7 +326,10 @@ sink_write_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
   ret = sink_reserve (tbq, GST_TBQ_RECORD_BUFFER_COPY, r.size, &rec, TRUE);
   if (G_UNLIKELY (ret != GST_FLOW_OK)) {
     gst_tbq_record_plan_clear (&r);
-    return ret;
+    if (ret != GST_TBQUEUE_FLOW_TOO_LARGE)
+      return ret;
+    sink_copy_refused (tbq, GST_TBQ_COPY_TOO_LARGE, size);
+    return sink_write_ref (tbq, buffer, size);
   }
   gst_tbq_record_write_copy (rec, &r);
   TBQ_ADD (tbq->counters.copied, 1);
@@ -425,6 +428,17 @@ sink_write_list (GstTbQueue * tbq, GstBufferList * list, guint n,
     sink_plan_record (tbq, buffer, gst_buffer_get_size (buffer), position, &r);
     while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
         && (ret = sink_list_next_block (tbq, &s, r.size)) == GST_FLOW_OK);
+    if (G_UNLIKELY (ret == GST_TBQUEUE_FLOW_TOO_LARGE)) {
+      /* Too large for the sink pool now: by reference. */
+      gsize size = gst_buffer_get_size (buffer);
+
+      gst_tbq_record_plan_clear (&r);
+      sink_copy_refused (tbq, GST_TBQ_COPY_TOO_LARGE, size);
+      gst_tbq_record_plan_ref (size, position, &r);
+      ret = GST_FLOW_OK;
+      while ((rec = tbq_session_reserve (&s, r.type, r.size)) == NULL
+          && (ret = sink_list_next_block (tbq, &s, r.size)) == GST_FLOW_OK);
+    }
     if (rec == NULL) {
       gst_tbq_record_plan_clear (&r);
       break;

@@ -700,6 +700,56 @@ GST_START_TEST (test_streams_join_and_leave_while_another_runs)
 
 GST_END_TEST;
 
+/* Frames that fit a capped group's cap but not a member's share of it
+ * once other members joined: they go by reference (counted as too large
+ * to copy), and the stream goes on, with no error. */
+GST_START_TEST (test_frames_larger_than_the_share_go_by_reference)
+{
+  const gchar *idle_desc = "appsrc ! tbqueue copy-group=shared "
+      "group-max-bytes=4194304 ! fakesink sync=false async=false";
+  GstElement *idle[3], *main_pipe, *q;
+  GstBus *bus;
+  GstMessage *msg;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (idle); i++) {
+    idle[i] = gst_parse_launch (idle_desc, NULL);
+    fail_unless (idle[i] != NULL);
+    fail_if (gst_element_set_state (idle[i], GST_STATE_PLAYING) ==
+        GST_STATE_CHANGE_FAILURE);
+  }
+  main_pipe = gst_parse_launch ("fakesrc num-buffers=20 sizetype=fixed "
+      "sizemax=2097152 filltype=nothing ! tbqueue name=q copy-group=shared "
+      "group-max-bytes=4194304 transfer=copy ! fakesink sync=false", NULL);
+  fail_unless (main_pipe != NULL);
+  q = gst_bin_get_by_name (GST_BIN (main_pipe), "q");
+  bus = gst_element_get_bus (main_pipe);
+  fail_if (gst_element_set_state (main_pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS");
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+
+    gst_message_parse_error (msg, &err, NULL);
+    fail ("error: %s", err->message);
+  }
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (tbq_stat (q, "referenced-too-large"), 20);
+  fail_unless_equals_int (gst_element_set_state (main_pipe, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < G_N_ELEMENTS (idle); i++) {
+    fail_unless_equals_int (gst_element_set_state (idle[i], GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    gst_object_unref (idle[i]);
+  }
+  gst_object_unref (bus);
+  gst_object_unref (q);
+  gst_object_unref (main_pipe);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_groups_suite (void)
 {
@@ -712,6 +762,7 @@ tbqueue_groups_suite (void)
   tcase_add_test (tc, test_many_members_at_a_block_each_deliver_everything);
   tcase_add_test (tc, test_a_member_starting_at_a_used_up_cap_says_why);
   tcase_add_test (tc, test_default_names_the_default_group);
+  tcase_add_test (tc, test_frames_larger_than_the_share_go_by_reference);
   tcase_add_test (tc, test_groups_have_their_own_threads_and_placements);
   tcase_add_test (tc, test_members_asking_for_other_placements_are_warned_about);
   tcase_add_test (tc, test_a_second_cap_is_warned_about);
