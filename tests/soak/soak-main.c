@@ -256,6 +256,51 @@ on_message (GstBus * bus, GstMessage * msg, gpointer data)
   return GST_BUS_DROP;
 }
 
+/* The last events the element's src pad pushed, and its activations, to
+ * print with a GStreamer warning (sticky events out of order). */
+#define EVENT_RING 32
+static struct
+{
+  GMutex lock;
+  gchar *what[EVENT_RING];
+  guint next;
+} event_ring;
+
+void
+soak_event_ring_note (gchar * what)
+{
+  g_mutex_lock (&event_ring.lock);
+  g_free (event_ring.what[event_ring.next % EVENT_RING]);
+  event_ring.what[event_ring.next++ % EVENT_RING] = what;
+  g_mutex_unlock (&event_ring.lock);
+}
+
+static GstPadProbeReturn
+event_ring_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
+
+  soak_event_ring_note (g_strdup_printf ("%s%s (seqnum %u) in op '%s'",
+          GST_EVENT_TYPE_NAME (e), GST_PAD_IS_FLUSHING (pad) ? " (flushing)"
+          : "", gst_event_get_seqnum (e), soak.op ? soak.op : "?"));
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+event_ring_print (void)
+{
+  guint i;
+
+  g_mutex_lock (&event_ring.lock);
+  for (i = 0; i < EVENT_RING; i++) {
+    const gchar *w = event_ring.what[(event_ring.next + i) % EVENT_RING];
+
+    if (w != NULL)
+      g_print ("# src pad event: %s\n", w);
+  }
+  g_mutex_unlock (&event_ring.lock);
+}
+
 /* A warning or critical GStreamer logs while the soak runs is a failure:
  * sticky events out of order on a pad, data before a segment, a
  * refcount gone wrong. */
@@ -263,6 +308,7 @@ static void
 on_gst_warning (const gchar * domain, GLogLevelFlags level,
     const gchar * message, gpointer data)
 {
+  event_ring_print ();
   soak_fail ("gst-warning", "%s: %s", domain, message);
 }
 
@@ -287,6 +333,8 @@ setup_element (GError ** error)
   soak_verify_setup (soak.sinkpad);
   soak.esink = gst_element_get_static_pad (soak.element, "sink");
   soak.esrc = gst_element_get_static_pad (soak.element, "src");
+  gst_pad_add_probe (soak.esrc, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
+      | GST_PAD_PROBE_TYPE_EVENT_FLUSH, event_ring_probe, NULL, NULL);
   if (gst_pad_link (soak.srcpad, soak.esink) != GST_PAD_LINK_OK
       || gst_pad_link (soak.esrc, soak.sinkpad) != GST_PAD_LINK_OK)
     return FALSE;

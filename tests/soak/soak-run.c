@@ -29,6 +29,8 @@ set_state (GstState state)
       gst_structure_free (st);
   }
   ret = gst_element_set_state (soak.element, state);
+  soak_event_ring_note (g_strdup_printf ("state %s",
+          gst_element_state_get_name (state)));
 
   if (ret != GST_STATE_CHANGE_SUCCESS)
     soak_fail ("state", "changing the element to %s returned %s",

@@ -353,6 +353,9 @@ void soak_op_list (void);
 void soak_op_event (void);
 void soak_op_eos (void);
 void soak_op_segment_jump (void);
+/* Note `what` (taken) in the ring of the element's last src pad events,
+ * printed with a GStreamer warning. */
+void soak_event_ring_note (gchar * what);
 /* A new epoch started (ctl_lock held): baseline for the drop counts. */
 void soak_epoch_baseline (void);
 /* Push a drain query; TRUE when it was answered downstream (then the
