@@ -142,6 +142,11 @@ copier_next_sink (TbqCopier * c, bool pulling)
       if (!c->sink_wait_counted) {
         c->sink_wait_counted = true;
         tbq_count (&c->sink_pressure_waits, 1);
+        /* Once per wait: whoever waits for this copier to move records
+         * (a leaky writer, a reader gathering) looks again; the pool
+         * may have filled with the other members' memory after it
+         * looked, and no publish of this member's ends its wait. */
+        tbq_wake_kick (c->wake);
       }
       atomic_store_explicit (&c->sink_blocked, 1, memory_order_relaxed);
       return st;
@@ -500,10 +505,13 @@ tbq_copier_group_ready (TbqCopier * c)
   if (copier_interrupted (c))
     return false;
   /* Relaxed: a hint; a pool that can take again rang the doorbell after
-   * its change (share.h). */
+   * its change (share.h).  A blocked member's surplus of idle sink blocks
+   * waits: its pass stops at the full pool before it would trim them (and
+   * they are no part of the budget that blocks it), so they made it ready
+   * round after round, for nothing.  Its idle extents are trimmed after
+   * any pass, which gives budget back. */
   if (atomic_load_explicit (&c->sink_blocked, memory_order_relaxed)
-      && !tbq_pool_can_take (c->sink) && !tbq_pool_trim_due (c->sink)
-      && !tbq_extents_trim_due (c->extents))
+      && !tbq_pool_can_take (c->sink) && !tbq_extents_trim_due (c->extents))
     return false;
   tbq_registry_lock (c->registry);
   ready = copier_work_ready (c);
