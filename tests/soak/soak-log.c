@@ -51,6 +51,7 @@ soak_log_append (guint64 * seq)
   atomic_store_explicit (&e->status, SOAK_PENDING, memory_order_relaxed);
   e->list_len = e->list_index = 0;
   e->layout = 0;
+  e->after_jump = soak.jump_pending;
   e->flags = 0;
   e->size = 0;
   e->pts = e->dts = e->duration = GST_CLOCK_TIME_NONE;

@@ -65,6 +65,7 @@ soak_op_segment_jump (void)
   segment.position = soak.next_seq * soak.ch.ts_step
       + max_time * (1 + soak_rand (&soak.rng, 3));
   gst_pad_push_event (soak.srcpad, gst_event_new_segment (&segment));
+  soak.jump_pending = TRUE;
   STREAM_UNLOCK ();
   atomic_fetch_add_explicit (&soak.progress, 1, memory_order_relaxed);
 }
@@ -107,6 +108,7 @@ soak_op_buffer (void)
   soak_push_segment ();
   e = soak_log_append (&seq);
   e->kind = SOAK_ITEM_BUFFER;
+  soak.jump_pending = FALSE;
   soak_data_plan_buffer (e, seq, &soak.rng, G_MAXUINT32);
   epoch = e->epoch;
   soak_log_publish ();
@@ -140,6 +142,7 @@ soak_op_list (void)
     if (i == 0)
       first = seq;
     e->kind = SOAK_ITEM_LIST_MEMBER;
+    soak.jump_pending = FALSE;
     e->list_len = n;
     e->list_index = i;
     soak_data_plan_buffer (e, seq, &soak.rng, 256 * 1024);

@@ -154,7 +154,7 @@ check_discont (GstBuffer * buf, const SoakEntry * e, guint64 seq)
         e->list_index, e->list_len, pushed ? "it was pushed with one"
         : "buffers before it were dropped", soak.last_drop);
   if (has && !pushed && !soak.discont_allowed
-      && !(soak.after_sticky && e->leaky == 2))
+      && !((soak.after_sticky || e->after_jump) && e->leaky == 2))
     soak_fail ("discont", "buffer %" G_GUINT64_FORMAT " (list member %u of "
         "%u) has a DISCONT flag but nothing before it was dropped", seq,
         e->list_index, e->list_len);

@@ -122,6 +122,9 @@ typedef struct
   guint8 kind;                  /* SoakItemKind */
   guint8 layout;
   guint8 leaky;                 /* the element's leaky mode at push time */
+  guint8 after_jump;            /* the first buffer after a segment jump
+                                 * (unlogged: a leak of it marks this one
+                                 * DISCONT, as queue does) */
   _Atomic guint8 status;        /* SoakStatus, written after the push */
 } SoakEntry;
 
@@ -176,6 +179,8 @@ typedef struct
 
   GstElement *element;
   GstPad *srcpad, *sinkpad;     /* ours */
+  gboolean jump_pending;        /* producer: a segment jump since the last
+                                 * buffer logged */
   GstPad *esink, *esrc;         /* the element's */
   GstBufferPool *frame_pool;
   GstCaps *meta_caps;
