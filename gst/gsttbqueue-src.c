@@ -209,6 +209,13 @@ locked_push_event (GstTbQueue * tbq, GstEvent * event)
 {
   GstEventType type = GST_EVENT_TYPE (event);
 
+  /* A sticky event is the src pad's before qlock goes: a leak meanwhile
+   * (the upstream thread, under qlock) stores the sticky events it drops
+   * on the src pad, and would store a later one (CAPS) ahead of this one
+   * (STREAM_START): sticky events out of order.  Not EOS: storing it
+   * marks the pad EOS, and the push would then refuse it. */
+  if (GST_EVENT_IS_STICKY (event) && type != GST_EVENT_EOS)
+    gst_pad_store_sticky_event (tbq->srcpad, event);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq))) {
     if (type == GST_EVENT_TAG)
