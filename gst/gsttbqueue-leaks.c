@@ -401,6 +401,22 @@ locked_sink_overrun (GstTbQueue * tbq, gint leaky, guint32 size,
   return GST_FLOW_CUSTOM_SUCCESS;
 }
 
+/* The sink pool, full, makes room only as downstream takes data: not
+ * while the spill writes the backlog to its file (the wait is then the
+ * copy task's and the spill thread's, which free memory by themselves),
+ * unless the file is full or writes fail.  Only then is the queue full:
+ * an overrun, and buffering is 100 % while upstream waits. */
+static gboolean
+sink_full_for_downstream (GstTbQueue * tbq)
+{
+  TbqStats st;
+
+  if (!tbq->spilling)
+    return TRUE;
+  tbq_queue_get_stats (tbq->q, &st);
+  return st.spill.failing != 0;
+}
+
 /* How long a leaky write waits in libtbq for the room the sink pool says
  * it has (then everything is looked at again: a sink pool full by then is
  * an overrun, and no leaky mode waits for downstream). */
@@ -453,6 +469,13 @@ wait_for_copier_leaky (GstTbQueue * tbq, gint leaky, guint32 size,
       return gst_tbqueue_write_failed (tbq, st);
     }
     if (!tbq_queue_sink_can_take_record (tbq->q, size)) {
+      if (!sink_full_for_downstream (tbq)) {
+        /* Spilling, and the file has room: the spill thread gives memory
+         * back by itself.  Not full: nothing is dropped below the
+         * limits. */
+        waiting = TRUE;
+        continue;
+      }
       if ((ret = locked_sink_overrun (tbq, leaky, size,
                   &signalled)) != GST_FLOW_OK)
         break;
@@ -487,22 +510,6 @@ out_flushing:
 /* Upstream thread, leaky=no (or not a buffer): wait in libtbq for a free
  * source block, however long that takes (a flush or a state change
  * interrupts it).  When the sink pool is full that is an overrun. */
-/* The sink pool, full, makes room only as downstream takes data: not
- * while the spill writes the backlog to its file (the wait is then the
- * copy task's and the spill thread's, which free memory by themselves),
- * unless the file is full or writes fail.  Only then is the queue full:
- * an overrun, and buffering is 100 % while upstream waits. */
-static gboolean
-sink_full_for_downstream (GstTbQueue * tbq)
-{
-  TbqStats st;
-
-  if (!tbq->spilling)
-    return TRUE;
-  tbq_queue_get_stats (tbq->q, &st);
-  return st.spill.failing != 0;
-}
-
 static GstFlowReturn
 wait_for_copier (GstTbQueue * tbq, gboolean is_buffer, guint32 size,
     GstTbqRetry retry, gpointer data)

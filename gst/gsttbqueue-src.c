@@ -10,6 +10,7 @@
  * Threads and locks: gsttbqueue-private.h.
  */
 #include "gsttbqueue-src.h"
+#include "gsttbqmemory.h"
 #include "gsttbqueue-buffering.h"
 #include "gsttbqueue-copytask.h"
 #include "gsttbqueue-dequeue.h"
@@ -156,6 +157,53 @@ src_buffering (GstTbQueue * tbq, gsize bytes)
   gst_tbqueue_buffering_out (tbq, bytes);
 }
 
+/* A small copied buffer lives in a sink block, with the other records of
+ * that block, and keeps the whole block from the pool for as long as
+ * downstream holds it (zero copy).  Downstream that keeps some (one in
+ * many: a sample an application holds on to, headers an element keeps)
+ * would pin the sink pool block by block, and with leaky=no upstream
+ * would wait for ever.  With more than half the pool in use the small
+ * ones go out with memory of their own, so that what downstream keeps
+ * pins at most about half of it, and the rest goes round.  (A frame's
+ * memory is an extent of its own: it pins nothing else.) */
+static GstBuffer *
+src_unpin_small (GstTbQueue * tbq, GstBuffer * buffer)
+{
+  GstBuffer *copy;
+
+  if (gst_buffer_get_size (buffer) > tbq->limits.max_inline
+      || gst_buffer_n_memory (buffer) == 0
+      || !gst_tbq_memory_is_tbq (gst_buffer_peek_memory (buffer, 0)))
+    return buffer;
+  copy = gst_buffer_copy_deep (buffer);
+  gst_buffer_unref (buffer);
+  return copy;
+}
+
+static gboolean
+src_unpin_member (GstBuffer ** buffer, guint i, gpointer user_data)
+{
+  *buffer = src_unpin_small (user_data, *buffer);
+  return TRUE;
+}
+
+/* qlock released: the item to push, with memory of its own for its small
+ * buffers when the sink pool is more than half in use. */
+static GstMiniObject *
+src_unpin_if_pressed (GstTbQueue * tbq, GstMiniObject * data)
+{
+  GstBufferList *bl;
+
+  if (G_LIKELY (!tbq_queue_sink_half_used (tbq->q)))
+    return data;
+  if (GST_IS_BUFFER (data))
+    return GST_MINI_OBJECT_CAST (src_unpin_small (tbq, GST_BUFFER_CAST
+            (data)));
+  bl = gst_buffer_list_make_writable (GST_BUFFER_LIST_CAST (data));
+  gst_buffer_list_foreach (bl, src_unpin_member, tbq);
+  return GST_MINI_OBJECT_CAST (bl);
+}
+
 /* Push a buffer or a buffer list; qlock released around the push.  With
  * EOS from downstream, *next is the next item to push, if any. */
 static GstFlowReturn
@@ -184,6 +232,7 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
   }
   TBQ_STORE (tbq->pushing_data, TRUE);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  data = src_unpin_if_pressed (tbq, data);
   if (G_UNLIKELY (gst_tbqueue_buffering_on (tbq)))
     src_buffering (tbq, GST_IS_BUFFER (data)
         ? gst_buffer_get_size (GST_BUFFER_CAST (data))

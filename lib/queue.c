@@ -505,6 +505,19 @@ tbq_queue_sink_can_take (const TbqQueue * q)
 }
 
 int
+tbq_queue_sink_half_used (const TbqQueue * q)
+{
+  uint64_t used;
+
+  if (q == NULL)
+    return 0;
+  /* Relaxed: a hint, as the budget's own loads (pool.h). */
+  used = atomic_load_explicit (&q->sink_pool->bytes_used,
+      memory_order_relaxed);
+  return used > tbq_pool_budget_limit (q->sink_pool) / 2;
+}
+
+int
 tbq_queue_sink_can_take_record (const TbqQueue * q, uint32_t size)
 {
   if (q == NULL)

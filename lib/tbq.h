@@ -304,6 +304,14 @@ TBQ_API int tbq_queue_sink_can_take (const TbqQueue * q);
 TBQ_API int tbq_queue_sink_can_take_record (const TbqQueue * q,
     uint32_t size);
 
+/* Whether more than half of the sink pool's budget (in a capped copy
+ * group, of the member's share) is in use: 1 or 0; 0 for NULL.  A hint,
+ * any thread.  A host that hands out records' bytes by reference (zero
+ * copy: tbq_block_ref()) copies small ones out instead while this says 1:
+ * one small record held for long keeps its whole sink block from the
+ * pool, and enough of them would hold all of it. */
+TBQ_API int tbq_queue_sink_half_used (const TbqQueue * q);
+
 /* ---- spill: the backlog continues in a file ------------------------------ */
 
 /* How many leading payload bytes of a record own resources (pointers that

@@ -875,6 +875,34 @@ GST_START_TEST (test_spilling_with_room_is_no_overrun)
 
 GST_END_TEST;
 
+/* The same in the leaky modes, downstream held all along: while the file
+ * has room nothing is dropped (nothing is full below the limits), and
+ * every buffer comes out once downstream lets go. */
+GST_START_TEST (test_leaky_spilling_with_room_drops_nothing)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint k, n = 6 * SINK_MAX / FRAME;
+
+  g_object_set (l->element, "leaky", __i__ == 0 ? 1 : 2, NULL);
+  tbq_link_start_held (l);
+  for (k = 0; k < n; k++)
+    fail_unless_equals_int (tbq_link_push (l, make_buffer (k * 9 + 4, 0)),
+        GST_FLOW_OK);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "dropped-upstream")
+      + tbq_stat (l->element, "dropped-downstream"), 0);
+  fail_unless_equals_int (tbq_link_signal_count (l, TBQ_SIGNAL_OVERRUN), 0);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, n);
+  for (k = 0; k < n; k++)
+    check_buffer (tbq_link_buffer (l, k), k * 9 + 4, 0);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 typedef struct
 {
   TbqLink *l;
@@ -1187,6 +1215,7 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_a_full_disk_is_a_full_queue_and_spilling_resumes);
   tcase_add_test (tc, test_spill_max_bytes_bounds_the_file);
   tcase_add_test (tc, test_spilling_with_room_is_no_overrun);
+  tcase_add_loop_test (tc, test_leaky_spilling_with_room_drops_nothing, 0, 2);
   tcase_add_test (tc, test_a_full_spill_file_is_an_overrun);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);

@@ -177,6 +177,58 @@ GST_START_TEST (test_a_list_of_frames_larger_than_the_sink_pool_arrives)
 
 GST_END_TEST;
 
+/* ---- downstream keeping some small buffers ---- */
+
+/* Downstream keeps one buffer in fifty for good (an application holding
+ * samples, an element keeping headers): small copied buffers live in sink
+ * blocks, and each one kept would keep its block from the pool.  The
+ * stream runs to EOS, as with queue, however many it keeps. */
+static GPtrArray *kept;
+
+static GstPadProbeReturn
+keep_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  static guint n;
+
+  if (n++ % 50 == 0)
+    g_ptr_array_add (kept, gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER (info)));
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_downstream_keeping_small_buffers_pins_no_pool)
+{
+  guint n = tbq_scaled (100000, 20000);
+  gchar *desc = g_strdup_printf ("fakesrc sizetype=fixed sizemax=100 "
+      "filltype=nothing num-buffers=%u ! %s sink-max-bytes=1048576 ! "
+      "fakesink name=sink sync=false", n, factories[__i__]);
+  GstElement *pipeline = gst_parse_launch (desc, NULL), *sink;
+  GstPad *pad;
+
+  if (__i__ == 0) {
+    /* queue has no sink-max-bytes */
+    g_free (desc);
+    gst_object_unref (pipeline);
+    desc = g_strdup_printf ("fakesrc sizetype=fixed sizemax=100 "
+        "filltype=nothing num-buffers=%u ! queue ! fakesink name=sink "
+        "sync=false", n);
+    pipeline = gst_parse_launch (desc, NULL);
+  }
+  fail_unless (pipeline != NULL);
+  kept = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, keep_probe, NULL, NULL);
+  run_pipeline_to_eos (pipeline);
+  fail_unless (kept->len >= n / 50);
+  g_ptr_array_unref (kept);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_waits_suite (void)
 {
@@ -193,6 +245,8 @@ tbqueue_waits_suite (void)
       test_leaky_frames_at_the_sink_pool_limit_never_stop, 0,
       G_N_ELEMENTS (leaky_modes));
   tcase_add_test (tc, test_a_list_of_frames_larger_than_the_sink_pool_arrives);
+  tcase_add_loop_test (tc, test_downstream_keeping_small_buffers_pins_no_pool,
+      0, G_N_ELEMENTS (factories));
   return s;
 }
 

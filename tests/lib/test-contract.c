@@ -74,6 +74,7 @@ config_and_queue_entry_points_refuse_null (void)
   tbq_queue_get_stats (NULL, NULL);
   CHECK_EQ (tbq_queue_sink_can_take (NULL), 0);
   CHECK_EQ (tbq_queue_sink_can_take_record (NULL, 1), 0);
+  CHECK_EQ (tbq_queue_sink_half_used (NULL), 0);
   CHECK_STATUS (tbq_copier_step (NULL, 0), TBQ_INVALID_ARGUMENT);
   CHECK_STATUS (tbq_copier_run (NULL), TBQ_INVALID_ARGUMENT);
 }
