@@ -240,6 +240,13 @@ tbq_reader_wake (TbqReader * r)
     tbq_wake_kick (r->wake);
 }
 
+void
+tbq_reader_note_idle (TbqReader * r)
+{
+  if (r != NULL && TBQ_UNLIKELY (tbq_block_is_marker (r->blk)))
+    (void) tbq_spill_ready (r->spill, r->blk);
+}
+
 bool
 tbq_reader_ready (TbqReader * r)
 {
