@@ -845,6 +845,11 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
+  if (G_UNLIKELY (gst_tbqueue_buffering_refuses_query (tbq))) {
+    GST_DEBUG_OBJECT (tbq, "refusing query %p (%s): buffering, behind data",
+        query, GST_QUERY_TYPE_NAME (query));
+    return FALSE;
+  }
 
   /* Serialized: it travels with the data and we wait for its answer. */
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
