@@ -588,6 +588,64 @@ GST_START_TEST (test_temp_location_names_a_kept_file_after_null)
 
 GST_END_TEST;
 
+/* The sink-max-bytes the too-large warning names for a frame of `size`
+ * while spilling with `sink_max` (0: no warning). */
+static guint64
+advised_sink_max (const gchar * dir, guint64 sink_max, gsize size,
+    guint64 * too_large)
+{
+  GstBus *bus;
+  TbqLink *l = spill_link_sized (dir, TRUE, sink_max, &bus);
+  GstMessage *m;
+  guint64 need = 0;
+
+  gst_util_set_object_arg (G_OBJECT (l->element), "transfer", "copy");
+  tbq_link_start_held (l);
+  fail_unless_equals_int (tbq_link_push (l, gst_buffer_new_allocate (NULL,
+              size, NULL)), GST_FLOW_OK);
+  *too_large = tbq_stat (l->element, "referenced-too-large");
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING)) != NULL) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    const gchar *at;
+
+    gst_message_parse_warning (m, &err, &debug);
+    at = debug != NULL ? strstr (debug, "at least ") : NULL;
+    if (at != NULL && strstr (debug, "sink-max-bytes") != NULL) {
+      fail_unless (need == 0, "warned twice");
+      need = g_ascii_strtoull (at + strlen ("at least "), NULL, 10);
+      /* One number, the one to set. */
+      fail_unless (strstr (debug, "times") == NULL, "%s", debug);
+    }
+    g_clear_error (&err);
+    g_free (debug);
+    gst_message_unref (m);
+  }
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 1);
+  spill_link_free (l, bus);
+  return need;
+}
+
+/* A frame too large for a spilling sink pool is warned about with one
+ * number: sink-max-bytes set to it copies the frame. */
+GST_START_TEST (test_the_too_large_warning_names_the_sink_max_bytes_to_set)
+{
+  gchar *dir = spill_dir_new ();
+  gsize size = 2u << 20;
+  guint64 too_large, need = advised_sink_max (dir, SINK_MAX, size,
+      &too_large);
+
+  fail_unless_equals_uint64 (too_large, 1);
+  fail_unless (need > size, "advised %" G_GUINT64_FORMAT, need);
+  fail_unless_equals_uint64 (advised_sink_max (dir, need, size, &too_large),
+      0);
+  fail_unless_equals_uint64 (too_large, 0);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 /* An element error (RESOURCE READ) naming the spill file at `location`
  * and the offset comes, and one read error is counted. */
 static void
@@ -1365,6 +1423,8 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_spilling_is_told_when_it_starts_and_when_it_ends);
   tcase_add_test (tc, test_a_flushed_spill_is_told_as_flushed);
   tcase_add_test (tc, test_temp_location_names_a_kept_file_after_null);
+  tcase_add_test (tc,
+      test_the_too_large_warning_names_the_sink_max_bytes_to_set);
   tcase_add_test (tc, test_a_flipped_byte_is_an_error_and_no_damaged_buffer);
   tcase_add_test (tc,
       test_a_truncated_file_is_an_error_and_no_damaged_buffer);
