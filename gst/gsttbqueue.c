@@ -134,6 +134,20 @@ static GstStaticPadTemplate srctemplate = GST_STATIC_PAD_TEMPLATE ("src",
 guint gst_tbqueue_signals[LAST_SIGNAL] = { 0 };
 
 #define gst_tbqueue_parent_class parent_class
+/* The Doc-uri when not the installed file's (plugin.c); set before the
+ * class is made, never freed. */
+static gchar *doc_uri;
+
+void
+gst_tbqueue_set_doc_file (const gchar * path)
+{
+  gchar *abs = g_canonicalize_filename (path, NULL);
+
+  g_free (doc_uri);
+  doc_uri = g_filename_to_uri (abs, NULL, NULL);
+  g_free (abs);
+}
+
 G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
     GST_DEBUG_CATEGORY_INIT (gst_tbqueue_debug, "tbqueue", 0,
         "tbqueue element");
@@ -230,9 +244,11 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       "Two-layer queue", "Generic",
       "Queue with a small hot source pool and a large backlog pool",
       "The tbqueue authors");
-  /* gst-inspect-1.0's Doc-uri line: the installed docs/element.md. */
-  gst_element_class_add_static_metadata (element_class,
-      GST_ELEMENT_METADATA_DOC_URI, GST_TBQUEUE_DOC_URI);
+  /* gst-inspect-1.0's Doc-uri line: the installed docs/element.md, or the
+   * build tree's copy (gst_tbqueue_set_doc_file). */
+  gst_element_class_add_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, doc_uri != NULL ? doc_uri
+      : GST_TBQUEUE_DOC_URI);
   gst_element_class_add_static_pad_template (element_class, &srctemplate);
   gst_element_class_add_static_pad_template (element_class, &sinktemplate);
 
