@@ -18,13 +18,14 @@
  *    the sink pool's memory or the spill file), or for the answer to a
  *    serialized query that waits behind data downstream is not taking.
  *    Nothing can come in then; an application that pauses below 100 %
- *    would wait forever.  A serialized query that comes while buffering,
- *    behind data, is refused, as queue2 refuses it: answered, it would
- *    make the level 100 % with nearly nothing buffered, and the player
- *    would play and pause again at once.  queue2 refuses every serialized
- *    query behind data; tbqueue answers, in their place, those that come
- *    while it does not buffer (the level is full while they wait, so
- *    buffering does not start behind them) and those behind no data.
+ *    would wait forever.  An ALLOCATION query that comes while
+ *    buffering, behind data (upstream renegotiating), is refused, as
+ *    queue2 refuses it: waiting, it would make the level 100 % with
+ *    nearly nothing buffered, and the player would play and pause again
+ *    at once; refused, upstream keeps allocating as it did.  queue2
+ *    refuses every serialized query behind data; tbqueue answers the
+ *    others in their place (a drain must be answered), and those behind
+ *    no data post nothing.
  *  - The sink layer is a limit too, where it binds first: the sink pool
  *    against sink-max-bytes, or the spill file against spill-max-bytes.
  *    And an overrun (a leaky mode dropping or leaking for lack of room,
@@ -402,12 +403,13 @@ gst_tbqueue_buffering_set_eos (GstTbQueue * tbq, gboolean eos)
 }
 
 gboolean
-gst_tbqueue_buffering_refuses_query (GstTbQueue * tbq)
+gst_tbqueue_buffering_refuses_query (GstTbQueue * tbq, GstQuery * query)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
   gboolean buffering;
 
-  if (!gst_tbqueue_buffering_on (tbq))
+  if (!gst_tbqueue_buffering_on (tbq)
+      || GST_QUERY_TYPE (query) != GST_QUERY_ALLOCATION)
     return FALSE;
   g_mutex_lock (&b->lock);
   buffering = b->is_buffering;

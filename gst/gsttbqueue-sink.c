@@ -849,7 +849,7 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
-  if (G_UNLIKELY (gst_tbqueue_buffering_refuses_query (tbq))) {
+  if (G_UNLIKELY (gst_tbqueue_buffering_refuses_query (tbq, query))) {
     GST_DEBUG_OBJECT (tbq, "refusing query %p (%s): buffering, behind data",
         query, GST_QUERY_TYPE_NAME (query));
     return FALSE;

@@ -303,25 +303,55 @@ GST_START_TEST (test_limits_changed_while_buffering_apply_at_once)
 GST_END_TEST;
 
 /* While buffering (an application that waits for 100 % keeps downstream
- * paused), a serialized query behind data (here a buffer inside the push
- * and five queued) is refused at once, as queue2 refuses it: no 100 %
- * with nearly nothing buffered, no wait. */
-GST_START_TEST (test_a_serialized_query_behind_data_while_buffering_is_refused)
+ * paused), upstream's ALLOCATION query behind data (here a buffer inside
+ * the push and five queued) is refused at once, as queue2 refuses it: no
+ * 100 % with nearly nothing buffered, no wait. */
+GST_START_TEST (test_an_allocation_query_behind_data_while_buffering_is_refused)
 {
   Buffering b = buffering_new (100, 0.01, 0.99);
   GstQuery *query;
 
   push (&b, 5);
   g_array_unref (posted (b.bus));
-  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
-      gst_structure_new_empty ("tbq-test"));
-  fail_if (gst_pad_peer_query (b.link->srcpad, query));
-  gst_query_unref (query);
   query = gst_query_new_allocation (NULL, FALSE);
   fail_if (gst_pad_peer_query (b.link->srcpad, query));
   gst_query_unref (query);
   expect_none (b.bus);
   fail_unless_equals_int (b.link->queries_seen, 0);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Any other serialized query behind data that downstream does not take (a
+ * paused sink holding its preroll buffer) keeps upstream from sending
+ * more: the queue is 100 %, so that an application that waits for 100 %
+ * before it plays lets downstream go on, and the query is answered.
+ * Waiting for anything else would wait forever. */
+GST_START_TEST (test_a_serialized_query_while_buffering_never_deadlocks)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  GstQuery *query;
+  TbqQueryThread *t;
+  GstMessage *m;
+  gint percent = -1;
+
+  push (&b, 5);
+  g_array_unref (posted (b.bus));
+  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tbq-test"));
+  t = tbq_query_async (b.link, query);
+  /* The application: it plays at 100 %. */
+  while (percent < 100) {
+    m = tbq_bus_wait (b.bus, GST_MESSAGE_BUFFERING);
+    fail_unless (m != NULL, "no 100 %% message while the query waits");
+    gst_message_parse_buffering (m, &percent);
+    gst_message_unref (m);
+  }
+  gate_open ();
+  fail_unless (tbq_query_join (t), "the query was not answered");
+  fail_unless_equals_int (b.link->queries_seen, 1);
+  gst_query_unref (query);
   buffering_free (&b);
 }
 
@@ -827,7 +857,8 @@ tbqueue_buffering_suite (void)
   tcase_add_test (tc, test_messages_only_between_the_watermarks);
   tcase_add_test (tc, test_limits_changed_while_buffering_apply_at_once);
   tcase_add_test (tc,
-      test_a_serialized_query_behind_data_while_buffering_is_refused);
+      test_an_allocation_query_behind_data_while_buffering_is_refused);
+  tcase_add_test (tc, test_a_serialized_query_while_buffering_never_deadlocks);
   tcase_add_test (tc,
       test_a_serialized_query_behind_no_data_posts_no_100_percent);
   tcase_add_test (tc,
