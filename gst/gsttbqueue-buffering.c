@@ -18,8 +18,14 @@
  *    the sink pool's memory or the spill file), or for the answer to a
  *    serialized query that waits behind data downstream is not taking.
  *    Nothing can come in then; an application that pauses below 100 %
- *    would wait forever.  queue2 refuses serialized queries while it
- *    buffers instead (tbqueue answers them, in their place).
+ *    would wait forever.  An ALLOCATION query that comes while
+ *    buffering, behind data (upstream renegotiating), is refused, as
+ *    queue2 refuses it: waiting, it would make the level 100 % with
+ *    nearly nothing buffered, and the player would play and pause again
+ *    at once; refused, upstream keeps allocating as it did.  queue2
+ *    refuses every serialized query behind data; tbqueue answers the
+ *    others in their place (a drain must be answered), and those behind
+ *    no data post nothing.
  *  - The sink layer is a limit too, where it binds first: the sink pool
  *    against sink-max-bytes, or the spill file against spill-max-bytes.
  *    And an overrun (a leaky mode dropping or leaking for lack of room,
@@ -351,8 +357,12 @@ moved (GstTbQueue * tbq, gboolean in, guint64 bytes)
 
   if (!gst_tbqueue_buffering_on (tbq))
     return;
-  tbq_queue_get_stats (tbq->q, &st);
   g_mutex_lock (&b->lock);
+  /* Sampled under `lock`, as every other input of the level: each thread's
+   * update then sees what the one before it saw or later (the counters
+   * only grow), so the two threads never post an older level after a
+   * newer one.  libtbq's locks are inner to `lock`. */
+  tbq_queue_get_stats (tbq->q, &st);
   b->sink_level = locked_sink_level (tbq, b, &st);
   if (in) {
     b->bytes_in += bytes;
@@ -390,6 +400,22 @@ gst_tbqueue_buffering_set_eos (GstTbQueue * tbq, gboolean eos)
     locked_update (tbq, b);
   g_mutex_unlock (&b->lock);
   post (tbq);
+}
+
+gboolean
+gst_tbqueue_buffering_refuses_query (GstTbQueue * tbq, GstQuery * query)
+{
+  GstTbQueueBuffering *b = &tbq->buffering;
+  gboolean buffering;
+
+  if (!gst_tbqueue_buffering_on (tbq)
+      || GST_QUERY_TYPE (query) != GST_QUERY_ALLOCATION)
+    return FALSE;
+  g_mutex_lock (&b->lock);
+  buffering = b->is_buffering;
+  g_mutex_unlock (&b->lock);
+  return buffering && (gst_tbqueue_level_buffers (tbq) > 0
+      || TBQ_LOAD (tbq->pushing_data));
 }
 
 void

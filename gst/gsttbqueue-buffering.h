@@ -44,6 +44,13 @@ void gst_tbqueue_buffering_in (GstTbQueue * tbq, guint64 bytes);
 void gst_tbqueue_buffering_out (GstTbQueue * tbq, guint64 bytes);
 /* EOS was queued (TRUE), or is forgotten (FALSE). */
 void gst_tbqueue_buffering_set_eos (GstTbQueue * tbq, gboolean eos);
+/* The upstream thread, with a serialized query: whether to refuse it
+ * rather than queue it (as queue2 does): an ALLOCATION query while
+ * buffering, behind data (buffers queued, or one inside the src task's
+ * push).  An application that waits for 100 % keeps downstream from
+ * taking that data; upstream allocates as before without an answer. */
+gboolean gst_tbqueue_buffering_refuses_query (GstTbQueue * tbq,
+    GstQuery * query);
 /* The upstream thread starts (TRUE) or stops waiting. */
 void gst_tbqueue_buffering_stall (GstTbQueue * tbq, gboolean stalled);
 /* The upstream thread found the queue full (an overrun: it drops, leaks

@@ -304,7 +304,10 @@ struct _GstTbQueue
   guint64 group_max_bytes;      /* 0: no cap */
   gboolean temp_remove;
   guint64 spill_max_bytes;
-  gchar *temp_location;
+  gchar *temp_location;         /* the file, from open() to close(), and
+                                 * after it until the next open() when
+                                 * kept (temp_kept: temp-remove was off) */
+  gboolean temp_kept;
   gchar *spill_read_error;      /* libtbq's report of a spill read failure
                                  * taken while looking for another (object
                                  * lock), for the src task's error */

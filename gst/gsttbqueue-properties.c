@@ -875,6 +875,10 @@ static const Property properties[] = {
    *
    * The spill file in use (made from #GstTbQueue:temp-template), from the
    * READY to PAUSED change to the PAUSED to READY change; NULL otherwise.
+   * A file kept (#GstTbQueue:temp-remove is FALSE) stays named after the
+   * PAUSED to READY change, also in NULL, until the next READY to PAUSED
+   * change, so that an application can find it once the pipeline is
+   * stopped.  The "tbqueue-spill" element message names it too.
    *
    * Since: 0.3
    */

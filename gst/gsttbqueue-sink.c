@@ -185,7 +185,7 @@ sink_wants_copy (GstTbQueue * tbq, GstBuffer * buffer, gsize size)
 static void
 sink_warn_too_large (GstTbQueue * tbq, gsize size)
 {
-  guint64 sink_max;
+  guint64 sink_max, need;
 
   if (tbq->warned_too_large)
     return;
@@ -193,20 +193,24 @@ sink_warn_too_large (GstTbQueue * tbq, gsize size)
   GST_OBJECT_LOCK (tbq);
   sink_max = tbq->sink_max_bytes;
   GST_OBJECT_UNLOCK (tbq);
+  /* The sink-max-bytes that holds it: the buffer rounded up to a page and
+   * two sink blocks; while spilling a frame may take a quarter of the
+   * pool, less four sink blocks and 128 KiB (docs/element.md). */
+  need = (guint64) size + 4096 + 2 * (guint64) tbq->sink_block_size;
+  if (tbq->spilling)
+    need = 4 * ((guint64) size + 4096 + 4 * (guint64) tbq->sink_block_size
+        + 2 * 65536);
   GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
       ("A buffer of %" G_GSIZE_FORMAT " bytes is larger than the sink pool "
           "can hold (sink-max-bytes %" G_GUINT64_FORMAT ": buffers of up to "
           "about %" G_GSIZE_FORMAT " bytes); such buffers are queued by "
           "reference, so their owner gets them back only once they are "
           "pushed.", size, sink_max, tbq->limits.max_record),
-      ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes (the "
-          "buffer, plus two sink blocks of %u bytes; four times that and "
-          "more when spilling) to copy them; keep "
-          "max-size-bytes at or above the frames that must queue.",
-          tbq->spilling ? 4 * ((guint64) size + 4 * (guint64)
-              tbq->sink_block_size + 2 * 65536 + 4096) : (guint64) size
-          + 2 * (guint64) tbq->sink_block_size + 4096,
-          tbq->sink_block_size));
+      ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes to "
+          "copy them (%s); keep max-size-bytes at or above the frames that "
+          "must queue.", need, tbq->spilling ? "while spilling a frame may "
+          "take a quarter of the sink pool, less four sink blocks and "
+          "128 KiB" : "the buffer, plus two sink blocks"));
 }
 
 /* Upstream thread: the transfer mode wanted a copy that would lose
@@ -859,6 +863,11 @@ gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
+  if (G_UNLIKELY (gst_tbqueue_buffering_refuses_query (tbq, query))) {
+    GST_DEBUG_OBJECT (tbq, "refusing query %p (%s): buffering, behind data",
+        query, GST_QUERY_TYPE_NAME (query));
+    return FALSE;
+  }
 
   /* Serialized: it travels with the data and we wait for its answer. */
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);

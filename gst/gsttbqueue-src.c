@@ -353,8 +353,14 @@ locked_wait_for_data (GstTbQueue * tbq)
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
     /* Re-check: the signal may have changed the thresholds. */
-    while (gst_tbqueue_locked_is_empty (tbq, &key))
+    while (gst_tbqueue_locked_is_empty (tbq, &key)) {
+      /* Everything spilled is out: the run ends now, with its message,
+       * not when more data comes (only when empty, and only a look at the
+       * reader's block unless it waits at a spill marker). */
+      if (G_UNLIKELY (tbq->spilling) && !tbq->reader_sleeping)
+        tbq_reader_note_idle (tbq->reader);
       GST_TBQUEUE_WAIT_ADD_CHECK (tbq, key, out_flushing);
+    }
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);

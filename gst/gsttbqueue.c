@@ -134,6 +134,20 @@ static GstStaticPadTemplate srctemplate = GST_STATIC_PAD_TEMPLATE ("src",
 guint gst_tbqueue_signals[LAST_SIGNAL] = { 0 };
 
 #define gst_tbqueue_parent_class parent_class
+/* The Doc-uri when not the installed file's (plugin.c); set before the
+ * class is made, never freed. */
+static gchar *doc_uri;
+
+void
+gst_tbqueue_set_doc_file (const gchar * path)
+{
+  gchar *abs = g_canonicalize_filename (path, NULL);
+
+  g_free (doc_uri);
+  doc_uri = g_filename_to_uri (abs, NULL, NULL);
+  g_free (abs);
+}
+
 G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
     GST_DEBUG_CATEGORY_INIT (gst_tbqueue_debug, "tbqueue", 0,
         "tbqueue element");
@@ -230,9 +244,11 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
       "Two-layer queue", "Generic",
       "Queue with a small hot source pool and a large backlog pool",
       "The tbqueue authors");
-  /* gst-inspect-1.0's Doc-uri line: the installed docs/element.md. */
-  gst_element_class_add_static_metadata (element_class,
-      GST_ELEMENT_METADATA_DOC_URI, GST_TBQUEUE_DOC_URI);
+  /* gst-inspect-1.0's Doc-uri line: the installed docs/element.md, or the
+   * build tree's copy (gst_tbqueue_set_doc_file). */
+  gst_element_class_add_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, doc_uri != NULL ? doc_uri
+      : GST_TBQUEUE_DOC_URI);
   gst_element_class_add_static_pad_template (element_class, &srctemplate);
   gst_element_class_add_static_pad_template (element_class, &sinktemplate);
 
@@ -395,8 +411,47 @@ spill_error (int failed, const char *msg, void *user_data)
             msg));
 }
 
+/* TbqSpillConfig.on_run, on libtbq's spill thread (no lock of the element
+ * held, as for the messages of spill_error): a run of the spill began or
+ * ended.  The log line and the "tbqueue-spill" element message. */
+static void
+spill_run (const TbqSpillRun * run, void *user_data)
+{
+  GstTbQueue *tbq = user_data;
+  const gchar *reason;
+  gchar *location;
+  guint64 bytes;
+  GstStructure *s;
+
+  GST_OBJECT_LOCK (tbq);
+  location = g_strdup (tbq->temp_location);
+  GST_OBJECT_UNLOCK (tbq);
+  if (run->active) {
+    reason = run->reason == TBQ_SPILL_EXTENT ? "frame" : "sink-pool";
+    bytes = run->budget_used;
+    GST_INFO_OBJECT (tbq, "spilling to %s: the sink pool holds %"
+        G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes (%s)", location,
+        run->budget_used, run->budget_limit,
+        run->reason == TBQ_SPILL_EXTENT ? "a frame found no room"
+        : "three quarters full");
+  } else {
+    reason = run->reason == TBQ_SPILL_DISCARDED ? "flushed" : "read-back";
+    bytes = run->bytes_written;
+    GST_INFO_OBJECT (tbq, "the backlog is back in memory: %" G_GUINT64_FORMAT
+        " bytes went through %s (%s)", run->bytes_written, location,
+        run->reason == TBQ_SPILL_DISCARDED ? "flushed" : "read back");
+  }
+  s = gst_structure_new ("tbqueue-spill", "location", G_TYPE_STRING, location,
+      "spilling", G_TYPE_BOOLEAN, run->active != 0, "reason", G_TYPE_STRING,
+      reason, "bytes", G_TYPE_UINT64, bytes, NULL);
+  gst_element_post_message (GST_ELEMENT_CAST (tbq),
+      gst_message_new_element (GST_OBJECT_CAST (tbq), s));
+  g_free (location);
+}
+
 /* Spill to a file made from the template, if one is set: FALSE, with the
- * error posted, when the file cannot be made. */
+ * error posted, when the file cannot be made.  temp-location names the
+ * file from here on (a kept one until the next start). */
 static gboolean
 open_spill (GstTbQueue * tbq, TbqQueue * q)
 {
@@ -410,6 +465,8 @@ open_spill (GstTbQueue * tbq, TbqQueue * q)
   tmpl = g_strdup (tbq->temp_template);
   sc.remove = tbq->temp_remove;
   sc.max_bytes = tbq->spill_max_bytes;
+  g_clear_pointer (&tbq->temp_location, g_free);
+  tbq->temp_kept = FALSE;
   GST_OBJECT_UNLOCK (tbq);
   if (tmpl == NULL)
     return TRUE;
@@ -417,6 +474,8 @@ open_spill (GstTbQueue * tbq, TbqQueue * q)
   sc.owned = spill_owned;
   sc.on_error = spill_error;
   sc.error_data = tbq;
+  sc.on_run = spill_run;
+  sc.run_data = tbq;
   st = tbq_queue_enable_spill (q, &sc, msg, sizeof msg);
   if (st != TBQ_OK) {
     GST_ELEMENT_ERROR (tbq, RESOURCE, OPEN_WRITE,
@@ -426,8 +485,8 @@ open_spill (GstTbQueue * tbq, TbqQueue * q)
     return FALSE;
   }
   GST_OBJECT_LOCK (tbq);
-  g_free (tbq->temp_location);
   tbq->temp_location = g_strdup (tbq_queue_spill_path (q));
+  tbq->temp_kept = !sc.remove;
   GST_OBJECT_UNLOCK (tbq);
   GST_DEBUG_OBJECT (tbq, "spilling to %s (%s)", tbq_queue_spill_path (q),
       sc.remove ? "removed" : "kept");
@@ -536,12 +595,19 @@ gst_tbqueue_close (GstTbQueue * tbq)
   tbq->spilling = FALSE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_OBJECT_LOCK (tbq);
-  g_clear_pointer (&tbq->temp_location, g_free);
   g_clear_pointer (&tbq->spill_read_error, g_free);
   GST_OBJECT_UNLOCK (tbq);
-  /* Zero-copy buffers still downstream keep their sink blocks alive. */
+  /* Zero-copy buffers still downstream keep their sink blocks alive.  The
+   * spill thread, which tells the end of a run it discards, is gone when
+   * this returns. */
   if (q != NULL)
     gst_tbqueue_group_leave (tbq, group, q);
+  /* A file kept (temp-remove=false) stays named until the next start: the
+   * application may look for it once the pipeline is stopped. */
+  GST_OBJECT_LOCK (tbq);
+  if (!tbq->temp_kept)
+    g_clear_pointer (&tbq->temp_location, g_free);
+  GST_OBJECT_UNLOCK (tbq);
 }
 
 static GstStateChangeReturn

@@ -18,6 +18,10 @@
 G_BEGIN_DECLS
 
 GST_ELEMENT_REGISTER_DECLARE (tbqueue);
+/* Before the registration: the element's Doc-uri names `path` (relative
+ * to the current directory, or absolute) instead of the installed
+ * docs/element.md. */
+void gst_tbqueue_set_doc_file (const gchar * path);
 
 G_END_DECLS
 #endif /* __GST_TBQUEUE_H__ */

@@ -12,6 +12,19 @@ gboolean gst_tbq_levels_tracer_register (GstPlugin * plugin);
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
+  const gchar *file = gst_plugin_get_filename (plugin);
+
+  /* A plugin with element.md next to it is the build tree's (gst/
+   * meson.build copies it there): its Doc-uri names that copy. */
+  if (file != NULL) {
+    gchar *dir = g_path_get_dirname (file);
+    gchar *doc = g_build_filename (dir, "element.md", NULL);
+
+    if (g_file_test (doc, G_FILE_TEST_IS_REGULAR))
+      gst_tbqueue_set_doc_file (doc);
+    g_free (doc);
+    g_free (dir);
+  }
   return GST_ELEMENT_REGISTER (tbqueue, plugin)
       && gst_tbq_levels_tracer_register (plugin);
 }

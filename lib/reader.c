@@ -67,13 +67,15 @@ reader_locate_spilled (TbqReader * r, bool *moved)
       r->unit = NULL;
     }
     r->in_unit = false;
-    st = tbq_spill_take (r->spill, m, &unit, &resume, &resume_off);
-    if ((st == TBQ_EMPTY || st == TBQ_IO_ERROR) && r->discard.on) {
-      /* A discard: what the file holds goes too, and the run ends. */
+    if (r->discard.on) {
+      /* A discard: what is read ahead and what the file holds go at once,
+       * and the run ends as discarded (taking the units one by one could
+       * let the spill thread see the reader at the marker with every unit
+       * taken, and end it as read back). */
       *r->discard.count += tbq_spill_discard (r->spill, r->discard.release,
           r->discard.data);
-      st = tbq_spill_take (r->spill, m, &unit, &resume, &resume_off);
     }
+    st = tbq_spill_take (r->spill, m, &unit, &resume, &resume_off);
     if (st == TBQ_OK) {
       r->unit = unit;
       r->unit_off = 0;
@@ -238,6 +240,13 @@ tbq_reader_wake (TbqReader * r)
 {
   if (r != NULL)
     tbq_wake_kick (r->wake);
+}
+
+void
+tbq_reader_note_idle (TbqReader * r)
+{
+  if (r != NULL && TBQ_UNLIKELY (tbq_block_is_marker (r->blk)))
+    (void) tbq_spill_ready (r->spill, r->blk);
 }
 
 bool

@@ -132,6 +132,12 @@ struct TbqSpill
   int64_t read_retry_at;
   char read_error[320];
 
+  /* Runs begun and ended, and how far the spill thread told them
+   * (TbqSpillConfig.on_run); under lock. */
+  uint64_t runs_begun, runs_ended, told_begun, told_ended;
+  TbqSpillRun begun, ended;
+  uint64_t run_written_from;    /* bytes_written when the run began */
+
   /* Statistics (relaxed; written under the lock). */
   _Atomic uint64_t bytes_written, bytes_read, units_written, units_read;
   _Atomic uint64_t records_on_disk, runs, write_errors, read_errors;
@@ -255,6 +261,18 @@ tbq_spill_begin_run (TbqSpill * s, TbqBlock * first)
   s->marker = m;
   s->pos_blk = first;
   s->pos_off = 0;
+  /* For the spill thread to tell (spill_tell()).  Relaxed: statistics. */
+  s->runs_begun++;
+  s->begun.active = 1;
+  s->begun.reason = atomic_load_explicit (&s->extents->gated,
+      memory_order_relaxed) ? TBQ_SPILL_EXTENT : TBQ_SPILL_BUDGET;
+  s->begun.budget_used = atomic_load_explicit (&s->sink->bytes_used,
+      memory_order_relaxed);
+  s->begun.budget_limit = atomic_load_explicit (&s->sink->bytes_limit,
+      memory_order_relaxed);
+  s->begun.bytes_written = 0;
+  s->run_written_from = atomic_load_explicit (&s->bytes_written,
+      memory_order_relaxed);
   /* Relaxed: read by the copier only, which sets it. */
   atomic_store_explicit (&s->run_active, 1, memory_order_relaxed);
   tbq_count (&s->runs, 1);
@@ -949,6 +967,14 @@ spill_end_run (TbqSpill * s)
   s->pos_off = 0;
   s->reader_at = NULL;
   s->full = false;
+  s->runs_ended++;
+  s->ended.active = 0;
+  /* A discard pauses the spill thread; the thread itself ends a run only
+   * when the reader took every unit of it. */
+  s->ended.reason = s->paused ? TBQ_SPILL_DISCARDED : TBQ_SPILL_READ_BACK;
+  s->ended.budget_used = s->ended.budget_limit = 0;
+  s->ended.bytes_written = atomic_load_explicit (&s->bytes_written,
+      memory_order_relaxed) - s->run_written_from;
   /* Release: pairs with tbq_spill_wants_run(). */
   atomic_store_explicit (&s->run_active, 0, memory_order_release);
   /* While writes fail the queue is as full as without spill. */
@@ -1069,6 +1095,33 @@ spill_wait (TbqSpill * s, int64_t until)
   atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
 }
 
+/* Lock held, on the spill thread: tell the next begin or end of a run
+ * not told yet (TbqSpillConfig.on_run) with the lock released; whether
+ * there was one.  Begins and ends alternate: a run that came and went
+ * meanwhile is told once, begun then ended. */
+static bool
+spill_tell (TbqSpill * s)
+{
+  TbqSpillRun run;
+
+  if (s->told_ended < s->told_begun && s->runs_ended >= s->told_begun) {
+    run = s->ended;
+    s->told_ended = s->told_begun;
+  } else if (s->told_ended == s->told_begun
+      && s->told_begun < s->runs_begun) {
+    run = s->begun;
+    s->told_begun = s->runs_begun;
+  } else {
+    return false;
+  }
+  if (s->cfg.on_run == NULL)
+    return true;
+  pthread_mutex_unlock (&s->lock);
+  s->cfg.on_run (&run, s->cfg.run_data);
+  pthread_mutex_lock (&s->lock);
+  return true;
+}
+
 static void *
 spill_main (void *arg)
 {
@@ -1079,6 +1132,8 @@ spill_main (void *arg)
     uint32_t pub = 0;
     int64_t until;
 
+    if (spill_tell (s))
+      continue;
     switch (spill_decide (s, &pub, &until)) {
       case ACT_AGAIN:
         break;
@@ -1104,6 +1159,9 @@ spill_main (void *arg)
         spill_wait (s, until);
         break;
     }
+  }
+  /* Freeing the queue discarded what the file held: say so. */
+  while (spill_tell (s)) {
   }
   pthread_mutex_unlock (&s->lock);
   return NULL;

@@ -325,6 +325,38 @@ typedef uint32_t (*TbqOwnedFunc) (uint16_t type, const void *data,
 typedef void (*TbqSpillErrorFunc) (int failed, const char *msg,
     void *user_data);
 
+/* Why a run of the spill began or ended (TbqSpillRun). */
+typedef enum
+{
+  TBQ_SPILL_BUDGET,             /* began: the sink budget is three quarters
+                                 * used */
+  TBQ_SPILL_EXTENT,             /* began: a large record found no room for
+                                 * its extent in the budget */
+  TBQ_SPILL_READ_BACK,          /* ended: the reader took every unit the run
+                                 * wrote and goes on in memory */
+  TBQ_SPILL_DISCARDED           /* ended: a discard (or freeing the queue)
+                                 * dropped what the file held */
+} TbqSpillReason;
+
+/* A run began (`active` 1: what the copier moves now goes to the file) or
+ * ended (0: the backlog is in memory again). */
+typedef struct
+{
+  int active;
+  TbqSpillReason reason;
+  uint64_t budget_used;         /* began: the sink budget used (bytes) */
+  uint64_t budget_limit;        /* began: what bounds it (bytes) */
+  uint64_t bytes_written;       /* ended: unit bytes the run wrote to the
+                                 * file */
+} TbqSpillRun;
+
+/* A run began or ended.  Called on the spill thread with none of the
+ * library's locks held, in order (began, ended, began, ...), soon after
+ * the change: a run that ends before its start was told is told as
+ * begun, then ended.  Freeing the queue tells an active run's end
+ * (discarded) before it returns. */
+typedef void (*TbqSpillRunFunc) (const TbqSpillRun * run, void *user_data);
+
 typedef struct
 {
   const char *temp_template;    /* a path ending in XXXXXX (mkstemp) */
@@ -336,6 +368,8 @@ typedef struct
   void *owned_data;
   TbqSpillErrorFunc on_error;   /* may be NULL */
   void *error_data;
+  TbqSpillRunFunc on_run;       /* may be NULL */
+  void *run_data;
 } TbqSpillConfig;
 
 /* No template (spill off), remove on, no limit, no callbacks. */
@@ -738,6 +772,12 @@ TBQ_API TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
 TBQ_API uint32_t tbq_reader_prepare_wait (TbqReader * r);
 TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
     int64_t timeout_ns);
+/* The host knows nothing more is queued (its own counts), and waits
+ * without a peek: a spill run whose units the reader has all taken ends
+ * now (the spill thread is told the reader waits at the run's marker),
+ * not at the next record.  A reader call; nothing to do, and no lock,
+ * unless the reader is at a marker. */
+TBQ_API void tbq_reader_note_idle (TbqReader * r);
 
 /* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
 TBQ_API void tbq_reader_wake (TbqReader * r);

@@ -5,7 +5,8 @@ Every property (except GstObject's name and parent) has a row in a table of
 docs/element.md with the same default, every documented property exists,
 every signal is documented, and every field of the stats structure is listed.
 The plugin reports the project's version, and the element its documentation
-(doc-uri metadata: the installed docs/element.md).  Every property's blurb
+(doc-uri metadata: docs/element.md, the build tree's copy next to the
+plugin or the installed one, a file that exists).  Every property's blurb
 is one line of at most 100 characters, as GStreamer's own elements' are:
 the details are in the gtk-doc blocks and in docs/element.md.  Prints TAP.
 usage: check-element-doc.py DOC_PATH VERSION
@@ -14,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.parse
 
 from taplib import Tap  # tests/python
 
@@ -41,10 +43,17 @@ check(m is not None, "gst-inspect-1.0 shows the element's documentation",
       "no Doc-uri line in Factory Details (gst_element_class_add_metadata "
       "with GST_ELEMENT_METADATA_DOC_URI)")
 if m is not None:
-    check(m.group(1).startswith("file:///")
-          and m.group(1).endswith("/doc/tbqueue/element.md"),
-          "the documentation is the installed element.md",
-          f"doc-uri is {m.group(1)!r}")
+    # From the build tree (as here: GST_PLUGIN_PATH), the build tree's
+    # copy of element.md; installed, the installed one.  Either way a file
+    # that exists, with this element.md's text.
+    uri = m.group(1)
+    path = urllib.parse.unquote(uri[len("file://"):])
+    check(uri.startswith("file:///") and path.endswith("/element.md"),
+          "the documentation is element.md", f"doc-uri is {uri!r}")
+    check(os.path.isfile(path)
+          and open(path, encoding="utf-8").read() == doc,
+          "the doc-uri's file exists and is docs/element.md",
+          f"doc-uri is {uri!r}")
 
 # --- properties from gst-inspect ---
 MAX_BLURB = 100

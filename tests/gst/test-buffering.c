@@ -302,11 +302,32 @@ GST_START_TEST (test_limits_changed_while_buffering_apply_at_once)
 
 GST_END_TEST;
 
-/* A serialized query behind data that downstream does not take (a paused
- * sink holding its preroll buffer) keeps upstream from sending more: the
- * queue is 100 %, so that an application that waits for 100 % before it
- * plays lets downstream go on, and the query is answered.  Waiting for
- * anything else would wait forever. */
+/* While buffering (an application that waits for 100 % keeps downstream
+ * paused), upstream's ALLOCATION query behind data (here a buffer inside
+ * the push and five queued) is refused at once, as queue2 refuses it: no
+ * 100 % with nearly nothing buffered, no wait. */
+GST_START_TEST (test_an_allocation_query_behind_data_while_buffering_is_refused)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  GstQuery *query;
+
+  push (&b, 5);
+  g_array_unref (posted (b.bus));
+  query = gst_query_new_allocation (NULL, FALSE);
+  fail_if (gst_pad_peer_query (b.link->srcpad, query));
+  gst_query_unref (query);
+  expect_none (b.bus);
+  fail_unless_equals_int (b.link->queries_seen, 0);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Any other serialized query behind data that downstream does not take (a
+ * paused sink holding its preroll buffer) keeps upstream from sending
+ * more: the queue is 100 %, so that an application that waits for 100 %
+ * before it plays lets downstream go on, and the query is answered.
+ * Waiting for anything else would wait forever. */
 GST_START_TEST (test_a_serialized_query_while_buffering_never_deadlocks)
 {
   Buffering b = buffering_new (100, 0.01, 0.99);
@@ -332,6 +353,250 @@ GST_START_TEST (test_a_serialized_query_while_buffering_never_deadlocks)
   fail_unless_equals_int (b.link->queries_seen, 1);
   gst_query_unref (query);
   buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* A serialized query behind no data (downstream took the last buffer and
+ * the push returned) is queued and answered while buffering, and posts
+ * nothing: the level is still empty. */
+GST_START_TEST (test_a_serialized_query_behind_no_data_posts_no_100_percent)
+{
+  Buffering b = buffering_new (100, 0.01, 0.99);
+  GstQuery *query;
+
+  /* The buffer inside the gate goes; an event after it shows that its
+   * push returned. */
+  gate_open ();
+  fail_unless (tbq_link_push_event (b.link,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("tbq-after"))));
+  tbq_link_wait_event (b.link, GST_EVENT_CUSTOM_DOWNSTREAM);
+  g_array_unref (posted (b.bus));
+  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tbq-test"));
+  fail_unless (gst_pad_peer_query (b.link->srcpad, query));
+  gst_query_unref (query);
+  fail_unless_equals_int (b.link->queries_seen, 1);
+  expect_none (b.bus);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* Once buffering ended, a serialized query behind data that downstream
+ * does not take waits in its place.  The queue is full while it waits
+ * (upstream can send nothing more), so buffering does not start behind
+ * it, however low the level goes: an application that paused for
+ * buffering then would wait for ever.  Once downstream goes on, the
+ * query is answered. */
+GST_START_TEST (test_a_serialized_query_after_buffering_waits_and_never_deadlocks)
+{
+  Buffering b = buffering_new (10, 0.5, 0.99);
+  GstQuery *query;
+  TbqQueryThread *t;
+
+  push (&b, 10);
+  {
+    GArray *a = posted (b.bus);
+
+    fail_unless (a->len > 0 && g_array_index (a, gint, a->len - 1) == 100);
+    g_array_unref (a);
+  }
+  /* 8 of 10: above the low watermark, not buffering. */
+  gate_take (2);
+  expect_none (b.bus);
+  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tbq-test"));
+  t = tbq_query_async (b.link, query);
+  /* Waiting: the BUFFERING query says 100 %. */
+  for (;;) {
+    GstQuery *q = gst_query_new_buffering (GST_FORMAT_BYTES);
+    gint percent = 0;
+
+    fail_unless (gst_element_query (b.link->element, q));
+    gst_query_parse_buffering_percent (q, NULL, &percent);
+    gst_query_unref (q);
+    if (percent == 100)
+      break;
+    g_usleep (1000);
+  }
+  /* 2 of 10, below the low watermark: nothing, the query is behind. */
+  gate_take (6);
+  expect_none (b.bus);
+  fail_unless_equals_int (b.link->queries_seen, 0);
+  gate_open ();
+  fail_unless (tbq_query_join (t), "the query was not answered");
+  fail_unless_equals_int (b.link->queries_seen, 1);
+  gst_query_unref (query);
+  buffering_free (&b);
+}
+
+GST_END_TEST;
+
+/* ---- a player, against queue2 ---- */
+
+/* A player on a network source: it pauses (here: holds downstream, at
+ * the sink's pad) when a BUFFERING message says less than 100 % and it
+ * is not buffering yet, and plays at 100 %.  Its decisions are taken in
+ * the thread that posts (a sync handler), so that a drained queue's
+ * message holds the buffer the src task pushes next: every step below is
+ * a condition, not a schedule. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean buffering;           /* paused for buffering */
+  guint cycles;                 /* pause/play cycles: 100 % while buffering */
+  guint passed;                 /* buffers that went through to the sink */
+  guint held;                   /* threads held at the sink's pad */
+} Player;
+
+static GstBusSyncReply
+player_message (GstBus * bus, GstMessage * m, gpointer data)
+{
+  Player *p = data;
+  gint percent;
+
+  if (GST_MESSAGE_TYPE (m) != GST_MESSAGE_BUFFERING)
+    return GST_BUS_PASS;
+  gst_message_parse_buffering (m, &percent);
+  g_mutex_lock (&p->lock);
+  if (percent < 100 && !p->buffering) {
+    p->buffering = TRUE;
+  } else if (percent == 100 && p->buffering) {
+    p->buffering = FALSE;
+    p->cycles++;
+  }
+  g_cond_broadcast (&p->cond);
+  g_mutex_unlock (&p->lock);
+  /* Dropped: ours to unref. */
+  gst_message_unref (m);
+  return GST_BUS_DROP;
+}
+
+static GstPadProbeReturn
+player_hold (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Player *p = data;
+
+  g_mutex_lock (&p->lock);
+  p->held++;
+  g_cond_broadcast (&p->cond);
+  while (p->buffering)
+    g_cond_wait (&p->cond, &p->lock);
+  p->held--;
+  p->passed++;
+  g_cond_broadcast (&p->cond);
+  g_mutex_unlock (&p->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Wait until `passed` buffers went through and the next one is held, the
+ * player paused for buffering. */
+static void
+player_wait_drained (Player * p, guint passed)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  g_mutex_lock (&p->lock);
+  while (!(p->passed == passed && p->held == 1 && p->buffering))
+    fail_unless (g_cond_wait_until (&p->cond, &p->lock, end),
+        "not drained: %u of %u buffers passed, %u held, buffering %d",
+        p->passed, passed, p->held, p->buffering);
+  g_mutex_unlock (&p->lock);
+}
+
+#define BURSTS 5
+#define BURST 10
+
+/* The pause/play cycles of a player behind `factory` (use-buffering, a
+ * level of BURST buffers): appsrc sends bursts of BURST buffers, the
+ * next one once the player drained the last and paused again, as a
+ * throttled HTTP source does, and after three buffers of each burst it
+ * renegotiates: upstream's ALLOCATION query, behind data. */
+static guint
+player_cycles (const gchar * factory)
+{
+  Player p = { 0 };
+  GstElement *pipe, *src, *q, *sink;
+  GstPad *pad;
+  GstBus *bus;
+  GstMessage *m;
+  GstCaps *caps;
+  guint i, k, pushed = 0;
+  GstFlowReturn ret;
+
+  g_mutex_init (&p.lock);
+  g_cond_init (&p.cond);
+  /* A player starts paused, waiting for its first 100 %. */
+  p.buffering = TRUE;
+  pipe = gst_pipeline_new (NULL);
+  src = gst_element_factory_make ("appsrc", NULL);
+  q = gst_element_factory_make (factory, NULL);
+  sink = gst_element_factory_make ("fakesink", NULL);
+  fail_unless (src != NULL && q != NULL && sink != NULL);
+  caps = gst_caps_new_empty_simple ("application/x-tbq-test");
+  g_object_set (src, "format", GST_FORMAT_TIME, "caps", caps, NULL);
+  gst_caps_unref (caps);
+  g_object_set (q, "use-buffering", TRUE, "use-rate-estimate", FALSE,
+      "max-size-buffers", BURST, "max-size-bytes", 0, "max-size-time",
+      (guint64) 0, NULL);
+  g_object_set (sink, "sync", FALSE, NULL);
+  gst_bin_add_many (GST_BIN (pipe), src, q, sink, NULL);
+  fail_unless (gst_element_link_many (src, q, sink, NULL));
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, player_hold, &p, NULL);
+  gst_object_unref (pad);
+  bus = gst_element_get_bus (pipe);
+  gst_bus_set_sync_handler (bus, player_message, &p, NULL);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE);
+
+  /* The first buffer goes into the sink's pad and is held there. */
+  pad = gst_element_get_static_pad (src, "src");
+  for (k = 0; k <= BURSTS * BURST; k++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, 1000, NULL);
+
+    GST_BUFFER_PTS (buf) = k * 10 * GST_MSECOND;
+    GST_BUFFER_DURATION (buf) = 10 * GST_MSECOND;
+    g_signal_emit_by_name (src, "push-buffer", buf, &ret);
+    gst_buffer_unref (buf);
+    fail_unless_equals_int (ret, GST_FLOW_OK);
+    pushed++;
+    i = (k + BURST - 1) % BURST;
+    if (i == 3)
+      gst_pad_mark_reconfigure (pad);
+    if (i == BURST - 1)
+      player_wait_drained (&p, pushed - 1);
+  }
+  gst_object_unref (pad);
+  g_signal_emit_by_name (src, "end-of-stream", &ret);
+  m = gst_bus_timed_pop_filtered (bus, TBQ_WAIT_SECONDS * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+      "%s: no EOS", factory);
+  gst_message_unref (m);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_mutex_clear (&p.lock);
+  g_cond_clear (&p.cond);
+  return p.cycles;
+}
+
+/* A player behind tbqueue pauses and plays no more often than behind
+ * queue2 on the same input: upstream's ALLOCATION query in a burst does
+ * not make the queue 100 % with nearly nothing buffered. */
+GST_START_TEST (test_a_player_cycles_no_more_than_behind_queue2)
+{
+  guint q2 = player_cycles ("queue2"), tbq = player_cycles ("tbqueue");
+
+  g_printerr ("pause/play cycles: queue2 %u, tbqueue %u\n", q2, tbq);
+  fail_unless (tbq > 0);
+  fail_unless (tbq <= q2, "tbqueue: %u pause/play cycles, queue2: %u", tbq,
+      q2);
 }
 
 GST_END_TEST;
@@ -591,7 +856,14 @@ tbqueue_buffering_suite (void)
 
   tcase_add_test (tc, test_messages_only_between_the_watermarks);
   tcase_add_test (tc, test_limits_changed_while_buffering_apply_at_once);
+  tcase_add_test (tc,
+      test_an_allocation_query_behind_data_while_buffering_is_refused);
   tcase_add_test (tc, test_a_serialized_query_while_buffering_never_deadlocks);
+  tcase_add_test (tc,
+      test_a_serialized_query_behind_no_data_posts_no_100_percent);
+  tcase_add_test (tc,
+      test_a_serialized_query_after_buffering_waits_and_never_deadlocks);
+  tcase_add_test (tc, test_a_player_cycles_no_more_than_behind_queue2);
   tcase_add_test (tc, test_percentages_with_very_large_limits);
   tcase_add_test (tc, test_the_buffering_query);
   tcase_add_test (tc, test_eos_is_100_percent);

@@ -409,6 +409,247 @@ GST_START_TEST (test_a_backlog_on_disk_comes_back_whole_and_in_order)
 
 GST_END_TEST;
 
+/* ---- spilling, told ---- */
+
+/* The element's INFO lines (category tbqueue), as the log shows them. */
+static GMutex info_lock;
+static GPtrArray *info_lines;
+
+static void
+keep_info (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  if (level != GST_LEVEL_INFO
+      || g_strcmp0 (gst_debug_category_get_name (category), "tbqueue") != 0)
+    return;
+  g_mutex_lock (&info_lock);
+  g_ptr_array_add (info_lines, g_strdup (gst_debug_message_get (message)));
+  g_mutex_unlock (&info_lock);
+}
+
+/* Whether an INFO line has both `a` and `b` in it. */
+static gboolean
+info_logged (const gchar * a, const gchar * b)
+{
+  gboolean found = FALSE;
+  guint i;
+
+  g_mutex_lock (&info_lock);
+  for (i = 0; i < info_lines->len && !found; i++) {
+    const gchar *l = g_ptr_array_index (info_lines, i);
+
+    found = strstr (l, a) != NULL && strstr (l, b) != NULL;
+  }
+  g_mutex_unlock (&info_lock);
+  return found;
+}
+
+/* The next "tbqueue-spill" message: its fields checked against `spilling`
+ * and `location`; its reason and bytes returned. */
+static gchar *
+expect_spill_message (GstBus * bus, gboolean spilling,
+    const gchar * location, guint64 * bytes)
+{
+  GstMessage *m;
+  const GstStructure *s;
+  gboolean on = !spilling;
+  gchar *reason;
+
+  for (;;) {
+    m = tbq_bus_wait (bus, GST_MESSAGE_ELEMENT);
+    fail_unless (m != NULL, "no tbqueue-spill message (spilling %d)",
+        spilling);
+    s = gst_message_get_structure (m);
+    if (gst_structure_has_name (s, "tbqueue-spill"))
+      break;
+    gst_message_unref (m);
+  }
+  fail_unless_equals_string (gst_structure_get_string (s, "location"),
+      location);
+  fail_unless (gst_structure_get_boolean (s, "spilling", &on));
+  fail_unless_equals_int (on, spilling);
+  fail_unless (gst_structure_get_uint64 (s, "bytes", bytes));
+  reason = g_strdup (gst_structure_get_string (s, "reason"));
+  fail_unless (reason != NULL);
+  gst_message_unref (m);
+  return reason;
+}
+
+/* When the backlog begins to go to the file, a "tbqueue-spill" message
+ * (spilling, the file, the sink pool's bytes, why) and an INFO line
+ * naming the file; when it is all read back and the queue goes on in
+ * memory, another message (not spilling, the bytes that went through the
+ * file, read-back) and INFO line.  The file is named in both, also with
+ * temp-remove (the name it had). */
+GST_START_TEST (test_spilling_is_told_when_it_starts_and_when_it_ends)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  gchar *location = NULL, *reason;
+  guint64 bytes = 0;
+  guint n;
+
+  g_mutex_init (&info_lock);
+  info_lines = g_ptr_array_new_with_free_func (g_free);
+  gst_debug_set_threshold_for_name ("tbqueue", GST_LEVEL_INFO);
+  gst_debug_add_log_function (keep_info, NULL, NULL);
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  fail_unless (location != NULL);
+  n = push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  reason = expect_spill_message (bus, TRUE, location, &bytes);
+  fail_unless (g_str_equal (reason, "sink-pool") || g_str_equal (reason,
+          "frame"), "reason %s", reason);
+  /* Three quarters of the sink pool, or a frame short of room near it. */
+  fail_unless (bytes >= SINK_MAX / 2 && bytes <= SINK_MAX, "%"
+      G_GUINT64_FORMAT " bytes", bytes);
+  g_free (reason);
+  fail_unless (info_logged ("spilling to", location));
+
+  tbq_link_release (l);
+  tbq_link_wait_items (l, HEAD_ITEMS + n);
+  reason = expect_spill_message (bus, FALSE, location, &bytes);
+  fail_unless_equals_string (reason, "read-back");
+  g_free (reason);
+  fail_unless (bytes > 0);
+  fail_unless (bytes <= tbq_stat (l->element, "spill-bytes-written"));
+  fail_unless (info_logged ("back in memory", location));
+  check_items (l, HEAD_ITEMS, 0, n);
+
+  gst_debug_remove_log_function (keep_info);
+  gst_debug_unset_threshold_for_name ("tbqueue");
+  spill_link_free (l, bus);
+  g_ptr_array_unref (info_lines);
+  g_mutex_clear (&info_lock);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* A run that a flush drops ends too: not spilling any more.  "flushed",
+ * or "read-back" when the src task, stopping for the flush, had read the
+ * file back to drop what it held (nothing of it is pushed either way). */
+GST_START_TEST (test_a_flushed_spill_is_told_as_flushed)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  gchar *location = NULL, *reason;
+  guint64 bytes;
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &location, NULL);
+  push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  g_free (expect_spill_message (bus, TRUE, location, &bytes));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_start ()));
+  fail_unless (tbq_link_push_event (l, gst_event_new_flush_stop (TRUE)));
+  reason = expect_spill_message (bus, FALSE, location, &bytes);
+  fail_unless (g_str_equal (reason, "flushed")
+      || g_str_equal (reason, "read-back"), "reason %s", reason);
+  g_free (reason);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-level-bytes"), 0);
+  tbq_link_release (l);
+  spill_link_free (l, bus);
+  g_free (location);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* With temp-remove=false the file is kept: temp-location still names it
+ * once the element is back in NULL, and until the next start, which
+ * names the new one. */
+GST_START_TEST (test_temp_location_names_a_kept_file_after_null)
+{
+  gchar *dir = spill_dir_new (), *first = NULL, *after = NULL, *second = NULL;
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, FALSE, &bus);
+
+  tbq_link_start_held (l);
+  g_object_get (l->element, "temp-location", &first, NULL);
+  fail_unless (first != NULL);
+  push_bytes (l, 0, 3 * SINK_MAX, NULL);
+  tbq_link_release (l);
+  tbq_link_set_state (l, GST_STATE_NULL);
+  g_object_get (l->element, "temp-location", &after, NULL);
+  fail_unless_equals_string (after, first);
+  fail_unless (g_file_test (after, G_FILE_TEST_IS_REGULAR));
+  tbq_link_clear (l);
+  tbq_link_set_state (l, GST_STATE_PLAYING);
+  g_object_get (l->element, "temp-location", &second, NULL);
+  fail_unless (second != NULL && g_strcmp0 (second, first) != 0);
+  spill_link_free (l, bus);
+  fail_unless_equals_int (files_in (dir), 2);
+  g_free (first);
+  g_free (after);
+  g_free (second);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* The sink-max-bytes the too-large warning names for a frame of `size`
+ * while spilling with `sink_max` (0: no warning). */
+static guint64
+advised_sink_max (const gchar * dir, guint64 sink_max, gsize size,
+    guint64 * too_large)
+{
+  GstBus *bus;
+  TbqLink *l = spill_link_sized (dir, TRUE, sink_max, &bus);
+  GstMessage *m;
+  guint64 need = 0;
+
+  gst_util_set_object_arg (G_OBJECT (l->element), "transfer", "copy");
+  tbq_link_start_held (l);
+  fail_unless_equals_int (tbq_link_push (l, gst_buffer_new_allocate (NULL,
+              size, NULL)), GST_FLOW_OK);
+  *too_large = tbq_stat (l->element, "referenced-too-large");
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING)) != NULL) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    const gchar *at;
+
+    gst_message_parse_warning (m, &err, &debug);
+    at = debug != NULL ? strstr (debug, "at least ") : NULL;
+    if (at != NULL && strstr (debug, "sink-max-bytes") != NULL) {
+      fail_unless (need == 0, "warned twice");
+      need = g_ascii_strtoull (at + strlen ("at least "), NULL, 10);
+      /* One number, the one to set. */
+      fail_unless (strstr (debug, "times") == NULL, "%s", debug);
+    }
+    g_clear_error (&err);
+    g_free (debug);
+    gst_message_unref (m);
+  }
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, 1);
+  spill_link_free (l, bus);
+  return need;
+}
+
+/* A frame too large for a spilling sink pool is warned about with one
+ * number: sink-max-bytes set to it copies the frame. */
+GST_START_TEST (test_the_too_large_warning_names_the_sink_max_bytes_to_set)
+{
+  gchar *dir = spill_dir_new ();
+  gsize size = 2u << 20;
+  guint64 too_large, need = advised_sink_max (dir, SINK_MAX, size,
+      &too_large);
+
+  fail_unless_equals_uint64 (too_large, 1);
+  fail_unless (need > size, "advised %" G_GUINT64_FORMAT, need);
+  fail_unless_equals_uint64 (advised_sink_max (dir, need, size, &too_large),
+      0);
+  fail_unless_equals_uint64 (too_large, 0);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
 /* An element error (RESOURCE READ) naming the spill file at `location`
  * and the offset comes, and one read error is counted. */
 static void
@@ -1031,10 +1272,15 @@ GST_START_TEST (test_a_state_change_drops_the_file)
   tbq_link_release (l);
   tbq_link_set_state (l, GST_STATE_READY);
   {
-    gchar *none = NULL;
+    gchar *kept = NULL;
 
-    g_object_get (l->element, "temp-location", &none, NULL);
-    fail_unless (none == NULL);
+    /* A kept file stays named until the next start. */
+    g_object_get (l->element, "temp-location", &kept, NULL);
+    if (remove)
+      fail_unless (kept == NULL);
+    else
+      fail_unless_equals_string (kept, first);
+    g_free (kept);
   }
   fail_unless_equals_int (files_in (dir), remove ? 0 : 1);
   tbq_link_clear (l);
@@ -1206,6 +1452,11 @@ tbqueue_spill_suite (void)
   TCase *tc = tbq_tcase (s, "spill");
 
   tcase_add_test (tc, test_a_backlog_on_disk_comes_back_whole_and_in_order);
+  tcase_add_test (tc, test_spilling_is_told_when_it_starts_and_when_it_ends);
+  tcase_add_test (tc, test_a_flushed_spill_is_told_as_flushed);
+  tcase_add_test (tc, test_temp_location_names_a_kept_file_after_null);
+  tcase_add_test (tc,
+      test_the_too_large_warning_names_the_sink_max_bytes_to_set);
   tcase_add_test (tc, test_a_flipped_byte_is_an_error_and_no_damaged_buffer);
   tcase_add_test (tc,
       test_a_truncated_file_is_an_error_and_no_damaged_buffer);

@@ -101,6 +101,18 @@ def check_series(tap):
     tap.check(curves["bytes"] == (True, [(1.0, 25.0), (2.0, 100.0)]),
               "a level without a limit is dashed, as a percentage of its peak",
               f"{curves['bytes']}")
+    for r, spilled in zip(rows, (0, 0)):
+        r.update({"sink-bytes-in-use": 1 << 20, "sink-max-bytes": 4 << 20,
+                  "spill-level-bytes": spilled})
+    titles = [t.split(":")[0] for t, _, _, _ in plot.series_of(rows)]
+    tap.check("spill file" not in titles,
+              "a tbqueue that never spilled has no spill curve", f"{titles}")
+    rows[1]["spill-level-bytes"] = 8 << 20
+    curves = {title.split(":")[0]: (dashed, pts)
+              for title, _, dashed, pts in plot.series_of(rows)}
+    tap.check(curves.get("spill file") == (True, [(1.0, 0.0), (2.0, 100.0)]),
+              "a tbqueue that spilled has its spill-level-bytes curve, as a "
+              "percentage of its peak", f"{curves.get('spill file')}")
 
 
 def check_errors(tap, tmp):
