@@ -280,9 +280,10 @@ event_ring_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
   GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
 
-  soak_event_ring_note (g_strdup_printf ("%s%s (seqnum %u) in op '%s'",
+  /* Not soak.op: the producer's, and this runs in any thread. */
+  soak_event_ring_note (g_strdup_printf ("%s%s (seqnum %u)",
           GST_EVENT_TYPE_NAME (e), GST_PAD_IS_FLUSHING (pad) ? " (flushing)"
-          : "", gst_event_get_seqnum (e), soak.op ? soak.op : "?"));
+          : "", gst_event_get_seqnum (e)));
   return GST_PAD_PROBE_OK;
 }
 
