@@ -478,8 +478,10 @@ open_spill (GstTbQueue * tbq, TbqQueue * q)
   sc.run_data = tbq;
   st = tbq_queue_enable_spill (q, &sc, msg, sizeof msg);
   if (st != TBQ_OK) {
+    /* The reason in the headline: it names what to change (a sink pool
+     * too small to spill, a directory that cannot be written). */
     GST_ELEMENT_ERROR (tbq, RESOURCE, OPEN_WRITE,
-        ("Cannot spill to a file made from temp-template %s", tmpl),
+        ("Cannot spill to a file made from temp-template %s: %s", tmpl, msg),
         ("%s", msg));
     g_free (tmpl);
     return FALSE;

@@ -1445,6 +1445,37 @@ GST_START_TEST (test_the_spill_properties)
 
 GST_END_TEST;
 
+/* A sink pool too small to spill: READY->PAUSED fails, and the error's
+ * message says why (not only its debug text). */
+GST_START_TEST (test_a_sink_pool_too_small_to_spill_says_why)
+{
+  GstElement *e = gst_element_factory_make ("tbqueue", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_bus (e, bus);
+  g_object_set (e, "temp-template", "/tmp/tbq-small-XXXXXX",
+      "sink-block-size", 65536, "sink-min-bytes", (guint64) 0,
+      "sink-max-bytes", (guint64) 4 * 65536, NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "sink blocks") != NULL,
+      "the message says no reason: %s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (e);
+  gst_object_unref (bus);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqueue_spill_suite (void)
 {
@@ -1474,6 +1505,7 @@ tbqueue_spill_suite (void)
   tcase_add_loop_test (tc, test_sigkill_leaves_nothing_behind_with_temp_remove,
       0, 2);
   tcase_add_test (tc, test_the_spill_properties);
+  tcase_add_test (tc, test_a_sink_pool_too_small_to_spill_says_why);
   return s;
 }
 
