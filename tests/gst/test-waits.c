@@ -197,9 +197,11 @@ keep_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 
 GST_START_TEST (test_downstream_keeping_small_buffers_pins_no_pool)
 {
-  guint n = tbq_scaled (100000, 20000);
+  /* A 256 KiB sink pool: 4 blocks of about 650 such buffers each, every
+   * block with a kept one long before the end. */
+  guint n = tbq_scaled (50000, 8000);
   gchar *desc = g_strdup_printf ("fakesrc sizetype=fixed sizemax=100 "
-      "filltype=nothing num-buffers=%u ! %s sink-max-bytes=1048576 ! "
+      "filltype=nothing num-buffers=%u ! %s sink-max-bytes=262144 ! "
       "fakesink name=sink sync=false", n, factories[__i__]);
   GstElement *pipeline = gst_parse_launch (desc, NULL), *sink;
   GstPad *pad;
