@@ -232,3 +232,22 @@ gst_tbq_memory_is_tbq (GstMemory * mem)
 {
   return mem->allocator == tbq_allocator;
 }
+
+gboolean
+gst_tbq_buffer_is_pinned (GstBuffer * buffer)
+{
+  return gst_buffer_n_memory (buffer) > 0
+      && gst_tbq_memory_is_tbq (gst_buffer_peek_memory (buffer, 0));
+}
+
+GstBuffer *
+gst_tbq_buffer_unpin (GstBuffer * buffer)
+{
+  GstBuffer *copy;
+
+  if (!gst_tbq_buffer_is_pinned (buffer))
+    return buffer;
+  copy = gst_buffer_copy_deep (buffer);
+  gst_buffer_unref (buffer);
+  return copy;
+}

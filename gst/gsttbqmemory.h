@@ -29,5 +29,11 @@ GstMemory *gst_tbq_memory_new_part (GstMemory * whole, gsize offset,
 
 gboolean gst_tbq_memory_is_tbq (GstMemory * mem);
 
+/* Whether `buffer`'s memory lives in the sink pool (made here). */
+gboolean gst_tbq_buffer_is_pinned (GstBuffer * buffer);
+/* `buffer` (taken) with memory of its own when it is pinned: a deep copy,
+ * which frees what it held of the sink pool; else `buffer` itself. */
+GstBuffer *gst_tbq_buffer_unpin (GstBuffer * buffer);
+
 G_END_DECLS
 #endif

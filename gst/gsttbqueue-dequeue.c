@@ -245,9 +245,8 @@ locked_unpin_partial (GstTbQueue * tbq)
   for (i = 0; i < n; i++) {
     GstBuffer *b = gst_buffer_list_get (tbq->partial, i);
 
-    if (gst_buffer_n_memory (b) > 0
-        && gst_tbq_memory_is_tbq (gst_buffer_peek_memory (b, 0))) {
-      GstBuffer *copy = gst_buffer_copy_deep (b);
+    if (gst_tbq_buffer_is_pinned (b)) {
+      GstBuffer *copy = gst_tbq_buffer_unpin (gst_buffer_ref (b));
 
       gst_buffer_list_remove (tbq->partial, i, 1);
       gst_buffer_list_insert (tbq->partial, i, copy);

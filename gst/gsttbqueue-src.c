@@ -169,15 +169,9 @@ src_buffering (GstTbQueue * tbq, gsize bytes)
 static GstBuffer *
 src_unpin_small (GstTbQueue * tbq, GstBuffer * buffer)
 {
-  GstBuffer *copy;
-
-  if (gst_buffer_get_size (buffer) > tbq->limits.max_inline
-      || gst_buffer_n_memory (buffer) == 0
-      || !gst_tbq_memory_is_tbq (gst_buffer_peek_memory (buffer, 0)))
+  if (gst_buffer_get_size (buffer) > tbq->limits.max_inline)
     return buffer;
-  copy = gst_buffer_copy_deep (buffer);
-  gst_buffer_unref (buffer);
-  return copy;
+  return gst_tbq_buffer_unpin (buffer);
 }
 
 static gboolean
