@@ -34,41 +34,6 @@ struct TbqQueue
   _Alignas (TBQ_CACHELINE) TbqReader reader;
 };
 
-const char *
-tbq_status_to_string (TbqStatus status)
-{
-  switch (status) {
-    case TBQ_OK:
-      return "ok";
-    case TBQ_NO_SPACE:
-      return "no space left in the current block";
-    case TBQ_DROPPED:
-      return "dropped: no free source block";
-    case TBQ_TIMEOUT:
-      return "timed out";
-    case TBQ_INTERRUPTED:
-      return "interrupted";
-    case TBQ_EMPTY:
-      return "empty";
-    case TBQ_TOO_LARGE:
-      return "record too large: larger than a source block and than any "
-          "extent the sink pool's budget can hold";
-    case TBQ_INVALID_CONFIG:
-      return "invalid configuration";
-    case TBQ_INVALID_ARGUMENT:
-      return "invalid argument";
-    case TBQ_NO_MEMORY:
-      return "out of memory";
-    case TBQ_BUSY:
-      return "busy";
-    case TBQ_LIMIT:
-      return "too many writers";
-    case TBQ_IO_ERROR:
-      return "the spill file could not be read back";
-  }
-  return "unknown status";
-}
-
 static TbqStatus
 no_memory (char *msg, size_t msg_size, const char *what)
 {
