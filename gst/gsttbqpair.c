@@ -1,0 +1,632 @@
+/* The pair: what a tbqsplit and the tbqjoin that closes its branches
+ * share (the contract is gsttbqpair.h's).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "gsttbqpair.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#define BRANCH_EVENT_NAME "tbqsplit-branch"
+#define MARKER_NAME "tbqsplit-marker"
+
+/* One number in the window. */
+typedef struct
+{
+  gint owner;                   /* a branch, or GST_TBQ_PAIR_EVERY_BRANCH */
+  GstEvent *event;              /* EVERY_BRANCH: the split's copy */
+} Slot;
+
+struct _GstTbqPair
+{
+  gint refcount;                /* atomic */
+  guint64 id;                   /* constant */
+  guint depth;                  /* constant */
+
+  GMutex lock;
+  GCond room;                   /* the window has room, or it flushes */
+  guint window;
+  guint64 epoch;
+  guint64 next_seq;             /* the next number to hand out */
+  guint64 resolved;             /* every number below is resolved */
+  Slot *slots;                  /* by number % capacity */
+  guint capacity;               /* >= window, >= next_seq - resolved */
+  gboolean flushing;
+  guint interrupts;             /* gst_tbq_pair_interrupt() calls */
+  gpointer join;                /* the bound join, or NULL */
+  GstTbqPairDoneFunc done;
+
+  /* Per branch (grown as branches are given numbers). */
+  gboolean *sync;               /* the join found it synchronous */
+  guint n_sync;
+};
+
+G_DEFINE_BOXED_TYPE (GstTbqPair, gst_tbq_pair, gst_tbq_pair_ref,
+    gst_tbq_pair_unref);
+
+static _Thread_local GstTbqPairPush current_push;
+
+/* ---- both sides ---- */
+
+GstTbqPair *
+gst_tbq_pair_ref (GstTbqPair * pair)
+{
+  g_atomic_int_inc (&pair->refcount);
+  return pair;
+}
+
+static void
+locked_clear_slots (GstTbqPair * pair)
+{
+  guint64 s;
+
+  for (s = pair->resolved; s < pair->next_seq; s++) {
+    Slot *slot = &pair->slots[s % pair->capacity];
+
+    gst_clear_event (&slot->event);
+  }
+}
+
+void
+gst_tbq_pair_unref (GstTbqPair * pair)
+{
+  if (!g_atomic_int_dec_and_test (&pair->refcount))
+    return;
+  locked_clear_slots (pair);
+  g_free (pair->slots);
+  g_free (pair->sync);
+  g_mutex_clear (&pair->lock);
+  g_cond_clear (&pair->room);
+  g_free (pair);
+}
+
+guint64
+gst_tbq_pair_id (const GstTbqPair * pair)
+{
+  return pair->id;
+}
+
+guint
+gst_tbq_pair_depth (const GstTbqPair * pair)
+{
+  return pair->depth;
+}
+
+guint64
+gst_tbq_pair_epoch (GstTbqPair * pair)
+{
+  guint64 epoch;
+
+  g_mutex_lock (&pair->lock);
+  epoch = pair->epoch;
+  g_mutex_unlock (&pair->lock);
+  return epoch;
+}
+
+gboolean
+gst_tbq_pair_branch_is_sync (GstTbqPair * pair, guint branch)
+{
+  gboolean sync = FALSE;
+
+  g_mutex_lock (&pair->lock);
+  if (branch < pair->n_sync)
+    sync = pair->sync[branch];
+  g_mutex_unlock (&pair->lock);
+  return sync;
+}
+
+/* ---- the split ---- */
+
+GstTbqPair *
+gst_tbq_pair_new (guint window, guint depth)
+{
+  /* Relaxed: a unique id, nothing published with it. */
+  static _Atomic guint64 last_id = 0;
+  GstTbqPair *pair = g_new0 (GstTbqPair, 1);
+
+  pair->refcount = 1;
+  pair->id = atomic_fetch_add_explicit (&last_id, 1, memory_order_relaxed) + 1;
+  pair->depth = MAX (depth, 1);
+  g_mutex_init (&pair->lock);
+  g_cond_init (&pair->room);
+  pair->window = MAX (window, 1);
+  pair->capacity = pair->window;
+  pair->slots = g_new0 (Slot, pair->capacity);
+  return pair;
+}
+
+/* lock: the ring holds at least `need` numbers. */
+static void
+locked_grow (GstTbqPair * pair, guint need)
+{
+  Slot *slots;
+  guint cap = pair->capacity;
+  guint64 s;
+
+  if (need <= cap)
+    return;
+  while (cap < need)
+    cap *= 2;
+  slots = g_new0 (Slot, cap);
+  for (s = pair->resolved; s < pair->next_seq; s++)
+    slots[s % cap] = pair->slots[s % pair->capacity];
+  g_free (pair->slots);
+  pair->slots = slots;
+  pair->capacity = cap;
+}
+
+void
+gst_tbq_pair_set_window (GstTbqPair * pair, guint window)
+{
+  g_mutex_lock (&pair->lock);
+  pair->window = MAX (window, 1);
+  locked_grow (pair, pair->window);
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
+}
+
+guint
+gst_tbq_pair_get_window (GstTbqPair * pair)
+{
+  guint window;
+
+  g_mutex_lock (&pair->lock);
+  window = pair->window;
+  g_mutex_unlock (&pair->lock);
+  return window;
+}
+
+guint
+gst_tbq_pair_in_flight (GstTbqPair * pair)
+{
+  guint n;
+
+  g_mutex_lock (&pair->lock);
+  n = (guint) (pair->next_seq - pair->resolved);
+  g_mutex_unlock (&pair->lock);
+  return n;
+}
+
+static gboolean
+locked_has_room (GstTbqPair * pair)
+{
+  return !pair->flushing && pair->next_seq - pair->resolved < pair->window;
+}
+
+gboolean
+gst_tbq_pair_has_room (GstTbqPair * pair)
+{
+  gboolean room;
+
+  g_mutex_lock (&pair->lock);
+  room = locked_has_room (pair);
+  g_mutex_unlock (&pair->lock);
+  return room;
+}
+
+gboolean
+gst_tbq_pair_wait_room (GstTbqPair * pair)
+{
+  guint interrupts;
+  gboolean room;
+
+  g_mutex_lock (&pair->lock);
+  interrupts = pair->interrupts;
+  while (!pair->flushing && interrupts == pair->interrupts
+      && !locked_has_room (pair))
+    g_cond_wait (&pair->room, &pair->lock);
+  room = locked_has_room (pair) && interrupts == pair->interrupts;
+  g_mutex_unlock (&pair->lock);
+  return room;
+}
+
+void
+gst_tbq_pair_interrupt (GstTbqPair * pair)
+{
+  g_mutex_lock (&pair->lock);
+  pair->interrupts++;
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
+}
+
+/* lock: the branch has a sync flag. */
+static void
+locked_ensure_branch (GstTbqPair * pair, guint branch)
+{
+  if (branch < pair->n_sync)
+    return;
+  pair->sync = g_renew (gboolean, pair->sync, branch + 1);
+  memset (pair->sync + pair->n_sync, 0,
+      (branch + 1 - pair->n_sync) * sizeof (gboolean));
+  pair->n_sync = branch + 1;
+}
+
+guint64
+gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
+{
+  guint64 seq;
+  Slot *slot;
+
+  g_mutex_lock (&pair->lock);
+  seq = pair->next_seq;
+  locked_grow (pair, (guint) (seq - pair->resolved) + 1);
+  slot = &pair->slots[seq % pair->capacity];
+  if (event != NULL) {
+    slot->owner = GST_TBQ_PAIR_EVERY_BRANCH;
+    slot->event = gst_event_ref (event);
+  } else {
+    slot->owner = (gint) branch;
+    slot->event = NULL;
+    locked_ensure_branch (pair, branch);
+  }
+  pair->next_seq = seq + 1;
+  g_mutex_unlock (&pair->lock);
+  return seq;
+}
+
+void
+gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
+    GstTbqPairPush * saved)
+{
+  *saved = current_push;
+  current_push.pair = pair;
+  current_push.branch = branch;
+  current_push.seq = seq;
+  g_mutex_lock (&pair->lock);
+  current_push.epoch = pair->epoch;
+  g_mutex_unlock (&pair->lock);
+}
+
+void
+gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
+    const GstTbqPairPush * saved)
+{
+  guint64 epoch = current_push.epoch;
+  GstTbqPairDoneFunc done = NULL;
+  gpointer join = NULL;
+
+  current_push = *saved;
+  g_mutex_lock (&pair->lock);
+  if (pair->join != NULL && epoch == pair->epoch && !pair->flushing
+      && branch < pair->n_sync && pair->sync[branch]) {
+    done = pair->done;
+    join = pair->join;
+  }
+  g_mutex_unlock (&pair->lock);
+  if (done != NULL)
+    done (join, branch, epoch, seq);
+}
+
+void
+gst_tbq_pair_flush_start (GstTbqPair * pair)
+{
+  g_mutex_lock (&pair->lock);
+  pair->flushing = TRUE;
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
+}
+
+void
+gst_tbq_pair_flush_stop (GstTbqPair * pair)
+{
+  g_mutex_lock (&pair->lock);
+  locked_clear_slots (pair);
+  pair->epoch++;
+  pair->next_seq = 0;
+  pair->resolved = 0;
+  pair->flushing = FALSE;
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
+}
+
+GstEvent *
+gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
+{
+  GstStructure *s = gst_structure_new (BRANCH_EVENT_NAME,
+      "pair", GST_TYPE_TBQ_PAIR, pair,
+      "pair-id", G_TYPE_UINT64, pair->id,
+      "branch", G_TYPE_UINT, branch,
+      "depth", G_TYPE_UINT, pair->depth, NULL);
+  gchar *name;
+
+  /* Sticky custom events of one name replace each other on a pad: each
+   * pair's has a name of its own, so that a nested split's event does
+   * not replace its outer pair's. */
+  name = g_strdup_printf (BRANCH_EVENT_NAME "-%" G_GUINT64_FORMAT, pair->id);
+  gst_structure_set_name (s, name);
+  g_free (name);
+  return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, s);
+}
+
+GstEvent *
+gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch, guint64 seq)
+{
+  guint64 epoch = gst_tbq_pair_epoch (pair);
+
+  return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+      gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
+          "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,
+          "seq", G_TYPE_UINT64, seq, NULL));
+}
+
+static void
+add_seq_meta (GstBuffer * buffer, guint64 pair_id, guint64 epoch,
+    guint64 seq)
+{
+  GstTbqSeqMeta *meta = (GstTbqSeqMeta *) gst_buffer_add_meta (buffer,
+      gst_tbq_seq_meta_get_info (), NULL);
+
+  meta->pair_id = pair_id;
+  meta->epoch = epoch;
+  meta->seq = seq;
+}
+
+void
+gst_tbq_pair_stamp_buffer (GstTbqPair * pair, GstBuffer ** buffer,
+    guint64 seq)
+{
+  *buffer = gst_buffer_make_writable (*buffer);
+  add_seq_meta (*buffer, pair->id, gst_tbq_pair_epoch (pair), seq);
+}
+
+typedef struct
+{
+  guint64 pair_id, epoch, seq;
+} StampArg;
+
+static gboolean
+stamp_member (GstBuffer ** buffer, guint idx, gpointer user_data)
+{
+  StampArg *a = user_data;
+
+  *buffer = gst_buffer_make_writable (*buffer);
+  add_seq_meta (*buffer, a->pair_id, a->epoch, a->seq);
+  return TRUE;
+}
+
+void
+gst_tbq_pair_stamp_list (GstTbqPair * pair, GstBufferList ** list,
+    guint64 seq)
+{
+  StampArg a = { pair->id, gst_tbq_pair_epoch (pair), seq };
+
+  *list = gst_buffer_list_make_writable (*list);
+  gst_buffer_list_foreach (*list, stamp_member, &a);
+}
+
+/* ---- the join ---- */
+
+gboolean
+gst_tbq_pair_parse_branch_event (GstEvent * event, GstTbqPair ** pair,
+    guint * branch, guint * depth)
+{
+  const GstStructure *s;
+  GstTbqPair *p = NULL;
+  guint b, d;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_DOWNSTREAM_STICKY)
+    return FALSE;
+  s = gst_event_get_structure (event);
+  if (s == NULL || !g_str_has_prefix (gst_structure_get_name (s),
+          BRANCH_EVENT_NAME "-")
+      || !gst_structure_get (s, "pair", GST_TYPE_TBQ_PAIR, &p,
+          "branch", G_TYPE_UINT, &b, "depth", G_TYPE_UINT, &d, NULL))
+    return FALSE;
+  if (pair != NULL)
+    *pair = p;
+  else
+    gst_tbq_pair_unref (p);
+  if (branch != NULL)
+    *branch = b;
+  if (depth != NULL)
+    *depth = d;
+  return TRUE;
+}
+
+gboolean
+gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint * branch, guint64 * seq)
+{
+  const GstStructure *s;
+  guint64 id, e, n;
+  guint b;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_DOWNSTREAM)
+    return FALSE;
+  s = gst_event_get_structure (event);
+  if (s == NULL || !gst_structure_has_name (s, MARKER_NAME)
+      || !gst_structure_get (s, "pair-id", G_TYPE_UINT64, &id,
+          "epoch", G_TYPE_UINT64, &e, "branch", G_TYPE_UINT, &b,
+          "seq", G_TYPE_UINT64, &n, NULL))
+    return FALSE;
+  if (pair_id != NULL)
+    *pair_id = id;
+  if (epoch != NULL)
+    *epoch = e;
+  if (branch != NULL)
+    *branch = b;
+  if (seq != NULL)
+    *seq = n;
+  return TRUE;
+}
+
+gboolean
+gst_tbq_pair_is_pair_event (GstEvent * event)
+{
+  return gst_tbq_pair_parse_branch_event (event, NULL, NULL, NULL)
+      || gst_tbq_pair_parse_marker (event, NULL, NULL, NULL, NULL);
+}
+
+gboolean
+gst_tbq_pair_bind (GstTbqPair * pair, gpointer join, GstTbqPairDoneFunc done)
+{
+  gboolean ok;
+
+  g_mutex_lock (&pair->lock);
+  ok = pair->join == NULL || pair->join == join;
+  if (ok) {
+    pair->join = join;
+    pair->done = done;
+  }
+  g_mutex_unlock (&pair->lock);
+  return ok;
+}
+
+void
+gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join)
+{
+  g_mutex_lock (&pair->lock);
+  if (pair->join == join) {
+    pair->join = NULL;
+    pair->done = NULL;
+  }
+  g_mutex_unlock (&pair->lock);
+}
+
+const GstTbqPairPush *
+gst_tbq_pair_current (void)
+{
+  return &current_push;
+}
+
+gint
+gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
+{
+  gint owner;
+
+  if (event != NULL)
+    *event = NULL;
+  g_mutex_lock (&pair->lock);
+  if (seq < pair->resolved) {
+    owner = GST_TBQ_PAIR_RESOLVED;
+  } else if (seq >= pair->next_seq) {
+    owner = GST_TBQ_PAIR_NOT_ASSIGNED;
+  } else {
+    Slot *slot = &pair->slots[seq % pair->capacity];
+
+    owner = slot->owner;
+    if (event != NULL && slot->event != NULL)
+      *event = gst_event_ref (slot->event);
+  }
+  g_mutex_unlock (&pair->lock);
+  return owner;
+}
+
+guint64
+gst_tbq_pair_assigned (GstTbqPair * pair)
+{
+  guint64 n;
+
+  g_mutex_lock (&pair->lock);
+  n = pair->next_seq;
+  g_mutex_unlock (&pair->lock);
+  return n;
+}
+
+void
+gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
+{
+  g_mutex_lock (&pair->lock);
+  if (upto > pair->next_seq)
+    upto = pair->next_seq;
+  while (pair->resolved < upto) {
+    Slot *slot = &pair->slots[pair->resolved % pair->capacity];
+
+    gst_clear_event (&slot->event);
+    pair->resolved++;
+  }
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
+}
+
+guint64
+gst_tbq_pair_resolved (GstTbqPair * pair)
+{
+  guint64 n;
+
+  g_mutex_lock (&pair->lock);
+  n = pair->resolved;
+  g_mutex_unlock (&pair->lock);
+  return n;
+}
+
+void
+gst_tbq_pair_set_sync (GstTbqPair * pair, guint branch, gboolean sync)
+{
+  g_mutex_lock (&pair->lock);
+  locked_ensure_branch (pair, branch);
+  pair->sync[branch] = sync;
+  g_mutex_unlock (&pair->lock);
+}
+
+/* ---- the sequence meta ---- */
+
+GType
+gst_tbq_seq_meta_api_get_type (void)
+{
+  static GType type = 0;
+  static const gchar *tags[] = { NULL };
+
+  if (g_once_init_enter (&type)) {
+    GType t = gst_meta_api_type_register ("GstTbqSeqMetaAPI", tags);
+
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static gboolean
+seq_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+{
+  GstTbqSeqMeta *m = (GstTbqSeqMeta *) meta;
+
+  m->pair_id = 0;
+  m->epoch = 0;
+  m->seq = 0;
+  return TRUE;
+}
+
+/* Every transform keeps it: copies, and outputs made from an input. */
+static gboolean
+seq_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer * buffer,
+    GQuark type, gpointer data)
+{
+  GstTbqSeqMeta *m = (GstTbqSeqMeta *) meta;
+
+  add_seq_meta (dest, m->pair_id, m->epoch, m->seq);
+  return TRUE;
+}
+
+const GstMetaInfo *
+gst_tbq_seq_meta_get_info (void)
+{
+  static const GstMetaInfo *info = NULL;
+
+  if (g_once_init_enter ((GstMetaInfo **) & info)) {
+    const GstMetaInfo *i = gst_meta_register (GST_TBQ_SEQ_META_API_TYPE,
+        "GstTbqSeqMeta", sizeof (GstTbqSeqMeta), seq_meta_init, NULL,
+        seq_meta_transform);
+
+    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) i);
+  }
+  return info;
+}
+
+GstTbqSeqMeta *
+gst_tbq_seq_meta_find (GstBuffer * buffer, guint64 pair_id)
+{
+  GstTbqSeqMeta *best = NULL;
+  gpointer state = NULL;
+  GstMeta *meta;
+
+  while ((meta = gst_buffer_iterate_meta_filtered (buffer, &state,
+              GST_TBQ_SEQ_META_API_TYPE)) != NULL) {
+    GstTbqSeqMeta *m = (GstTbqSeqMeta *) meta;
+
+    if (m->pair_id == pair_id && (best == NULL || m->seq > best->seq))
+      best = m;
+  }
+  return best;
+}

@@ -1,0 +1,222 @@
+/* The pair: what a tbqsplit and the tbqjoin that closes its branches
+ * share.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A leaf: it knows GStreamer, not the elements.  The split hands out
+ * sequence numbers, the join resolves them; this file is the contract
+ * between the two, and docs/architecture.md ("Parallel branches") tells
+ * the whole design.
+ *
+ * SEQUENCE NUMBERS.  Every item the split hands to a branch takes the
+ * next sequence number of the stream: a buffer or a buffer list (to the
+ * one branch that is free), and a serialized event that is not sticky
+ * (to every branch: the slot then holds the split's own copy of the
+ * event, which the join sends at its place; the copies that come through
+ * the branches are dropped by the join).  Sticky events take no number:
+ * the split stores them on every branch before that branch's next item,
+ * and the join sends a branch's sticky events (as its worker made them)
+ * before that branch's next output, when they differ from its src pad's.
+ * Numbers start at 0 and start again at 0 after a flush (a new epoch).
+ *
+ * THE WINDOW.  At most `window` numbers are handed out and not yet
+ * resolved by the join (oneTBB's tokens): once the window is full the
+ * split waits for room, so a stalled worker stalls the stream and holds
+ * nothing more, and the join never keeps more than the window's outputs
+ * for reordering.  The join resolves a number when everything its branch
+ * made of it is out (or, for an event slot, when the event is out); the
+ * number's branch is FIFO, so it knows that from the branch alone:
+ *  - a synchronous branch (its worker makes every output of an input
+ *    while the split's push of that input runs, on the split's thread):
+ *    when the push returns, the split calls the join's `done` hook
+ *    (gst_tbq_pair_push_end), which the join turns into a mark in the
+ *    branch's stream behind the outputs;
+ *  - any other branch (a worker with a queue or a thread of its own, or
+ *    one not known yet): the split pushes a marker event
+ *    (gst_tbq_pair_marker_new) after the input, which comes out of the
+ *    worker behind the input's outputs;
+ *  - in both, an output of a later number from the same branch resolves
+ *    every earlier number of that branch (a worker drops, merges or is
+ *    late: nothing earlier will come, whatever the mark says).
+ * The join decides whether a branch is synchronous
+ * (gst_tbq_pair_set_sync) from what it sees: an output that arrives
+ * inside the split's push on its branch (gst_tbq_pair_current) with the
+ * number of that push.
+ *
+ * HOW THE JOIN FINDS ITS SPLIT.  The split stores a custom sticky event on
+ * each src pad before its first item (gst_tbq_pair_branch_event_new): it
+ * names the pair, the branch and the pair's depth (the pairs the split is
+ * itself inside, plus one).  Workers pass sticky events on.  A join binds
+ * each sink pad to the deepest pair whose event reached it, consumes that
+ * pair's events and passes the others on, so that nested pairs and
+ * several pairs in one pipeline each find their own.  A buffer also
+ * carries the pair's id and its number in a GstTbqSeqMeta (no tags, so
+ * transforms copy it to their outputs), for outputs that arrive outside
+ * the split's push.
+ *
+ * LOCKING.  Everything under the pair's lock, but the id and depth
+ * (constant) and the thread-local push.  The split calls the join's `done` hook with no lock of the pair held;
+ * the join must not call into the split from it.  The split never waits
+ * on the pair while holding its own queue lock.
+ */
+#ifndef __GST_TBQ_PAIR_H__
+#define __GST_TBQ_PAIR_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstTbqPair GstTbqPair;
+
+/* The join's hook: the split's push of number `seq` (of `epoch`) on
+ * `branch` returned, and the branch is synchronous: everything its worker
+ * made of `seq` has reached the join.  Called on the split's branch
+ * thread, after the push, with no lock held. */
+typedef void (*GstTbqPairDoneFunc) (gpointer join, guint branch,
+    guint64 epoch, guint64 seq);
+
+/* What the thread is pushing for a split, set around the push
+ * (gst_tbq_pair_push_begin); `pair` NULL: nothing. */
+typedef struct
+{
+  GstTbqPair *pair;
+  guint branch;
+  guint64 epoch;
+  guint64 seq;
+} GstTbqPairPush;
+
+/* A slot's owner when it is an event for every branch. */
+#define GST_TBQ_PAIR_EVERY_BRANCH (-1)
+/* gst_tbq_pair_owner(): the number was not handed out (yet). */
+#define GST_TBQ_PAIR_NOT_ASSIGNED (-2)
+/* gst_tbq_pair_owner(): the number is resolved already. */
+#define GST_TBQ_PAIR_RESOLVED (-3)
+
+GType gst_tbq_pair_get_type (void);
+#define GST_TYPE_TBQ_PAIR (gst_tbq_pair_get_type ())
+
+/* ---- both sides ---- */
+
+GstTbqPair *gst_tbq_pair_ref (GstTbqPair * pair);
+void gst_tbq_pair_unref (GstTbqPair * pair);
+guint64 gst_tbq_pair_id (const GstTbqPair * pair);
+guint gst_tbq_pair_depth (const GstTbqPair * pair);
+/* The current epoch (bumped by every gst_tbq_pair_flush_stop()). */
+guint64 gst_tbq_pair_epoch (GstTbqPair * pair);
+/* Whether the join found the branch synchronous (see above). */
+gboolean gst_tbq_pair_branch_is_sync (GstTbqPair * pair, guint branch);
+
+/* ---- the split ---- */
+
+/* A pair whose window holds `window` numbers (at least 1), `depth` pairs
+ * deep (1: not inside another pair). */
+GstTbqPair *gst_tbq_pair_new (guint window, guint depth);
+/* A new window size; it applies at once (a smaller one as numbers are
+ * resolved: nothing handed out is taken back). */
+void gst_tbq_pair_set_window (GstTbqPair * pair, guint window);
+guint gst_tbq_pair_get_window (GstTbqPair * pair);
+/* Numbers handed out and not resolved. */
+guint gst_tbq_pair_in_flight (GstTbqPair * pair);
+/* Whether a number can be handed out now (room in the window, and not
+ * flushing). */
+gboolean gst_tbq_pair_has_room (GstTbqPair * pair);
+/* Wait until a number can be handed out, or until the pair flushes or
+ * gst_tbq_pair_interrupt() is called: FALSE then.  No lock of the
+ * caller's may be held (the join's progress may need it). */
+gboolean gst_tbq_pair_wait_room (GstTbqPair * pair);
+/* End every gst_tbq_pair_wait_room() now (it returns FALSE): the split
+ * stops a branch thread or changes its state. */
+void gst_tbq_pair_interrupt (GstTbqPair * pair);
+/* Hand out the next number, to `branch`, or, with `event` (a serialized
+ * event that is not sticky; the pair takes a reference), to every branch
+ * (branch ignored).  The caller made sure there is room (one thread hands
+ * out numbers at a time: the split's queue lock).  Returns the number. */
+guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
+    GstEvent * event);
+/* Around the push of number `seq` on `branch` (any item: a buffer, a
+ * list, an event): the thread-local "inside a split push" for the join.
+ * push_end() puts back what `saved` holds and, when the branch is
+ * synchronous and `seq` is a number of this epoch, calls the join's done
+ * hook.  No lock held. */
+void gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch,
+    guint64 seq, GstTbqPairPush * saved);
+void gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
+    const GstTbqPairPush * saved);
+/* A flush: every wait for room returns FALSE until flush_stop(), which
+ * starts a new epoch with an empty window and number 0 (the events held
+ * are dropped). */
+void gst_tbq_pair_flush_start (GstTbqPair * pair);
+void gst_tbq_pair_flush_stop (GstTbqPair * pair);
+
+/* The sticky event that names the pair and `branch`, for the split to
+ * store on the branch's src pad. */
+GstEvent *gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch);
+/* The marker for a branch that is not synchronous: pushed after number
+ * `seq` on `branch`, it says that the worker is done with `seq`. */
+GstEvent *gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch,
+    guint64 seq);
+/* Stamp `buffer` (made writable if it must be: it may change) with the
+ * pair's id, the epoch and `seq`. */
+void gst_tbq_pair_stamp_buffer (GstTbqPair * pair, GstBuffer ** buffer,
+    guint64 seq);
+/* The same for every buffer of a list. */
+void gst_tbq_pair_stamp_list (GstTbqPair * pair, GstBufferList ** list,
+    guint64 seq);
+
+/* ---- the join ---- */
+
+/* Whether `event` is a pair's branch event; if so, and the out-pointers
+ * are not NULL, the pair (a new reference), the branch and the depth. */
+gboolean gst_tbq_pair_parse_branch_event (GstEvent * event,
+    GstTbqPair ** pair, guint * branch, guint * depth);
+/* Whether `event` is a marker; if so, its pair's id, epoch, branch and
+ * number. */
+gboolean gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint * branch, guint64 * seq);
+/* Whether `event` belongs to the pair machinery (a branch event or a
+ * marker, of any pair). */
+gboolean gst_tbq_pair_is_pair_event (GstEvent * event);
+/* The join that resolves the pair's numbers: its done hook.  One join
+ * per pair: FALSE if another join is bound. */
+gboolean gst_tbq_pair_bind (GstTbqPair * pair, gpointer join,
+    GstTbqPairDoneFunc done);
+void gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join);
+/* What this thread is pushing for a split (pair NULL: nothing). */
+const GstTbqPairPush *gst_tbq_pair_current (void);
+/* Who number `seq` went to: a branch, GST_TBQ_PAIR_EVERY_BRANCH with
+ * *event (a new reference, when `event` is not NULL) the split's copy of
+ * the event, GST_TBQ_PAIR_NOT_ASSIGNED or GST_TBQ_PAIR_RESOLVED.  Of the
+ * current epoch. */
+gint gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event);
+/* The first number not handed out yet. */
+guint64 gst_tbq_pair_assigned (GstTbqPair * pair);
+/* Every number below `upto` is resolved: their room in the window is
+ * free again (the split's waits for room end). */
+void gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto);
+/* The first number not resolved. */
+guint64 gst_tbq_pair_resolved (GstTbqPair * pair);
+/* The join's finding: whether the split may trust the end of its push on
+ * `branch` (done hook) instead of sending markers. */
+void gst_tbq_pair_set_sync (GstTbqPair * pair, guint branch, gboolean sync);
+
+/* ---- the sequence meta ---- */
+
+typedef struct
+{
+  GstMeta meta;
+  guint64 pair_id;
+  guint64 epoch;
+  guint64 seq;
+} GstTbqSeqMeta;
+
+GType gst_tbq_seq_meta_api_get_type (void);
+#define GST_TBQ_SEQ_META_API_TYPE (gst_tbq_seq_meta_api_get_type ())
+const GstMetaInfo *gst_tbq_seq_meta_get_info (void);
+
+/* The meta of pair `pair_id` on `buffer` with the highest number (a
+ * worker that merges inputs may leave several), or NULL. */
+GstTbqSeqMeta *gst_tbq_seq_meta_find (GstBuffer * buffer, guint64 pair_id);
+
+G_END_DECLS
+#endif /* __GST_TBQ_PAIR_H__ */
