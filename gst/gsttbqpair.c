@@ -23,7 +23,7 @@ struct _GstTbqPair
 {
   gint refcount;                /* atomic */
   guint64 id;                   /* constant */
-  guint depth;                  /* constant */
+  gint depth;                   /* atomic: set by the split */
 
   GMutex lock;
   GCond room;                   /* the window has room, or it flushes */
@@ -91,7 +91,13 @@ gst_tbq_pair_id (const GstTbqPair * pair)
 guint
 gst_tbq_pair_depth (const GstTbqPair * pair)
 {
-  return pair->depth;
+  return (guint) g_atomic_int_get (&pair->depth);
+}
+
+void
+gst_tbq_pair_set_depth (GstTbqPair * pair, guint depth)
+{
+  g_atomic_int_set (&pair->depth, (gint) MAX (depth, 1));
 }
 
 guint64
@@ -128,7 +134,7 @@ gst_tbq_pair_new (guint window, guint depth)
 
   pair->refcount = 1;
   pair->id = atomic_fetch_add_explicit (&last_id, 1, memory_order_relaxed) + 1;
-  pair->depth = MAX (depth, 1);
+  pair->depth = (gint) MAX (depth, 1);
   g_mutex_init (&pair->lock);
   g_cond_init (&pair->room);
   pair->window = MAX (window, 1);
@@ -281,7 +287,7 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
 
 void
 gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
-    const GstTbqPairPush * saved)
+    GstFlowReturn result, const GstTbqPairPush * saved)
 {
   guint64 epoch = current_push.epoch;
   GstTbqPairDoneFunc done = NULL;
@@ -290,7 +296,8 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
   current_push = *saved;
   g_mutex_lock (&pair->lock);
   if (pair->join != NULL && epoch == pair->epoch && !pair->flushing
-      && branch < pair->n_sync && pair->sync[branch]) {
+      && (result != GST_FLOW_OK
+          || (branch < pair->n_sync && pair->sync[branch]))) {
     done = pair->done;
     join = pair->join;
   }
@@ -328,7 +335,7 @@ gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
       "pair", GST_TYPE_TBQ_PAIR, pair,
       "pair-id", G_TYPE_UINT64, pair->id,
       "branch", G_TYPE_UINT, branch,
-      "depth", G_TYPE_UINT, pair->depth, NULL);
+      "depth", G_TYPE_UINT, gst_tbq_pair_depth (pair), NULL);
   gchar *name;
 
   /* Sticky custom events of one name replace each other on a pad: each
