@@ -163,4 +163,26 @@ tbq_record_put_indirect (unsigned char *p, uint16_t type, uint32_t size,
   memcpy (p + TBQ_RECORD_HEADER_SIZE, &ind, sizeof ind);
 }
 
+/* The record at `h` in `b` (a sink block or a spill unit), as the reader
+ * hands it out: an inline record's payload follows its header; a large
+ * record's is in its extent (the indirect record and the extent pointer
+ * were published with the record, see "Extents" above), which is then
+ * rec->block. */
+static inline void
+tbq_record_fill (const TbqRecordHeader * h, TbqBlock * b, TbqRecord * rec)
+{
+  rec->type = h->type;
+  if (TBQ_UNLIKELY (tbq_record_is_indirect (h))) {
+    TbqIndirect ind = tbq_record_indirect (h);
+
+    rec->data = ind.extent->data;
+    rec->size = (uint32_t) ind.size;
+    rec->block = ind.extent;
+    return;
+  }
+  rec->data = (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
+  rec->size = h->size;
+  rec->block = b;
+}
+
 #endif /* TBQ_BLOCK_H */
