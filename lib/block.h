@@ -56,6 +56,14 @@
  *    flag (acquire to take, release to give back): the copier in a pass, or
  *    a reader pulling (pull.c).
  *
+ *  - Several readers (readers.h): the queue's FIFO cursor is read and
+ *    moved only under their claim lock.  A batch is a range of records of
+ *    one sink block or spill unit below the `published` its claimer
+ *    loaded with acquire; it holds its own reference to that block or
+ *    unit (taken relaxed, the cursor holding one), and its large records
+ *    their extents' references, which pass to the reader that takes them.
+ *    A batch given back passes to its next claimer under the lock.
+ *
  *  - The writer registry (registry.h): a slot is stored with release once
  *    the writer is initialised; only the copier and the queue's discard and
  *    free remove and free writers, under the registry lock, so anyone
