@@ -234,6 +234,20 @@ records_for (uint64_t times)
   return n;
 }
 
+/* The `n` records came out, and the file holds nothing unread: every
+ * byte written was read back, intact. */
+static void
+expect_all_read_back (TbqQueue * q, uint64_t n)
+{
+  TbqStats st = stats_of (q);
+
+  CHECK_EQ (st.records_out, n);
+  CHECK_EQ (st.spill.records_on_disk, 0);
+  CHECK_EQ (st.spill.level_bytes, 0);
+  CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
+  CHECK_EQ (st.spill.checksum_errors, 0);
+}
+
 /* ---- tests ---- */
 
 static void
@@ -253,12 +267,7 @@ a_backlog_twenty_times_the_budget_spills_and_comes_back_in_order (void)
   CHECK (st.extents.budget_peak <= (uint64_t) SINK_BLOCKS * BLOCK);
   CHECK (tbq_queue_spill_path (q) != NULL);
   read_range (r, 0, n);
-  st = stats_of (q);
-  CHECK_EQ (st.records_out, n);
-  CHECK_EQ (st.spill.records_on_disk, 0);
-  CHECK_EQ (st.spill.level_bytes, 0);
-  CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
-  CHECK_EQ (st.spill.checksum_errors, 0);
+  expect_all_read_back (q, n);
   tbq_queue_free (q, NULL, NULL);
 }
 
@@ -367,7 +376,6 @@ several_readers_take_a_spilled_backlog_back_whole (void)
   TbqQueue *q = spill_queue_readers (&w, r, 3);
   uint64_t n = records_for (20);
   Crew crew;
-  TbqStats st;
 
   write_range (w, 0, n);
   CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
@@ -376,12 +384,7 @@ several_readers_take_a_spilled_backlog_back_whole (void)
    * run: every record once, each reader's in order. */
   crew_start (&crew, r, 3, n, spilled_number, NULL);
   crew_join (&crew);
-  st = stats_of (q);
-  CHECK_EQ (st.records_out, n);
-  CHECK_EQ (st.spill.records_on_disk, 0);
-  CHECK_EQ (st.spill.level_bytes, 0);
-  CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
-  CHECK_EQ (st.spill.checksum_errors, 0);
+  expect_all_read_back (q, n);
   tbq_queue_free (q, NULL, NULL);
 }
 
