@@ -84,16 +84,6 @@ tbq_readers_free (TbqReaders * s)
   free (s);
 }
 
-/* Wake every follower, to look at what it waits for (`lock` orders what
- * the caller changed before that look). */
-static void
-followers_wake (TbqReaders * s)
-{
-  pthread_mutex_lock (&s->lock);
-  pthread_cond_broadcast (&s->cond);
-  pthread_mutex_unlock (&s->lock);
-}
-
 /* Under `lock`: something may be claimable now (a lead ended, a batch was
  * given back): every follower looks again. */
 static void
@@ -103,10 +93,14 @@ followers_look (TbqReaders * s)
   pthread_cond_broadcast (&s->cond);
 }
 
+/* Every follower wakes, to see what it waits for besides (a kick, the
+ * interrupt flag): `lock` orders the caller's change before that look. */
 void
 tbq_readers_wake (TbqReaders * s)
 {
-  followers_wake (s);
+  pthread_mutex_lock (&s->lock);
+  pthread_cond_broadcast (&s->cond);
+  pthread_mutex_unlock (&s->lock);
 }
 
 TbqStatus
@@ -464,7 +458,7 @@ tbq_reader_wake (TbqReader * r)
   /* It may lead (or its consumer be paused) on the cursor's event, or
    * follow. */
   tbq_event_wake (&r->wake->reader_ev);
-  followers_wake (r->readers);
+  tbq_readers_wake (r->readers);
 }
 
 void

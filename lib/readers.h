@@ -137,7 +137,8 @@ TbqReader *tbq_readers_at (TbqReaders * s, uint32_t i);
 void tbq_readers_discard (TbqReaders * s, TbqReleaseFunc release,
     void *user_data, uint64_t * count);
 
-/* Interrupt or resume: every follower wakes, to see the flag. */
+/* Every follower wakes, to see the interrupt flag (tbq_queue_interrupt(),
+ * tbq_queue_resume()) or its kick. */
 void tbq_readers_wake (TbqReaders * s);
 
 /* The readers' counters, open and freed, into `st` (records_out,

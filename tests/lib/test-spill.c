@@ -698,6 +698,37 @@ a_read_error_is_an_io_error (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+static void
+a_read_error_stops_every_reader (void)
+{
+  TbqWriter *w;
+  TbqReader *r[3];
+  TbqQueue *q = spill_queue_readers (&w, r, 3);
+  uint64_t n = records_for (10), got;
+  TbqRecord rec;
+  int k;
+
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  wait_for_units (q, 8);
+  fail_reads_with (EIO);
+  CHECK_STATUS (read_until_error (r[0], n, &got), TBQ_IO_ERROR);
+  fail_reads_with (0);
+  /* Nothing after the error comes, to any reader; a wait says "look". */
+  for (k = 0; k < 3; k++) {
+    CHECK_STATUS (tbq_reader_next (r[k], &rec), TBQ_IO_ERROR);
+    CHECK_STATUS (tbq_reader_peek (r[k], &rec), TBQ_IO_ERROR);
+    CHECK_OK (tbq_reader_wait (r[k], EVENTUALLY_NS));
+  }
+  /* A discard clears it for every reader. */
+  tbq_queue_stop (q);
+  tbq_queue_discard (q, NULL, NULL);
+  CHECK_OK (tbq_queue_start (q));
+  write_range (w, 0, 100);
+  read_range (r[2], 0, 100);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 /* Write records from `from` on until the queue is full, at most `n`; the
  * accepted ones are consecutive.  Returns how many were accepted.  Full
  * is what the library says it is: a write finds no room (it waits up to
@@ -984,4 +1015,5 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (several_readers_take_a_spilled_backlog_back_whole),
     TAP_TEST (several_readers_reading_while_writing_across_memory_and_file),
     TAP_TEST (a_discard_with_readers_holding_batches_of_the_file),
+    TAP_TEST (a_read_error_stops_every_reader),
     TAP_TEST (a_template_without_xs_is_refused))
