@@ -774,11 +774,11 @@ typedef struct
  * record from a batch none).  Waits: see tbq_reader_wait(). */
 TBQ_API TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
 /* Stop its callback consumer, if any, and give the reader back.  A lone
- * reader's read position is kept for the next tbq_reader_new(); a reader
+ * reader's read position is kept for the next tbq_reader_new().  A reader
  * of several gives back the records of its batch it did not take: the
  * next claim of any reader takes them first (the one order that may then
- * look backwards, to that reader).  A record's bytes are no longer valid
- * after it (unless referenced, tbq_block_ref()). */
+ * look backwards, to that reader); the bytes of the record it took last
+ * are no longer valid (unless referenced, tbq_block_ref()). */
 TBQ_API void tbq_reader_free (TbqReader * r);
 
 /* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits.
