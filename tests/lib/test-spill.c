@@ -368,6 +368,16 @@ spilled_number (const TbqRecord * rec, void *data)
   return i;
 }
 
+/* Records [0, n), with no reader taking any: the backlog goes to the
+ * file. */
+static void
+write_spilled (TbqQueue * q, TbqWriter * w, uint64_t n)
+{
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  CHECK (stats_of (q).spill.units_written > 0);
+}
+
 static void
 several_readers_take_a_spilled_backlog_back_whole (void)
 {
@@ -377,9 +387,7 @@ several_readers_take_a_spilled_backlog_back_whole (void)
   uint64_t n = records_for (20);
   Crew crew;
 
-  write_range (w, 0, n);
-  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
-  CHECK (stats_of (q).spill.units_written > 0);
+  write_spilled (q, w, n);
   /* Batches of units read back, of the blocks before and after the
    * run: every record once, each reader's in order. */
   crew_start (&crew, r, 3, n, spilled_number, NULL);
@@ -399,9 +407,7 @@ several_readers_reading_while_writing_across_memory_and_file (void)
 
   /* A backlog in the file first, then readers and the writer together:
    * runs end while readers wait at the marker, and begin again. */
-  write_range (w, 0, n);
-  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
-  CHECK (stats_of (q).spill.units_written > 0);
+  write_spilled (q, w, n);
   crew_start (&crew, r, 3, 3 * n, spilled_number, NULL);
   write_range (w, n, 3 * n);
   crew_join (&crew);
