@@ -601,10 +601,28 @@ truncate_middle (int fd, off_t size)
   CHECK (ftruncate (fd, size / 2 + 3) == 0);
 }
 
+/* The first unit's first record says it is larger than its unit (the
+ * record header follows the unit's 64-byte header). */
+static void
+break_first_record (int fd, off_t size)
+{
+  uint32_t huge = 0xfffffff0u;
+
+  (void) size;
+  CHECK (pwrite (fd, &huge, sizeof huge, 64) == sizeof huge);
+}
+
 static void
 a_flipped_byte_is_an_io_error_and_no_damaged_record (void)
 {
   check_damage (flip_middle, "checksum mismatch|damaged");
+}
+
+static void
+a_record_larger_than_its_unit_is_an_io_error (void)
+{
+  /* Found out while its checksum state is in use: it is freed (ASan). */
+  check_damage (break_first_record, "damaged");
 }
 
 static void
@@ -1011,6 +1029,7 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (reading_while_writing_keeps_one_order_across_memory_and_file),
     TAP_TEST (a_discard_releases_what_spilled_records_own_and_empties_the_file),
     TAP_TEST (a_flipped_byte_is_an_io_error_and_no_damaged_record),
+    TAP_TEST (a_record_larger_than_its_unit_is_an_io_error),
     TAP_TEST (a_truncated_file_is_an_io_error_and_no_damaged_record),
     TAP_TEST (a_callback_consumer_stops_at_a_damaged_unit),
     TAP_TEST (a_read_error_is_an_io_error),
