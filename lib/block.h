@@ -56,6 +56,14 @@
  *    flag (acquire to take, release to give back): the copier in a pass, or
  *    a reader pulling (pull.c).
  *
+ *  - Several readers (readers.h): the queue's FIFO cursor is read and
+ *    moved only under their claim lock.  A batch is a range of records of
+ *    one sink block or spill unit below the `published` its claimer
+ *    loaded with acquire; it holds its own reference to that block or
+ *    unit (taken relaxed, the cursor holding one), and its large records
+ *    their extents' references, which pass to the reader that takes them.
+ *    A batch given back passes to its next claimer under the lock.
+ *
  *  - The writer registry (registry.h): a slot is stored with release once
  *    the writer is initialised; only the copier and the queue's discard and
  *    free remove and free writers, under the registry lock, so anyone
@@ -161,6 +169,28 @@ tbq_record_put_indirect (unsigned char *p, uint16_t type, uint32_t size,
   ind.size = size;
   memcpy (p, &h, sizeof h);
   memcpy (p + TBQ_RECORD_HEADER_SIZE, &ind, sizeof ind);
+}
+
+/* The record at `h` in `b` (a sink block or a spill unit), as the reader
+ * hands it out: an inline record's payload follows its header; a large
+ * record's is in its extent (the indirect record and the extent pointer
+ * were published with the record, see "Extents" above), which is then
+ * rec->block. */
+static inline void
+tbq_record_fill (const TbqRecordHeader * h, TbqBlock * b, TbqRecord * rec)
+{
+  rec->type = h->type;
+  if (TBQ_UNLIKELY (tbq_record_is_indirect (h))) {
+    TbqIndirect ind = tbq_record_indirect (h);
+
+    rec->data = ind.extent->data;
+    rec->size = (uint32_t) ind.size;
+    rec->block = ind.extent;
+    return;
+  }
+  rec->data = (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
+  rec->size = h->size;
+  rec->block = b;
 }
 
 #endif /* TBQ_BLOCK_H */

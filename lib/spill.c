@@ -776,10 +776,8 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
     }
     o += (uint32_t) span;
   }
-  if (n != hdr->n_records || payload != hdr->payload_len) {
-    XXH3_freeState (xs);
+  if (n != hdr->n_records || payload != hdr->payload_len)
     goto damaged;
-  }
   if (XXH3_64bits_digest (xs) != sum) {
     XXH3_freeState (xs);
     *checksum = true;
@@ -799,6 +797,8 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
   return READ_OK;
 
 damaged:
+  /* Every way here is after the checksum state was made. */
+  XXH3_freeState (xs);
   *checksum = true;
   /* Large records read so far point to extents in `large`. */
   unit_drop (unit, large, n_large);
