@@ -464,124 +464,123 @@ spill_pick (TbqBlock * blk, uint32_t from, uint32_t pub, uint64_t room,
   }
 }
 
-/* Write one unit from the spill chain's published records at pos (lock
- * held on entry and exit; released during the I/O). */
+/* The header of the unit of `pk`'s records, from `from` in the spill
+ * chain's block (lock held: the sequence number is the next one's). */
 static void
-spill_write_unit (TbqSpill * s, uint32_t pub)
+spill_unit_header (const TbqSpill * s, const SpillPick * pk, uint32_t from,
+    SpillUnitHeader * hdr)
 {
-  TbqBlock *blk = s->pos_blk;
-  uint32_t from = s->pos_off, to;
-  uint64_t payload, off = s->write_off;
-  uint32_t n_records;
-  struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
-  int n_iov;
-  SpillPick pk;
-  SpillUnitHeader hdr;
-  XXH3_state_t *xs;
-  TbqPinned *pins = NULL, **pin_tail = &pins;
+  memset (hdr, 0, sizeof *hdr);
+  hdr->magic = SPILL_MAGIC;
+  hdr->version = SPILL_VERSION;
+  hdr->header_size = sizeof *hdr;
+  hdr->seq = s->write_seq;
+  hdr->records_len = pk->to - from;
+  hdr->n_records = pk->n_records;
+  hdr->payload_len = pk->payload;
+  hdr->unit_len = sizeof *hdr + hdr->records_len + pk->payload;
+}
+
+/* The XXH3-64 of `n` iovecs into hdr->checksum (its own field 0 while
+ * summed): 0, or ENOMEM. */
+static int
+spill_checksum (struct iovec *iov, int n, SpillUnitHeader * hdr)
+{
+  XXH3_state_t *xs = XXH3_createState ();
+  int i;
+
+  if (xs == NULL)
+    return ENOMEM;
+  XXH3_64bits_reset (xs);
+  for (i = 0; i < n; i++)
+    XXH3_64bits_update (xs, iov[i].iov_base, iov[i].iov_len);
+  hdr->checksum = XXH3_64bits_digest (xs);
+  XXH3_freeState (xs);
+  return 0;
+}
+
+/* What the records of `blk` in [from, to) own, copied in order into a
+ * list (*pins; NULL when they own nothing): 0, or ENOMEM (nothing kept). */
+static int
+spill_pin_records (TbqSpill * s, TbqBlock * blk, uint32_t from, uint32_t to,
+    TbqPinned ** pins, TbqPinned *** pin_tail)
+{
   bool ok = true;
-  int err = 0;
+
+  *pins = NULL;
+  *pin_tail = pins;
+  for (uint32_t o = from; o < to && ok;) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+    TbqPinned *p = spill_pin (s, h, &ok);
+
+    if (p != NULL) {
+      **pin_tail = p;
+      *pin_tail = &p->next;
+    }
+    o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  }
+  if (ok)
+    return 0;
+  spill_free_pinned (*pins);
+  *pins = NULL;
+  *pin_tail = pins;
+  return ENOMEM;
+}
+
+/* The records of `blk` in [from, to) are in the file: the extents of the
+ * large ones go (their memory back to the budget). */
+static void
+spill_drop_written (TbqBlock * blk, uint32_t from, uint32_t to)
+{
+  for (uint32_t o = from; o < to;) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+
+    if (tbq_record_is_indirect (h))
+      tbq_extent_unref (tbq_record_indirect (h).extent);
+    o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  }
+}
+
+/* A write failed (lock held): the records stay in the spill chain, and
+ * the first failure of a series is reported. */
+static void
+spill_write_failed (TbqSpill * s, const char *msg)
+{
+  bool first = !s->write_failing;
+
+  s->write_failing = true;
+  tbq_count (&s->write_errors, 1);
+  /* Whoever waits because the spill would free room (a writer told so
+   * by tbq_spill_absorbs()) looks again: it will not, for now. */
+  tbq_wake_sink_published (s->wake);
+  atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
+      memory_order_relaxed);
+  if (first) {
+    pthread_mutex_unlock (&s->lock);
+    spill_report (s, 1, msg);
+    pthread_mutex_lock (&s->lock);
+  }
+}
+
+/* A unit was written (lock held): the spill chain's position moves past
+ * its records (`to`), what they own joins the pinned list, and a failing
+ * series ends. */
+static void
+spill_write_done (TbqSpill * s, const SpillUnitHeader * hdr, uint32_t to,
+    TbqPinned * pins, TbqPinned ** pin_tail)
+{
   char msg[400];
 
-  spill_pick (blk, from, pub, spill_room (s), iov, &pk);
-  if (pk.n_records == 0) {
-    /* The next record would take the file past max_bytes: full, until
-     * the reader takes units back (or the run ends). */
-    s->full = true;
-    /* As for a failed write: waiters for room look again. */
-    tbq_wake_sink_published (s->wake);
-    return;
-  }
-  to = pk.to;
-  n_records = pk.n_records;
-  payload = pk.payload;
-  n_iov = pk.n_iov;
-  memset (&hdr, 0, sizeof hdr);
-  hdr.magic = SPILL_MAGIC;
-  hdr.version = SPILL_VERSION;
-  hdr.header_size = sizeof hdr;
-  hdr.seq = s->write_seq;
-  hdr.records_len = to - from;
-  hdr.n_records = n_records;
-  hdr.payload_len = payload;
-  hdr.unit_len = sizeof hdr + hdr.records_len + payload;
-  s->io_busy = true;
-  pthread_mutex_unlock (&s->lock);
-
-  iov[0].iov_base = &hdr;
-  iov[0].iov_len = sizeof hdr;
-  iov[1].iov_base = blk->data + from;
-  iov[1].iov_len = hdr.records_len;
-  xs = XXH3_createState ();
-  if (xs == NULL) {
-    err = ENOMEM;
-  } else {
-    int i;
-
-    XXH3_64bits_reset (xs);
-    for (i = 0; i < n_iov; i++)
-      XXH3_64bits_update (xs, iov[i].iov_base, iov[i].iov_len);
-    hdr.checksum = XXH3_64bits_digest (xs);
-    XXH3_freeState (xs);
-    /* What the records own stays in memory too. */
-    for (uint32_t o = from; o < to && ok;) {
-      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
-      TbqPinned *p = spill_pin (s, h, &ok);
-
-      if (p != NULL) {
-        *pin_tail = p;
-        pin_tail = &p->next;
-      }
-      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    }
-    err = ok ? write_all (s->fd, iov, n_iov, off) : ENOMEM;
-  }
-  if (err != 0) {
-    spill_free_pinned (pins);
-    snprintf (msg, sizeof msg, "cannot write %" PRIu64 " bytes to the "
-        "spill file %s at offset %" PRIu64 ": %s", hdr.unit_len, s->path,
-        off, strerror (err));
-  } else {
-    /* The records are in the file: the extents of large ones go. */
-    for (uint32_t o = from; o < to;) {
-      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
-
-      if (tbq_record_is_indirect (h))
-        tbq_extent_unref (tbq_record_indirect (h).extent);
-      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    }
-  }
-
-  pthread_mutex_lock (&s->lock);
-  s->io_busy = false;
-  pthread_cond_broadcast (&s->idle);
-  if (err != 0) {
-    bool first = !s->write_failing;
-
-    s->write_failing = true;
-    tbq_count (&s->write_errors, 1);
-    /* Whoever waits because the spill would free room (a writer told so
-     * by tbq_spill_absorbs()) looks again: it will not, for now. */
-    tbq_wake_sink_published (s->wake);
-    atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
-        memory_order_relaxed);
-    if (first) {
-      pthread_mutex_unlock (&s->lock);
-      spill_report (s, 1, msg);
-      pthread_mutex_lock (&s->lock);
-    }
-    return;
-  }
   *s->pinned_tail = pins;
   if (pins != NULL)
     s->pinned_tail = pin_tail;
   s->pos_off = to;
-  s->write_off += hdr.unit_len;
+  s->write_off += hdr->unit_len;
   s->write_seq++;
-  tbq_count (&s->bytes_written, hdr.unit_len);
+  tbq_count (&s->bytes_written, hdr->unit_len);
   tbq_count (&s->units_written, 1);
-  tbq_count (&s->records_on_disk, n_records);
-  tbq_count (&s->level, hdr.unit_len);
+  tbq_count (&s->records_on_disk, hdr->n_records);
+  tbq_count (&s->level, hdr->unit_len);
   /* Memory came back: whoever waits for the sink layer to move looks
    * again (a writer told to wait because the spill absorbs, above). */
   tbq_wake_sink_published (s->wake);
@@ -594,6 +593,62 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
     spill_report (s, 0, msg);
     pthread_mutex_lock (&s->lock);
   }
+}
+
+/* Write one unit from the spill chain's published records at pos (lock
+ * held on entry and exit; released during the I/O). */
+static void
+spill_write_unit (TbqSpill * s, uint32_t pub)
+{
+  TbqBlock *blk = s->pos_blk;
+  uint32_t from = s->pos_off;
+  uint64_t off = s->write_off;
+  struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
+  SpillPick pk;
+  SpillUnitHeader hdr;
+  TbqPinned *pins = NULL, **pin_tail = &pins;
+  int err;
+  char msg[400];
+
+  spill_pick (blk, from, pub, spill_room (s), iov, &pk);
+  if (pk.n_records == 0) {
+    /* The next record would take the file past max_bytes: full, until
+     * the reader takes units back (or the run ends). */
+    s->full = true;
+    /* As for a failed write: waiters for room look again. */
+    tbq_wake_sink_published (s->wake);
+    return;
+  }
+  spill_unit_header (s, &pk, from, &hdr);
+  s->io_busy = true;
+  pthread_mutex_unlock (&s->lock);
+
+  iov[0].iov_base = &hdr;
+  iov[0].iov_len = sizeof hdr;
+  iov[1].iov_base = blk->data + from;
+  iov[1].iov_len = hdr.records_len;
+  err = spill_checksum (iov, pk.n_iov, &hdr);
+  /* What the records own stays in memory too. */
+  if (err == 0)
+    err = spill_pin_records (s, blk, from, pk.to, &pins, &pin_tail);
+  if (err == 0)
+    err = write_all (s->fd, iov, pk.n_iov, off);
+  if (err != 0) {
+    spill_free_pinned (pins);
+    snprintf (msg, sizeof msg, "cannot write %" PRIu64 " bytes to the "
+        "spill file %s at offset %" PRIu64 ": %s", hdr.unit_len, s->path,
+        off, strerror (err));
+  } else {
+    spill_drop_written (blk, from, pk.to);
+  }
+
+  pthread_mutex_lock (&s->lock);
+  s->io_busy = false;
+  pthread_cond_broadcast (&s->idle);
+  if (err != 0)
+    spill_write_failed (s, msg);
+  else
+    spill_write_done (s, &hdr, pk.to, pins, pin_tail);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -656,26 +711,62 @@ spill_extent (TbqSpill * s, uint64_t payload, bool urgent, TbqBlock ** out)
   return st;
 }
 
-/* Read unit number `seq` at `off` into extents (no lock held). */
+/* Why unit reading failed, in `msg`: READ_FAILED. */
 static ReadResult
-spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
-    bool urgent, TbqBlock ** out, SpillUnitHeader * hdr, char *msg,
-    size_t msg_size, bool *checksum)
+read_io_error (const TbqSpill * s, uint64_t off, int err, char *msg,
+    size_t msg_size)
 {
-  TbqBlock *unit = NULL, *large[SPILL_UNIT_LARGE];
-  uint32_t n_large = 0, o, n;
-  uint64_t payload = 0, sum;
-  size_t got;
-  XXH3_state_t *xs;
-  int err;
-  TbqStatus st;
+  snprintf (msg, msg_size, "cannot read the spill file %s at offset %"
+      PRIu64 ": %s", s->path, off, strerror (err));
+  return READ_FAILED;
+}
 
-  *checksum = false;
-  err = read_all (s->fd, hdr, sizeof *hdr, off, &got);
+static ReadResult
+read_truncated (const TbqSpill * s, uint64_t off, char *msg,
+    size_t msg_size)
+{
+  snprintf (msg, msg_size, "the spill file %s is truncated: the unit at "
+      "offset %" PRIu64 " is not whole", s->path, off);
+  return READ_FAILED;
+}
+
+static ReadResult
+read_damaged (const TbqSpill * s, uint64_t off, char *msg, size_t msg_size,
+    bool *checksum)
+{
+  *checksum = true;
+  snprintf (msg, msg_size, "the spill file %s has a damaged unit at offset "
+      "%" PRIu64, s->path, off);
+  return READ_FAILED;
+}
+
+/* Read `len` bytes at `at` of the unit at `off` into `buf`, whole. */
+static ReadResult
+read_exactly (const TbqSpill * s, void *buf, size_t len, uint64_t at,
+    uint64_t off, char *msg, size_t msg_size)
+{
+  size_t got;
+  int err = read_all (s->fd, buf, len, at, &got);
+
   if (err != 0)
-    goto io_error;
-  if (got < sizeof *hdr)
-    goto truncated;
+    return read_io_error (s, off, err, msg, msg_size);
+  if (got < len)
+    return read_truncated (s, off, msg, msg_size);
+  return READ_OK;
+}
+
+/* The header of unit number `seq` at `off`, whole and as written, and
+ * within the `avail` bytes written from there. */
+static ReadResult
+spill_read_header (const TbqSpill * s, uint64_t seq, uint64_t off,
+    uint64_t avail, SpillUnitHeader * hdr, char *msg, size_t msg_size,
+    bool *checksum)
+{
+  ReadResult res = read_exactly (s, hdr, sizeof *hdr, off, off, msg,
+      msg_size);
+
+  if (res != READ_OK)
+    return res;
   if (hdr->magic != SPILL_MAGIC || hdr->version != SPILL_VERSION
       || hdr->header_size != sizeof *hdr || hdr->seq != seq
       || hdr->records_len == 0 || hdr->records_len % TBQ_RECORD_ALIGN != 0
@@ -686,13 +777,17 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
         "at offset %" PRIu64, s->path, off);
     return READ_FAILED;
   }
-  /* Reading ahead of a reader still busy in memory takes only room below
-   * the spill mark: what it has to read first holds the rest, and the
-   * writer needs room for what it spills. */
-  if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
-          s->hold + s->sink->cfg.block_size))
-    return READ_PARKED;
-  st = spill_extent (s, hdr->records_len, urgent, &unit);
+  return READ_OK;
+}
+
+/* The unit's records, read into an extent of their own (*unit). */
+static ReadResult
+spill_read_records (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    bool urgent, TbqBlock ** unit, char *msg, size_t msg_size)
+{
+  TbqStatus st = spill_extent (s, hdr->records_len, urgent, unit);
+  ReadResult res;
+
   if (st == TBQ_NO_SPACE)
     return READ_NO_ROOM;
   if (st != TBQ_OK) {
@@ -701,86 +796,148 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
         off, tbq_status_to_string (st));
     return READ_FAILED;
   }
-  err = read_all (s->fd, unit->data, hdr->records_len, off + sizeof *hdr,
-      &got);
-  if (err != 0)
-    goto io_error;
-  if (got < hdr->records_len)
-    goto truncated;
+  res = read_exactly (s, (*unit)->data, hdr->records_len, off + sizeof *hdr,
+      off, msg, msg_size);
+  if (res != READ_OK) {
+    tbq_extent_unref (*unit);
+    *unit = NULL;
+  }
+  return res;
+}
+
+/* Start the unit's checksum: its header (with its own field 0, as when it
+ * was summed) and its records. */
+static void
+spill_sum_records (XXH3_state_t * xs, SpillUnitHeader * hdr,
+    const TbqBlock * unit)
+{
+  uint64_t sum = hdr->checksum;
+
+  hdr->checksum = 0;
+  XXH3_64bits_reset (xs);
+  XXH3_64bits_update (xs, hdr, sizeof *hdr);
+  XXH3_64bits_update (xs, unit->data, hdr->records_len);
+  hdr->checksum = sum;
+}
+
+/* The payload of the large record at `o` in the unit, read into an
+ * extent of its own (large[*n_large]), which the record points to from
+ * now on (its reference passes); *payload, the padded payloads read so
+ * far, moves past it. */
+static ReadResult
+spill_read_large (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    TbqBlock * unit, uint32_t o, bool urgent, XXH3_state_t * xs,
+    TbqBlock ** large, uint32_t * n_large, uint64_t * payload, char *msg,
+    size_t msg_size, bool *checksum)
+{
+  const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+  TbqIndirect ind;
+  uint64_t padded;
+  TbqBlock *e;
+  TbqStatus st;
+  ReadResult res;
+
+  if (h->size != sizeof ind || *n_large == SPILL_UNIT_LARGE)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  ind = tbq_record_indirect (h);
+  padded = (ind.size + 7) & ~(uint64_t) 7;
+  if (ind.size == 0 || padded > hdr->payload_len - *payload)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  st = spill_extent (s, ind.size, urgent, &e);
+  if (st == TBQ_NO_SPACE)
+    return READ_NO_ROOM;
+  if (st != TBQ_OK) {
+    snprintf (msg, msg_size, "cannot allocate %" PRIu64 " bytes to read "
+        "back the spill file %s at offset %" PRIu64 ": %s", ind.size,
+        s->path, off, tbq_status_to_string (st));
+    return READ_FAILED;
+  }
+  large[(*n_large)++] = e;
+  res = read_exactly (s, e->data, ind.size, off + sizeof *hdr
+      + hdr->records_len + *payload, off, msg, msg_size);
+  if (res != READ_OK)
+    return res;
+  XXH3_64bits_update (xs, e->data, ind.size);
+  if (padded != ind.size)
+    XXH3_64bits_update (xs, spill_zeros, padded - ind.size);
+  *payload += padded;
+  tbq_record_put_indirect (unit->data + o, h->type, (uint32_t) ind.size, e);
+  return READ_OK;
+}
+
+/* The records: whole, as many as said, each large one's payload read
+ * into an extent of its own (large[], *n_large of them). */
+static ReadResult
+spill_read_payloads (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    TbqBlock * unit, bool urgent, XXH3_state_t * xs, TbqBlock ** large,
+    uint32_t * n_large, char *msg, size_t msg_size, bool *checksum)
+{
+  uint64_t payload = 0;
+  uint32_t o, n;
+
+  for (o = 0, n = 0; o < hdr->records_len; n++) {
+    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+    uint64_t span;
+
+    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
+      return read_damaged (s, off, msg, msg_size, checksum);
+    span = TBQ_RECORD_SPAN (h->size);
+    if (span > hdr->records_len - o)
+      return read_damaged (s, off, msg, msg_size, checksum);
+    if (tbq_record_is_indirect (h)) {
+      ReadResult res = spill_read_large (s, off, hdr, unit, o, urgent, xs,
+          large, n_large, &payload, msg, msg_size, checksum);
+
+      if (res != READ_OK)
+        return res;
+    }
+    o += (uint32_t) span;
+  }
+  if (n != hdr->n_records || payload != hdr->payload_len)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  return READ_OK;
+}
+
+/* Read unit number `seq` at `off` into extents (no lock held). */
+static ReadResult
+spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
+    bool urgent, TbqBlock ** out, SpillUnitHeader * hdr, char *msg,
+    size_t msg_size, bool *checksum)
+{
+  TbqBlock *unit = NULL, *large[SPILL_UNIT_LARGE];
+  uint32_t n_large = 0;
+  XXH3_state_t *xs;
+  ReadResult res;
+
+  *checksum = false;
+  res = spill_read_header (s, seq, off, avail, hdr, msg, msg_size, checksum);
+  if (res != READ_OK)
+    return res;
+  /* Reading ahead of a reader still busy in memory takes only room below
+   * the spill mark: what it has to read first holds the rest, and the
+   * writer needs room for what it spills. */
+  if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
+          s->hold + s->sink->cfg.block_size))
+    return READ_PARKED;
+  res = spill_read_records (s, off, hdr, urgent, &unit, msg, msg_size);
+  if (res != READ_OK)
+    return res;
   xs = XXH3_createState ();
   if (xs == NULL) {
     unit_drop (unit, large, n_large);
     snprintf (msg, msg_size, "cannot allocate a checksum state");
     return READ_FAILED;
   }
-  sum = hdr->checksum;
-  hdr->checksum = 0;
-  XXH3_64bits_reset (xs);
-  XXH3_64bits_update (xs, hdr, sizeof *hdr);
-  XXH3_64bits_update (xs, unit->data, hdr->records_len);
-  hdr->checksum = sum;
-  /* The records: whole, as many as said, each large one's payload read
-   * into an extent of its own. */
-  for (o = 0, n = 0; o < hdr->records_len; n++) {
-    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
-    uint64_t span;
-
-    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
-      goto damaged;
-    span = TBQ_RECORD_SPAN (h->size);
-    if (span > hdr->records_len - o)
-      goto damaged;
-    if (tbq_record_is_indirect (h)) {
-      TbqIndirect ind;
-      uint64_t padded;
-      TbqBlock *e;
-
-      if (h->size != sizeof ind || n_large == SPILL_UNIT_LARGE)
-        goto damaged;
-      ind = tbq_record_indirect (h);
-      padded = (ind.size + 7) & ~(uint64_t) 7;
-      if (ind.size == 0 || padded > hdr->payload_len - payload)
-        goto damaged;
-      st = spill_extent (s, ind.size, urgent, &e);
-      if (st == TBQ_NO_SPACE) {
-        XXH3_freeState (xs);
-        unit_drop (unit, large, n_large);
-        return READ_NO_ROOM;
-      }
-      if (st != TBQ_OK) {
-        XXH3_freeState (xs);
-        unit_drop (unit, large, n_large);
-        snprintf (msg, msg_size, "cannot allocate %" PRIu64 " bytes to read "
-            "back the spill file %s at offset %" PRIu64 ": %s", ind.size,
-            s->path, off, tbq_status_to_string (st));
-        return READ_FAILED;
-      }
-      large[n_large++] = e;
-      err = read_all (s->fd, e->data, ind.size, off + sizeof *hdr
-          + hdr->records_len + payload, &got);
-      if (err != 0) {
-        XXH3_freeState (xs);
-        goto io_error;
-      }
-      if (got < ind.size) {
-        XXH3_freeState (xs);
-        goto truncated;
-      }
-      XXH3_64bits_update (xs, e->data, ind.size);
-      if (padded != ind.size)
-        XXH3_64bits_update (xs, spill_zeros, padded - ind.size);
-      payload += padded;
-      /* The record points to its new extent (its reference passes). */
-      tbq_record_put_indirect (unit->data + o, h->type, (uint32_t) ind.size,
-          e);
-    }
-    o += (uint32_t) span;
-  }
-  if (n != hdr->n_records || payload != hdr->payload_len) {
+  spill_sum_records (xs, hdr, unit);
+  res = spill_read_payloads (s, off, hdr, unit, urgent, xs, large, &n_large,
+      msg, msg_size, checksum);
+  if (res != READ_OK) {
     XXH3_freeState (xs);
-    goto damaged;
+    /* Large records read so far point to extents in `large`. */
+    unit_drop (unit, large, n_large);
+    return res;
   }
-  if (XXH3_64bits_digest (xs) != sum) {
+  if (XXH3_64bits_digest (xs) != hdr->checksum) {
     XXH3_freeState (xs);
     *checksum = true;
     /* The large records' extents are the records': drop them with the
@@ -797,24 +954,6 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
       memory_order_relaxed);
   *out = unit;
   return READ_OK;
-
-damaged:
-  *checksum = true;
-  /* Large records read so far point to extents in `large`. */
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "the spill file %s has a damaged unit at offset "
-      "%" PRIu64, s->path, off);
-  return READ_FAILED;
-truncated:
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "the spill file %s is truncated: the unit at "
-      "offset %" PRIu64 " is not whole", s->path, off);
-  return READ_FAILED;
-io_error:
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "cannot read the spill file %s at offset %"
-      PRIu64 ": %s", s->path, off, strerror (err));
-  return READ_FAILED;
 }
 
 /* Pinned records of a unit read back get what they own from memory
