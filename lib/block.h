@@ -42,8 +42,9 @@
  *
  *  - The sink budget (pool.h).  Sink blocks in use and extents in use are
  *    charged, in bytes, to one counter of the sink pool (a relaxed CAS: it
- *    counts memory, it publishes nothing).  Whoever uncharges notifies the
- *    sink pool's event, so writers and the copier waiting for room wake.
+ *    counts memory, it publishes nothing), and no charge ever takes it past
+ *    its limit.  Whoever uncharges notifies the sink pool's event, so
+ *    writers, the copier and the spill thread waiting for room wake.
  *
  *  - Events (event.h).  A waiter reads the event's `seq` (acquire),
  *    registers in `waiters`, issues a full fence, re-checks its condition
@@ -86,8 +87,10 @@ struct TbqBlock
   TbqExtents *extents;          /* extents: their idle cache; NULL for blocks */
   uint32_t capacity;            /* data bytes */
   uint32_t mapped;              /* 1 = mmap'ed, 0 = aligned_alloc'ed */
+  uint32_t from_file;           /* extents: 1 = read back from the spill
+                                 * file (set by whoever takes it) */
   unsigned char pad_[TBQ_BLOCK_HEADER_SIZE - 2 * sizeof (uint32_t)
-      - 4 * sizeof (void *) - 2 * sizeof (uint32_t)];
+      - 4 * sizeof (void *) - 3 * sizeof (uint32_t)];
   unsigned char data[];
 };
 

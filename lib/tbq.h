@@ -251,11 +251,14 @@ TBQ_API uint32_t tbq_queue_max_inline_size (const TbqQueue * q);
 /* Largest payload of a record that travels out of line: what the sink
  * pool's budget (max_blocks x block size) can hold next to two sink
  * blocks, less the extent's 64-byte header and rounding; with spill
- * (tbq_queue_enable_spill()), what a quarter of the budget holds next to
+ * (tbq_queue_enable_spill()), what an eighth of the budget holds next to
  * four sink blocks and 128 KiB, so that a stalled reader never holds up a
- * record that goes to the file.  0 when the sink pool is too small for
- * any extent.  A record larger than this and than
- * tbq_queue_max_record_size() is refused with TBQ_TOO_LARGE. */
+ * record that goes to the file, and the record comes back within the
+ * budget.  0 when the sink pool is too small for any extent.  A record
+ * larger than both this without spill and tbq_queue_max_record_size() is
+ * refused with TBQ_TOO_LARGE; with spill, a record above this is taken
+ * (up to the budget less two sink blocks and its read-back room, an
+ * eighth) but stays in memory: the spill ends before it. */
 TBQ_API uint32_t tbq_queue_max_extent_size (const TbqQueue * q);
 
 /* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
@@ -794,9 +797,17 @@ TBQ_API TbqStatus tbq_reader_set_coalesce (TbqReader * r, int64_t bound_ns);
 /* Zero-copy: keep a record's bytes after moving on (`b` is TbqRecord.block:
  * a sink block or an extent).  It returns to the sink pool (an extent to
  * its idle cache) when its last reference is released, also after
- * tbq_queue_free(). Any thread. */
+ * tbq_queue_free(). Any thread.  A kept block counts against the sink
+ * budget while kept. */
 TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
+/* 1 when `b` (TbqRecord.block) holds records read back from the spill
+ * file, else 0 (0 for NULL).  Such memory comes out of the budget's
+ * read-back room (tbq_queue_enable_spill()): while a reference to it is
+ * kept, the reader may wait at the file for the room to read the next
+ * unit back, so a consumer that keeps records for long copies those.
+ * Any thread holding a reference. */
+TBQ_API int tbq_block_from_file (const TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
  * every record (the record's bytes are valid during the call only).  With
