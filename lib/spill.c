@@ -8,7 +8,22 @@
  * the reader will want it (up to SPILL_AHEAD_UNITS / _BYTES ahead, and
  * first when the reader waits); write a unit when the spill chain has
  * published records.  I/O runs with the lock released and `io_busy` set;
- * a discard sets `paused` and waits for `io_busy` to clear.
+ * a discard sets `paused` and waits for `io_busy` to clear.  With nothing
+ * to do it sleeps on `cond`, or, when the unit the reader waits for found
+ * no room in the budget (`room_wait`), on the extents' event until it
+ * fits (spill.h, "The budget").
+ *
+ * Invariants (lock held, between the loop's steps):
+ *  - every charge of the spill's fits the budget: a unit read back takes
+ *    its extents all or none (spill_read_payloads());
+ *  - a unit written needs, read back, at most the read-back room it had
+ *    when written (spill_pick());
+ *  - `room_wait` stands for the unit at `read_seq` (below `write_seq`, so
+ *    the run cannot end meanwhile); spill_decide() drops it once the
+ *    reader no longer waits at the marker (`reader_at` NULL) or the unit
+ *    fits, a discard drops it with the units;
+ *  - `room_sleeping` only while the thread sleeps on the extents' event,
+ *    which every spill_ring() then wakes.
  */
 #include "spill.h"
 
