@@ -249,6 +249,14 @@ gst_tbq_buffer_is_from_file (GstBuffer * buffer)
               gst_buffer_peek_memory (buffer, 0))->block);
 }
 
+gboolean
+gst_tbq_buffer_leave_budget (GstBuffer * buffer)
+{
+  return gst_tbq_buffer_is_pinned (buffer)
+      && tbq_block_leave_budget (((GstTbqMemory *)
+              gst_buffer_peek_memory (buffer, 0))->block);
+}
+
 GstBuffer *
 gst_tbq_buffer_unpin (GstBuffer * buffer)
 {

@@ -167,21 +167,25 @@ src_buffering (GstTbQueue * tbq, gsize bytes)
  * pins at most about half of it, and the rest goes round.  (A frame's
  * memory is an extent of its own: it pins nothing else.)
  *
- * A buffer read back from the spill file always goes out with memory of
- * its own (one more copy, on this thread, of what the file gave back):
- * the next part of the file is read back into the room of the sink pool
- * that the copy task and the upstream thread leave free for it (libtbq's
- * read-back room, an eighth of sink-max-bytes), and downstream that kept
- * what came from the file (an encoder's look-ahead, a sample held on to)
- * until it gets more would keep that room, and the rest of the file,
- * from coming back: the src task would wait at the file for ever.  What
- * was copied in before the spill began (in memory) is downstream's to
- * keep, as without spill: the rest of the sink pool holds it. */
+ * What comes back from the spill file is read back into the room of the
+ * sink pool that the copy task and the upstream thread leave free for it
+ * (libtbq's read-back room, an eighth of sink-max-bytes), and downstream
+ * that kept it (an encoder's look-ahead, a sample held on to) until it
+ * gets more would keep that room, and the rest of the file, from coming
+ * back: the src task would wait at the file for ever.  So it never stays
+ * in that room once pushed: a frame's memory (of its own, zero copy)
+ * leaves the sink pool's count, downstream's as a copy would be, and a
+ * small buffer, which shares memory with the others of its part of the
+ * file, goes out with memory of its own.  What was copied in before the
+ * spill began (in memory) is downstream's to keep, as without spill: the
+ * rest of the sink pool holds it. */
 static GstBuffer *
 src_unpin (GstTbQueue * tbq, GstBuffer * buffer, gboolean pressed)
 {
-  if ((pressed && gst_buffer_get_size (buffer) <= tbq->limits.max_inline)
-      || (tbq->spilling && gst_tbq_buffer_is_from_file (buffer)))
+  if (G_UNLIKELY (tbq->spilling) && gst_tbq_buffer_is_from_file (buffer))
+    return gst_tbq_buffer_leave_budget (buffer) ? buffer
+        : gst_tbq_buffer_unpin (buffer);
+  if (pressed && gst_buffer_get_size (buffer) <= tbq->limits.max_inline)
     return gst_tbq_buffer_unpin (buffer);
   return buffer;
 }
@@ -201,9 +205,9 @@ src_unpin_member (GstBuffer ** buffer, guint i, gpointer user_data)
   return TRUE;
 }
 
-/* qlock released: the item to push, with memory of its own for what came
- * back from the spill file, and for its small buffers when the sink pool
- * is more than half in use. */
+/* qlock released: the item to push, out of the sink pool's read-back room
+ * for what came back from the spill file, and with memory of its own for
+ * its small buffers when the sink pool is more than half in use. */
 static GstMiniObject *
 src_unpin_if_pressed (GstTbQueue * tbq, GstMiniObject * data)
 {

@@ -87,15 +87,24 @@ struct TbqBlock
   TbqExtents *extents;          /* extents: their idle cache; NULL for blocks */
   uint32_t capacity;            /* data bytes */
   uint32_t mapped;              /* 1 = mmap'ed, 0 = aligned_alloc'ed */
-  uint32_t from_file;           /* extents: 1 = read back from the spill
-                                 * file (set by whoever takes it) */
+  uint32_t from_file;           /* extents: TBQ_FROM_FILE_* (set by whoever
+                                 * takes it) */
+  _Atomic uint32_t unbudgeted;  /* extents: out of the sink budget already
+                                 * (tbq_block_leave_budget()) */
   unsigned char pad_[TBQ_BLOCK_HEADER_SIZE - 2 * sizeof (uint32_t)
-      - 4 * sizeof (void *) - 3 * sizeof (uint32_t)];
+      - 4 * sizeof (void *) - 4 * sizeof (uint32_t)];
   unsigned char data[];
 };
 
 _Static_assert (sizeof (TbqBlock) == TBQ_BLOCK_HEADER_SIZE,
     "block header size");
+
+/* TbqBlock.from_file of an extent: a writer's (0), the records of a unit
+ * read back from the spill file, or one large record's payload read back
+ * (spill.h). */
+#define TBQ_FROM_FILE_NO 0u
+#define TBQ_FROM_FILE_RECORDS 1u
+#define TBQ_FROM_FILE_PAYLOAD 2u
 
 /* A block about to start a chain position: empty and unsealed.  Relaxed:
  * nobody sees it before the release store that links it. */

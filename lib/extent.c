@@ -160,6 +160,7 @@ extent_alloc (TbqExtents * x, uint64_t bytes)
     return NULL;
   atomic_init (&e->published, 0);
   atomic_init (&e->next, NULL);
+  atomic_init (&e->unbudgeted, 0);
   e->free_next = NULL;
   e->pool = x->sink;
   e->extents = x;
@@ -314,7 +315,7 @@ extent_take (TbqExtents * x, uint64_t payload, uint64_t keep, bool share,
   if (!tbq_pool_charge (x->sink, bytes, keep, &used)) {
     /* A writer's leaves room for one more sink block (pool.h), and what a
      * spill holds back or reads back into. */
-    if (!from_file)
+    if (from_file == TBQ_FROM_FILE_NO)
       extents_note_gated (x, bytes);
     return TBQ_NO_SPACE;
   }
@@ -336,6 +337,7 @@ extent_take (TbqExtents * x, uint64_t payload, uint64_t keep, bool share,
   /* Relaxed, as `refs`: the extent reaches others through the chain
    * protocol (a writer's) or the spill's lock (a unit's). */
   e->from_file = from_file;
+  atomic_store_explicit (&e->unbudgeted, 0, memory_order_relaxed);
   atomic_store_explicit (&e->refs, 1, memory_order_relaxed);
   *out = e;
   return TBQ_OK;
@@ -344,14 +346,15 @@ extent_take (TbqExtents * x, uint64_t payload, uint64_t keep, bool share,
 TbqStatus
 tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 {
-  return extent_take (x, payload, extents_keep (x), true, 0, out);
+  return extent_take (x, payload, extents_keep (x), true, TBQ_FROM_FILE_NO,
+      out);
 }
 
 TbqStatus
 tbq_extent_take_back (TbqExtents * x, uint64_t payload, uint64_t keep,
-    TbqBlock ** out)
+    uint32_t from_file, TbqBlock ** out)
 {
-  return extent_take (x, payload, keep, false, 1, out);
+  return extent_take (x, payload, keep, false, from_file, out);
 }
 
 uint64_t
@@ -432,17 +435,21 @@ tbq_extent_unref (TbqBlock * e)
 {
   TbqExtents *x = e->extents;
   uint64_t bytes = extent_size (e);
+  bool charged;
 
   /* Acq_rel: every read of the extent's bytes happens before its reuse
-   * or its free. */
+   * or its free, and whoever took it out of the budget (holding a
+   * reference) did so before. */
   if (atomic_fetch_sub_explicit (&e->refs, 1, memory_order_acq_rel) != 1)
     return;
+  charged = !atomic_load_explicit (&e->unbudgeted, memory_order_relaxed);
   pthread_mutex_lock (&x->lock);
   if (x->orphaned) {
     pthread_mutex_unlock (&x->lock);
     /* The extent's own reference keeps `x` and the sink pool alive until
      * extent_free() drops it. */
-    tbq_pool_uncharge (x->sink, bytes);
+    if (charged)
+      tbq_pool_uncharge (x->sink, bytes);
     extent_free (x, e);
     return;
   }
@@ -453,7 +460,8 @@ tbq_extent_unref (TbqBlock * e)
   /* Under the lock, which keeps the queue (and so `x` and the sink pool)
    * from going away: the orphaning queue takes it too.  The wakes are
    * system calls only when somebody waits. */
-  tbq_pool_uncharge (x->sink, bytes);
+  if (charged)
+    tbq_pool_uncharge (x->sink, bytes);
   /* Above what the cache keeps: the copier trims, as for sink blocks. */
   if (tbq_extents_trim_due (x))
     tbq_event_notify (&x->sink->owner_ev);
@@ -609,7 +617,22 @@ int
 tbq_block_from_file (const TbqBlock * b)
 {
   /* Set before the block reached the caller (extent_take()). */
-  return b != NULL && b->extents != NULL && b->from_file != 0;
+  return b != NULL && b->extents != NULL
+      && b->from_file != TBQ_FROM_FILE_NO;
+}
+
+int
+tbq_block_leave_budget (TbqBlock * b)
+{
+  if (b == NULL || b->extents == NULL
+      || b->from_file != TBQ_FROM_FILE_PAYLOAD)
+    return 0;
+  /* Relaxed: once only, whoever asks first; the caller's reference,
+   * dropped later (acq_rel), orders it before the last unref's look at
+   * it.  The extent keeps its TbqExtents, and so the sink pool, alive. */
+  if (!atomic_exchange_explicit (&b->unbudgeted, 1, memory_order_relaxed))
+    tbq_pool_uncharge (b->extents->sink, extent_size (b));
+  return 1;
 }
 
 void

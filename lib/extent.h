@@ -101,9 +101,10 @@ TbqStatus tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out);
  * leaving `keep` of the budget free (the read-back room is the spill's to
  * take): the same, but never TBQ_TOO_LARGE for a copy group's share
  * (which may have shrunk since, as members joined: it is waited for
- * instead), and the extent says it came from the file (from_file). */
+ * instead), and the extent says what of the file it holds (`from_file`,
+ * TBQ_FROM_FILE_RECORDS or _PAYLOAD). */
 TbqStatus tbq_extent_take_back (TbqExtents * x, uint64_t payload,
-    uint64_t keep, TbqBlock ** out);
+    uint64_t keep, uint32_t from_file, TbqBlock ** out);
 /* Budget bytes an extent for `payload` bytes takes (header and rounding
  * included; the spill cuts its units by them). */
 uint64_t tbq_extents_bytes (const TbqExtents * x, uint64_t payload);
@@ -138,8 +139,9 @@ tbq_extents_event (TbqExtents * x)
  * release of the hold wakes writers waiting for room. */
 void tbq_extents_hold (TbqExtents * x, uint64_t bytes);
 
-/* Drop a reference; the last one uncharges the extent and caches (or
- * frees) it.  Any thread. */
+/* Drop a reference; the last one uncharges the extent (unless it left the
+ * budget, tbq_block_leave_budget()) and caches (or frees) it.  Any
+ * thread. */
 void tbq_extent_unref (TbqBlock * e);
 
 /* Whether the idle cache is above what it keeps. */

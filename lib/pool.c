@@ -67,7 +67,8 @@ block_alloc (TbqPool * pool, bool prefault)
   b->free_next = NULL;
   b->pool = pool;
   b->extents = NULL;
-  b->from_file = 0;
+  b->from_file = TBQ_FROM_FILE_NO;
+  atomic_init (&b->unbudgeted, 0);
   b->capacity = (uint32_t) (size - TBQ_BLOCK_HEADER_SIZE);
   if (pool->shared)
     atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);

@@ -759,12 +759,14 @@ spill_read_keep (const TbqSpill * s, bool urgent)
   return urgent ? 0 : s->hold + s->sink->cfg.block_size;
 }
 
-/* An extent for a unit being read back, within the budget. */
+/* An extent for a unit being read back (`from_file`: for its records,
+ * or a large record's payload), within the budget. */
 static TbqStatus
-spill_extent (TbqSpill * s, uint64_t payload, bool urgent, TbqBlock ** out)
+spill_extent (TbqSpill * s, uint64_t payload, bool urgent, uint32_t from_file,
+    TbqBlock ** out)
 {
   return tbq_extent_take_back (s->extents, payload,
-      spill_read_keep (s, urgent), out);
+      spill_read_keep (s, urgent), from_file, out);
 }
 
 /* Why unit reading failed, in `msg`: READ_FAILED. */
@@ -843,7 +845,8 @@ spill_read_records (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
     bool urgent, TbqBlock ** unit, uint64_t * need, char *msg,
     size_t msg_size)
 {
-  TbqStatus st = spill_extent (s, hdr->records_len, urgent, unit);
+  TbqStatus st = spill_extent (s, hdr->records_len, urgent,
+      TBQ_FROM_FILE_RECORDS, unit);
   ReadResult res;
 
   if (st == TBQ_NO_SPACE) {
@@ -903,7 +906,7 @@ spill_read_large (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
   padded = (ind.size + 7) & ~(uint64_t) 7;
   if (ind.size == 0 || padded > hdr->payload_len - *payload)
     return read_damaged (s, off, msg, msg_size, checksum);
-  st = spill_extent (s, ind.size, urgent, &e);
+  st = spill_extent (s, ind.size, urgent, TBQ_FROM_FILE_PAYLOAD, &e);
   if (st == TBQ_NO_SPACE)
     return READ_NO_ROOM;
   if (st != TBQ_OK) {

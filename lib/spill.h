@@ -46,8 +46,9 @@
  * every uncharge of the budget, every lift of its limit and a member
  * leaving a copy group wake, and so does whoever rings the spill thread
  * (spill_ring()).  A zero-copy holder that keeps memory read back while
- * it waits for more would hold up the file: the element copies what
- * comes back from the file (tbq_block_from_file()).
+ * it waits for more would hold up the file: the element takes a large
+ * record's extent out of the budget as it hands it on
+ * (tbq_block_leave_budget()) and copies a small record.
  *
  * Errors.  A write that fails (ENOSPC, EIO, EFBIG, EROFS, ...) leaves its
  * records in the spill chain, in memory, reports once through

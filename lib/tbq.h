@@ -805,9 +805,19 @@ TBQ_API void tbq_block_unref (TbqBlock * b);
  * file, else 0 (0 for NULL).  Such memory comes out of the budget's
  * read-back room (tbq_queue_enable_spill()): while a reference to it is
  * kept, the reader may wait at the file for the room to read the next
- * unit back, so a consumer that keeps records for long copies those.
- * Any thread holding a reference. */
+ * unit back.  A consumer that lets others keep records for long takes a
+ * large record's memory out of the budget (tbq_block_leave_budget()) and
+ * copies a small one's.  Any thread holding a reference. */
 TBQ_API int tbq_block_from_file (const TbqBlock * b);
+/* Take `b`, the extent of one large record read back from the spill file
+ * (TbqRecord.block: tbq_block_from_file() says 1, and it holds that record
+ * alone), out of the sink budget: from now on it counts as its holders'
+ * memory, as a copy of it would, and its last unref returns it to the idle
+ * cache.  1 when `b` is such an extent (out of the budget now, or already);
+ * 0 for anything else (NULL, a sink block, the records of a unit, which
+ * small records share, a writer's extent).  Any thread holding a
+ * reference. */
+TBQ_API int tbq_block_leave_budget (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
  * every record (the record's bytes are valid during the call only).  With

@@ -687,18 +687,20 @@ a_full_file_is_read_back_within_the_budget (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
-/* A zero-copy reader that keeps every record it took from memory (a
- * reference to its block) while it reads the file back: what it keeps is
- * the budget's, and the file still comes back whole within the budget,
- * into the room kept for it.  The records read back say so
- * (tbq_block_from_file()); those the reader keeps never are. */
+/* A zero-copy reader that keeps every record it takes (a reference to
+ * its block) while it reads the file back: what it kept from memory is
+ * the budget's, a large record read back from the file it takes out of
+ * the budget (tbq_block_leave_budget()), a small one read back it would
+ * copy (it does not keep it).  The file still comes back whole within the
+ * budget, into the room kept for it, and what the reader keeps of it
+ * does not count. */
 static void
 records_kept_from_memory_leave_room_to_read_the_file_back (void)
 {
   TbqWriter *w;
   TbqReader *r;
   TbqQueue *q = spill_queue (&w, &r, 1, 0, NULL);
-  uint64_t n = records_for (10), i, kept = 0, from_file = 0;
+  uint64_t n = records_for (10), i, kept = 0, from_file = 0, out = 0;
   TbqBlock **held = calloc (n, sizeof *held);
   TbqStats st;
 
@@ -713,13 +715,22 @@ records_kept_from_memory_leave_room_to_read_the_file_back (void)
     CHECK (matches (&rec, i));
     if (tbq_block_from_file (rec.block)) {
       from_file++;
+      /* A large record's own extent leaves the budget; a unit's records,
+       * which small records share, never do. */
+      if (!tbq_block_leave_budget (rec.block)) {
+        CHECK (rec.size <= tbq_queue_max_inline_size (q));
+        continue;
+      }
+      CHECK (rec.size > tbq_queue_max_inline_size (q));
+      out++;
     } else {
-      tbq_block_ref (rec.block);
-      held[kept++] = rec.block;
+      CHECK_EQ (tbq_block_leave_budget (rec.block), 0);
     }
+    tbq_block_ref (rec.block);
+    held[kept++] = rec.block;
   }
-  CHECK (from_file > 0);
-  CHECK (kept > 0);
+  CHECK (from_file > out && out > 0);
+  CHECK (kept > out);
   st = stats_of (q);
   CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
   if (st.extents.budget_peak > BUDGET) {
