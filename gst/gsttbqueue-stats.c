@@ -210,7 +210,7 @@ static const Field fields[] = {
       "Sink pool memory counted against `sink-max-bytes`: the sink blocks "
       "in use and the memory of copied frames, queued, on their way to the "
       "spill file or still held downstream, and of what is read back from "
-      "the file until the src task takes it (bytes)"),
+      "the file until the src task pushes it (bytes)"),
   FIELD_U64 ("sink-bytes-peak", lib.extents.budget_peak,
       "Highest `sink-bytes-in-use` since the last READY to PAUSED; never "
       "below it, never above `sink-max-bytes` (bytes)"),
