@@ -38,7 +38,11 @@
  *    the indirect record owns one reference, which passes to the reader
  *    when it takes the record (dropped at its next take) or to discard.
  *    The last unref (acq_rel) returns it to the idle cache, whose lock
- *    orders it before its reuse by a writer.
+ *    orders it before its reuse by a writer.  An extent a spill read back
+ *    may leave the budget before (tbq_block_leave_budget(): an atomic
+ *    flag taken once, by a holder of a reference); the last unref reads
+ *    the flag after its acq_rel decrement and uncharges only what is
+ *    still charged.
  *
  *  - The sink budget (pool.h).  Sink blocks in use and extents in use are
  *    charged, in bytes, to one counter of the sink pool (a relaxed CAS: it
