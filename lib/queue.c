@@ -258,12 +258,14 @@ tbq_queue_max_extent_size (const TbqQueue * q)
     return 0;
   n = tbq_extents_max_payload (q->extents);
   if (q->spill != NULL) {
-    /* A run leaves a quarter of the budget for what goes to the file
-     * (spill.h): less the spill chain's block, the block extents leave
-     * free and a unit read back, and page rounding. */
-    uint64_t quarter = q->sink_pool->bytes_max / 4;
+    /* A run has an eighth of the budget for what goes to the file: the
+     * quarter above the spill mark less the read-back room (spill.h,
+     * "The budget"), which also holds any unit read back: less the spill
+     * chain's block, the block extents leave free, the records of the
+     * unit it comes back in, and page rounding. */
+    uint64_t eighth = q->sink_pool->bytes_max / 8;
     uint64_t room = 4 * (uint64_t) q->cfg.sink.block_size + 2 * 65536;
-    uint64_t cap = quarter > room ? quarter - room : 0;
+    uint64_t cap = eighth > room ? eighth - room : 0;
 
     if (cap < n)
       n = (uint32_t) cap;

@@ -271,11 +271,14 @@ TBQ_API uint32_t tbq_queue_max_inline_size (const TbqQueue * q);
 /* Largest payload of a record that travels out of line: what the sink
  * pool's budget (max_blocks x block size) can hold next to two sink
  * blocks, less the extent's 64-byte header and rounding; with spill
- * (tbq_queue_enable_spill()), what a quarter of the budget holds next to
+ * (tbq_queue_enable_spill()), what an eighth of the budget holds next to
  * four sink blocks and 128 KiB, so that a stalled reader never holds up a
- * record that goes to the file.  0 when the sink pool is too small for
- * any extent.  A record larger than this and than
- * tbq_queue_max_record_size() is refused with TBQ_TOO_LARGE. */
+ * record that goes to the file, and the record comes back within the
+ * budget.  0 when the sink pool is too small for any extent.  A record
+ * larger than both this without spill and tbq_queue_max_record_size() is
+ * refused with TBQ_TOO_LARGE; with spill, a record above this is taken
+ * (up to the budget less two sink blocks and its read-back room, an
+ * eighth) but stays in memory: the spill ends before it. */
 TBQ_API uint32_t tbq_queue_max_extent_size (const TbqQueue * q);
 
 /* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
@@ -865,9 +868,27 @@ TBQ_API void tbq_reader_get_stats (TbqReader * r, TbqReaderStats * st);
 /* Zero-copy: keep a record's bytes after moving on (`b` is TbqRecord.block:
  * a sink block or an extent).  It returns to the sink pool (an extent to
  * its idle cache) when its last reference is released, also after
- * tbq_queue_free(). Any thread. */
+ * tbq_queue_free(). Any thread.  A kept block counts against the sink
+ * budget while kept. */
 TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
+/* 1 when `b` (TbqRecord.block) holds records read back from the spill
+ * file, else 0 (0 for NULL).  Such memory comes out of the budget's
+ * read-back room (tbq_queue_enable_spill()): while a reference to it is
+ * kept, the reader may wait at the file for the room to read the next
+ * unit back.  A consumer that lets others keep records for long takes a
+ * large record's memory out of the budget (tbq_block_leave_budget()) and
+ * copies a small one's.  Any thread holding a reference. */
+TBQ_API int tbq_block_from_file (const TbqBlock * b);
+/* Take `b`, the extent of one large record read back from the spill file
+ * (TbqRecord.block: tbq_block_from_file() says 1, and it holds that record
+ * alone), out of the sink budget: from now on it counts as its holders'
+ * memory, as a copy of it would, and its last unref returns it to the idle
+ * cache.  1 when `b` is such an extent (out of the budget now, or already);
+ * 0 for anything else (NULL, a sink block, the records of a unit, which
+ * small records share, a writer's extent).  Any thread holding a
+ * reference. */
+TBQ_API int tbq_block_leave_budget (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
  * every record (the record's bytes are valid during the call only).  With

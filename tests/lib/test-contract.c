@@ -233,6 +233,8 @@ reader_entry_points_refuse_null (void)
   tbq_reader_free (NULL);
   tbq_block_ref (NULL);
   tbq_block_unref (NULL);
+  CHECK (tbq_block_from_file (NULL) == 0);
+  CHECK (tbq_block_leave_budget (NULL) == 0);
   CHECK_STATUS (tbq_consumer_start (NULL, NULL, NULL), TBQ_INVALID_ARGUMENT);
   CHECK_STATUS (tbq_consumer_start (f.r, NULL, NULL), TBQ_INVALID_ARGUMENT);
   tbq_consumer_stop (NULL);

@@ -857,6 +857,125 @@ max_bytes_bounds_what_the_file_holds (void)
   tbq_queue_free (q, NULL, NULL);
 }
 
+/* The budget a queue's memory may take: the sink pool's blocks and
+ * extents in use, whoever holds them (TbqExtentStats.budget_peak is the
+ * highest it reached). */
+#define BUDGET ((uint64_t) SINK_BLOCKS * BLOCK)
+
+typedef struct
+{
+  TbqWriter *w;
+  uint64_t from, to;
+} RangeWriter;
+
+/* Write records [from, to) on a thread of its own, each waiting for room
+ * as long as it takes. */
+static void *
+range_writer_main (void *arg)
+{
+  RangeWriter *rw = arg;
+
+  write_range (rw->w, rw->from, rw->to);
+  return NULL;
+}
+
+/* The file full (max_bytes) and memory full of what cannot go to it, then
+ * everything read back while a writer thread writes as much again, as
+ * fast as there is room: the budget never goes past its end, whichever
+ * way the threads go.  What the budget covers is every sink block in use
+ * and every extent in use: those of the backlog in memory, of the spill
+ * chain that waits for room in the file, and of the units read back (not
+ * the idle blocks and extents kept for reuse).  The unit the reader waits
+ * for is read back into the room the copier and the writers leave free
+ * (an eighth), wherever they stand. */
+static void
+a_full_file_is_read_back_within_the_budget (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 1, 64 * 1024, NULL);
+  RangeWriter rw;
+  pthread_t th;
+  TbqStats st;
+
+  rw.w = w;
+  rw.from = write_until_full (q, w, 0, records_for (20));
+  rw.to = rw.from + records_for (20);
+  st = stats_of (q);
+  CHECK (st.spill.failing == 1);
+  CHECK (st.spill.units_written > 0);
+  CHECK (pthread_create (&th, NULL, range_writer_main, &rw) == 0);
+  read_range (r, 0, rw.to);
+  pthread_join (th, NULL);
+  st = stats_of (q);
+  CHECK (st.spill.bytes_read > 0);
+  if (st.extents.budget_peak > BUDGET) {
+    printf ("# budget peak %" PRIu64 " of %" PRIu64 "\n",
+        st.extents.budget_peak, BUDGET);
+    fflush (stdout);
+    _exit (1);
+  }
+  tbq_queue_free (q, NULL, NULL);
+}
+
+/* A zero-copy reader that keeps every record it takes (a reference to
+ * its block) while it reads the file back: what it kept from memory is
+ * the budget's, a large record read back from the file it takes out of
+ * the budget (tbq_block_leave_budget()), a small one read back it would
+ * copy (it does not keep it).  The file still comes back whole within the
+ * budget, into the room kept for it, and what the reader keeps of it
+ * does not count. */
+static void
+records_kept_from_memory_leave_room_to_read_the_file_back (void)
+{
+  TbqWriter *w;
+  TbqReader *r;
+  TbqQueue *q = spill_queue (&w, &r, 1, 0, NULL);
+  uint64_t n = records_for (10), i, kept = 0, from_file = 0, out = 0;
+  TbqBlock **held = calloc (n, sizeof *held);
+  TbqStats st;
+
+  CHECK (held != NULL);
+  write_range (w, 0, n);
+  CHECK_OK (tbq_writer_sync (w, EVENTUALLY_NS));
+  WAIT_UNTIL (stats_of (q).spill.units_written > 4);
+  for (i = 0; i < n; i++) {
+    TbqRecord rec;
+
+    CHECK_OK (read_record (r, &rec, EVENTUALLY_NS));
+    CHECK (matches (&rec, i));
+    if (tbq_block_from_file (rec.block)) {
+      from_file++;
+      /* A large record's own extent leaves the budget; a unit's records,
+       * which small records share, never do. */
+      if (!tbq_block_leave_budget (rec.block)) {
+        CHECK (rec.size <= tbq_queue_max_inline_size (q));
+        continue;
+      }
+      CHECK (rec.size > tbq_queue_max_inline_size (q));
+      out++;
+    } else {
+      CHECK_EQ (tbq_block_leave_budget (rec.block), 0);
+    }
+    tbq_block_ref (rec.block);
+    held[kept++] = rec.block;
+  }
+  CHECK (from_file > out && out > 0);
+  CHECK (kept > out);
+  st = stats_of (q);
+  CHECK_EQ (st.spill.bytes_read, st.spill.bytes_written);
+  if (st.extents.budget_peak > BUDGET) {
+    printf ("# budget peak %" PRIu64 " of %" PRIu64 "\n",
+        st.extents.budget_peak, BUDGET);
+    fflush (stdout);
+    _exit (1);
+  }
+  for (i = 0; i < kept; i++)
+    tbq_block_unref (held[i]);
+  free (held);
+  tbq_queue_free (q, NULL, NULL);
+}
+
 /* A real full disk: a small tmpfs of its own (a mount namespace of the
  * test's process: root only), nearly filled by another file.  The spill
  * fills the rest and gets ENOSPC: reported, the queue is full, nothing is
@@ -872,7 +991,12 @@ a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes (void)
   TbqReader *r;
   TbqQueue *q;
   Reports rep = { 0, 0, "" };
-  uint64_t n = records_for (8), accepted;
+  /* Six budgets: more than memory and the file's first 64 KiB take, and
+   * with room to spare in the file's 512 KiB once the filler goes (what
+   * the file holds of them, their records, each unit's header and their
+   * payloads, is about 390 KB; eight budgets took up to 520 KB, at its
+   * edge, and some runs found it full again). */
+  uint64_t n = records_for (6), accepted;
   char msg[256] = "", block[4096];
   int fd, i;
 
@@ -1035,6 +1159,8 @@ TAP_MAIN (TAP_TEST (a_backlog_twenty_times_the_budget_spills_and_comes_back_in_o
     TAP_TEST (a_read_error_is_an_io_error),
     TAP_TEST (a_full_disk_keeps_every_record_and_spilling_resumes),
     TAP_TEST (max_bytes_bounds_what_the_file_holds),
+    TAP_TEST (a_full_file_is_read_back_within_the_budget),
+    TAP_TEST (records_kept_from_memory_leave_room_to_read_the_file_back),
     TAP_TEST (a_real_full_tmpfs_is_a_full_queue_and_spilling_resumes),
     TAP_TEST (read_space_goes_back_while_the_file_is_in_use),
     TAP_TEST (several_readers_take_a_spilled_backlog_back_whole),
