@@ -123,12 +123,9 @@ copier_next_sink (TbqCopier * c, bool pulling)
 {
   TbqBlock *old = c->sink_cur;
   TbqBlock *nb, *link;
-  /* Past the spill mark the blocks from here on go to the spill thread
-   * (spill.h); a pulling reader leaves that to the copier. */
-  bool run = TBQ_UNLIKELY (c->spill != NULL) && !pulling
-      && tbq_spill_wants_run (c->spill);
   TbqStatus st = tbq_pool_take (c->sink, !pulling, &nb);
   uint32_t old_len;
+  bool run;
 
   if (st != TBQ_OK) {
     tbq_copier_publish_sink (c);
@@ -157,6 +154,15 @@ copier_next_sink (TbqCopier * c, bool pulling)
       return st;
   }
   c->sink_wait_counted = false;
+  /* Past the spill mark the blocks from here on go to the spill thread
+   * (spill.h); a pulling reader leaves that to the copier.  Asked with
+   * the new block charged: the block that crosses the mark is the run's
+   * first, never one more kept in memory before the marker (a block
+   * charged after a look that came before a writer's extents would
+   * leave the memory only a reader frees above the mark, and a writer
+   * with no reader waiting for room for good). */
+  run = TBQ_UNLIKELY (c->spill != NULL) && !pulling
+      && tbq_spill_wants_run (c->spill);
   old_len = (uint32_t) (c->spos - old->data);
   tbq_block_reset (nb);
   copier_start_sink (c, nb);
