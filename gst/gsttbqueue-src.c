@@ -36,12 +36,7 @@ gst_tbqueue_locked_start_streaming (GstTbQueue * tbq)
 {
   gst_tbqueue_locked_forget_eos (tbq);
   gst_tbqueue_locked_set_flow (tbq, GST_FLOW_OK);
-  if (!gst_pad_is_active (tbq->srcpad)) {
-    GST_INFO_OBJECT (tbq, "not starting the src task: pad inactive");
-    return TRUE;
-  }
-  return gst_pad_start_task (tbq->srcpad, (GstTaskFunction) gst_tbqueue_loop,
-      tbq->srcpad, NULL);
+  return GST_TBQUEUE_GET_CLASS (tbq)->locked_start_src (tbq);
 }
 
 /* Activation: as gst_tbqueue_locked_start_streaming(), once the two-layer
@@ -71,7 +66,7 @@ gst_tbqueue_stop_streaming (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  gst_pad_pause_task (tbq->srcpad);
+  GST_TBQUEUE_GET_CLASS (tbq)->pause_src (tbq);
   gst_tbqueue_copy_task_wait_paused (tbq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->last_query = FALSE;
@@ -681,4 +676,51 @@ gst_tbqueue_src_set_functions (GstPad * pad)
   gst_pad_set_query_function (pad, GST_DEBUG_FUNCPTR (gst_tbqueue_src_query));
   gst_pad_set_activatemode_function (pad,
       GST_DEBUG_FUNCPTR (gst_tbqueue_src_activate_mode));
+}
+
+/* ---- tbqueue's src side: its one src pad ---- */
+
+static gboolean
+src_locked_start (GstTbQueue * tbq)
+{
+  if (!gst_pad_is_active (tbq->srcpad)) {
+    GST_INFO_OBJECT (tbq, "not starting the src task: pad inactive");
+    return TRUE;
+  }
+  return gst_pad_start_task (tbq->srcpad, (GstTaskFunction) gst_tbqueue_loop,
+      tbq->srcpad, NULL);
+}
+
+static void
+src_pause (GstTbQueue * tbq)
+{
+  gst_pad_pause_task (tbq->srcpad);
+}
+
+static gboolean
+src_active (GstTbQueue * tbq)
+{
+  return gst_pad_is_active (tbq->srcpad);
+}
+
+static gboolean
+src_push_downstream (GstTbQueue * tbq, GstEvent * event)
+{
+  return gst_pad_push_event (tbq->srcpad, event);
+}
+
+static void
+src_locked_store_sticky (GstTbQueue * tbq, GstEvent * event)
+{
+  gst_pad_store_sticky_event (tbq->srcpad, event);
+}
+
+void
+gst_tbqueue_src_class_init (GstTbQueueClass * klass)
+{
+  klass->locked_start_src = src_locked_start;
+  klass->pause_src = src_pause;
+  klass->src_active = src_active;
+  klass->push_downstream = src_push_downstream;
+  klass->locked_store_sticky = src_locked_store_sticky;
 }

@@ -17,6 +17,8 @@ void gst_tbqueue_locked_forget_eos (GstTbQueue * tbq);
 void gst_tbqueue_stop_streaming (GstTbQueue * tbq);
 
 void gst_tbqueue_src_set_functions (GstPad * pad);
+/* tbqueue's class: its src side is its one src pad. */
+void gst_tbqueue_src_class_init (GstTbQueueClass * klass);
 
 guint64 gst_tbqueue_locked_coalesce_bound (GstTbQueue * tbq);
 
