@@ -212,18 +212,27 @@ gst_tbq_pair_has_room (GstTbqPair * pair)
   return room;
 }
 
-gboolean
-gst_tbq_pair_wait_room (GstTbqPair * pair)
+guint
+gst_tbq_pair_wait_key (GstTbqPair * pair)
 {
-  guint interrupts;
+  guint key;
+
+  g_mutex_lock (&pair->lock);
+  key = pair->interrupts;
+  g_mutex_unlock (&pair->lock);
+  return key;
+}
+
+gboolean
+gst_tbq_pair_wait_room (GstTbqPair * pair, guint key)
+{
   gboolean room;
 
   g_mutex_lock (&pair->lock);
-  interrupts = pair->interrupts;
-  while (!pair->flushing && interrupts == pair->interrupts
+  while (!pair->flushing && key == pair->interrupts
       && !locked_has_room (pair))
     g_cond_wait (&pair->room, &pair->lock);
-  room = locked_has_room (pair) && interrupts == pair->interrupts;
+  room = locked_has_room (pair) && key == pair->interrupts;
   g_mutex_unlock (&pair->lock);
   return room;
 }

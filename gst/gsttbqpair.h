@@ -125,12 +125,17 @@ guint gst_tbq_pair_in_flight (GstTbqPair * pair);
 /* Whether a number can be handed out now (room in the window, and not
  * flushing). */
 gboolean gst_tbq_pair_has_room (GstTbqPair * pair);
+/* The key of a wait for room: taken (under the caller's lock) before the
+ * caller looked, so that an interrupt between the look and the wait is
+ * not missed. */
+guint gst_tbq_pair_wait_key (GstTbqPair * pair);
 /* Wait until a number can be handed out, or until the pair flushes or
- * gst_tbq_pair_interrupt() is called: FALSE then.  No lock of the
- * caller's may be held (the join's progress may need it). */
-gboolean gst_tbq_pair_wait_room (GstTbqPair * pair);
-/* End every gst_tbq_pair_wait_room() now (it returns FALSE): the split
- * stops a branch thread or changes its state. */
+ * gst_tbq_pair_interrupt() was called since `key` was taken: FALSE then.
+ * No lock of the caller's may be held (the join's progress may need
+ * it). */
+gboolean gst_tbq_pair_wait_room (GstTbqPair * pair, guint key);
+/* End every gst_tbq_pair_wait_room() now (it returns FALSE), and the
+ * ones whose key was taken before: the split's flow changed. */
 void gst_tbq_pair_interrupt (GstTbqPair * pair);
 /* Hand out the next number, to `branch`, or, with `event` (a serialized
  * event that is not sticky; the pair takes a reference), to every branch
