@@ -11,6 +11,7 @@
 
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
+#define BIND_QUERY_NAME "tbqsplit-bind"
 
 /* One number in the window. */
 typedef struct
@@ -337,6 +338,24 @@ gst_tbq_pair_flush_stop (GstTbqPair * pair)
   g_mutex_unlock (&pair->lock);
 }
 
+GstQuery *
+gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch)
+{
+  return gst_query_new_custom (GST_QUERY_CUSTOM,
+      gst_structure_new (BIND_QUERY_NAME, "pair", GST_TYPE_TBQ_PAIR, pair,
+          "branch", G_TYPE_UINT, branch, "crossed", G_TYPE_UINT, 0,
+          "bound", G_TYPE_BOOLEAN, FALSE, NULL));
+}
+
+gboolean
+gst_tbq_pair_bind_query_bound (GstQuery * query)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gboolean bound = FALSE;
+
+  return s != NULL && gst_structure_get_boolean (s, "bound", &bound) && bound;
+}
+
 GstEvent *
 gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
 {
@@ -466,6 +485,50 @@ gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
   if (seq != NULL)
     *seq = n;
   return TRUE;
+}
+
+gboolean
+gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
+    guint * branch, guint * crossed)
+{
+  const GstStructure *s;
+  GstTbqPair *p = NULL;
+  guint b, c;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM)
+    return FALSE;
+  s = gst_query_get_structure (query);
+  if (s == NULL || !gst_structure_has_name (s, BIND_QUERY_NAME)
+      || !gst_structure_get (s, "pair", GST_TYPE_TBQ_PAIR, &p,
+          "branch", G_TYPE_UINT, &b, "crossed", G_TYPE_UINT, &c, NULL))
+    return FALSE;
+  if (pair != NULL)
+    *pair = p;
+  else
+    gst_tbq_pair_unref (p);
+  if (branch != NULL)
+    *branch = b;
+  if (crossed != NULL)
+    *crossed = c;
+  return TRUE;
+}
+
+void
+gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta)
+{
+  GstStructure *s = gst_query_writable_structure (query);
+  guint c = 0;
+
+  gst_structure_get_uint (s, "crossed", &c);
+  gst_structure_set (s, "crossed", G_TYPE_UINT, (guint) ((gint) c + delta),
+      NULL);
+}
+
+void
+gst_tbq_pair_bind_query_set_bound (GstQuery * query)
+{
+  gst_structure_set (gst_query_writable_structure (query), "bound",
+      G_TYPE_BOOLEAN, TRUE, NULL);
 }
 
 gboolean

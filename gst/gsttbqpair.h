@@ -160,6 +160,20 @@ void gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
 void gst_tbq_pair_flush_start (GstTbqPair * pair);
 void gst_tbq_pair_flush_stop (GstTbqPair * pair);
 
+/* The question the split asks down a branch before the branch's first
+ * number: "which join closes this branch?"  A custom query (not
+ * serialized: it passes at once, through workers' default handling).  A
+ * join that gets it with `crossed` 0 binds the sink pad it came in by to
+ * (pair, branch) and answers it (gst_tbq_pair_bind_query_set_bound);
+ * with `crossed` above 0 it belongs to a join further down: that join
+ * lowers it by one and passes it on through its src pad.  A split that
+ * gets one on its sink pad (it is inside another pair's branch) raises
+ * it by one and passes it down one of its branches: so every join
+ * answers its own split, brackets matched, however pairs nest. */
+GstQuery *gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch);
+/* Whether the query was answered by a join. */
+gboolean gst_tbq_pair_bind_query_bound (GstQuery * query);
+
 /* The sticky event that names the pair and `branch`, for the split to
  * store on the branch's src pad. */
 GstEvent *gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch);
@@ -185,6 +199,16 @@ gboolean gst_tbq_pair_parse_branch_event (GstEvent * event,
  * number. */
 gboolean gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
     guint64 * epoch, guint * branch, guint64 * seq);
+/* Whether `query` is a split's bind query; if so, the pair (a new
+ * reference, when `pair` is not NULL), the branch and how many splits it
+ * crossed since its own. */
+gboolean gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
+    guint * branch, guint * crossed);
+/* Raise (a split passing it down) or lower (a join passing it on)
+ * `crossed` by `delta`. */
+void gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta);
+/* The join answers: it bound the pad the query came in by. */
+void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
 /* Whether `event` belongs to the pair machinery (a branch event or a
  * marker, of any pair). */
 gboolean gst_tbq_pair_is_pair_event (GstEvent * event);

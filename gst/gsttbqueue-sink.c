@@ -853,7 +853,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
 /* ---- queries ---- */
 
-static gboolean
+gboolean
 gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTbQueue *tbq = (GstTbQueue *) parent;

@@ -76,8 +76,8 @@ gst_tbqueue_stop_streaming (GstTbQueue * tbq)
 
 /* ---- pushing ---- */
 
-static void
-emit (GstTbQueue * tbq, guint signal)
+void
+gst_tbqueue_emit (GstTbQueue * tbq, guint signal)
 {
   if (!TBQ_LOAD (tbq->silent))
     g_signal_emit (tbq, gst_tbqueue_signals[signal], 0);
@@ -193,10 +193,22 @@ src_unpin_if_pressed (GstTbQueue * tbq, GstMiniObject * data)
   return GST_MINI_OBJECT_CAST (bl);
 }
 
-/* Push a buffer or a buffer list; qlock released around the push.  With
- * EOS from downstream, *next is the next item to push, if any. */
 static GstFlowReturn
-locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
+push_data_on_pad (GstPad * pad, GstMiniObject * data, gpointer user_data)
+{
+  if (GST_IS_BUFFER (data))
+    return gst_pad_push (pad, GST_BUFFER_CAST (data));
+  return gst_pad_push_list (pad, GST_BUFFER_LIST_CAST (data));
+}
+
+/* Push a buffer or a buffer list on `pad` with `push` (`user_data` for
+ * it), qlock released around the push: DISCONT after a leak, the pool
+ * buffers held, buffering and the copies of small buffers while the sink
+ * pool is pressed, as for every item taken out.  Returns the push's
+ * result, or the flow when it is no longer OK. */
+GstFlowReturn
+gst_tbqueue_locked_push_data_on (GstTbQueue * tbq, GstPad * pad,
+    GstMiniObject * data, GstTbqPushFunc push, gpointer user_data)
 {
   GstFlowReturn result;
   /* Still held while downstream has them in the push (the copy rule);
@@ -226,16 +238,24 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
     src_buffering (tbq, GST_IS_BUFFER (data)
         ? gst_buffer_get_size (GST_BUFFER_CAST (data))
         : gst_buffer_list_calculate_size (GST_BUFFER_LIST_CAST (data)));
-  if (GST_IS_BUFFER (data))
-    result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));
-  else
-    result = gst_pad_push_list (tbq->srcpad, GST_BUFFER_LIST_CAST (data));
+  result = push (pad, data, user_data);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   TBQ_STORE (tbq->pushing_data, FALSE);
   gst_tbqueue_locked_pool_release (tbq, pooled);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     return GST_TBQUEUE_FLOW (tbq);
-  if (result == GST_FLOW_EOS) {
+  return result;
+}
+
+/* Push a buffer or a buffer list; qlock released around the push.  With
+ * EOS from downstream, *next is the next item to push, if any. */
+static GstFlowReturn
+locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
+{
+  GstFlowReturn result = gst_tbqueue_locked_push_data_on (tbq, tbq->srcpad,
+      data, push_data_on_pad, NULL);
+
+  if (result == GST_FLOW_EOS && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK) {
     *next = locked_drop_after_eos (tbq);
     return GST_FLOW_OK;
   }
@@ -338,7 +358,7 @@ locked_wait_for_data (GstTbQueue * tbq)
     TBQ_ADD (tbq->counters.underruns, 1);
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      emit (tbq, SIGNAL_UNDERRUN);
+      gst_tbqueue_emit (tbq, SIGNAL_UNDERRUN);
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
     /* Re-check: the signal may have changed the thresholds. */
@@ -353,8 +373,8 @@ locked_wait_for_data (GstTbQueue * tbq)
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      emit (tbq, SIGNAL_RUNNING);
-      emit (tbq, SIGNAL_PUSHING);
+      gst_tbqueue_emit (tbq, SIGNAL_RUNNING);
+      gst_tbqueue_emit (tbq, SIGNAL_PUSHING);
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
   }
@@ -373,10 +393,10 @@ out_flushing:
  * thread is in a sink pad function, which publishes before it waits for
  * anything), look again after letting it run.  No signal: the queue is
  * not empty. */
-static void
-locked_wait_for_records (GstTbQueue * tbq, guint32 key)
+void
+gst_tbqueue_locked_wait_for_records (GstTbQueue * tbq, guint32 key)
 {
-  STATUS (tbq, tbq->srcpad, "wait for the copy task");
+  STATUS (tbq, tbq->sinkpad, "wait for the copy task");
   if (G_LIKELY (!tbq->batching)
       || tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK) {
     gst_tbqueue_locked_wait_sink (tbq, key);
@@ -397,8 +417,8 @@ locked_wait_for_records (GstTbQueue * tbq, guint32 key)
  * error): an error, with libtbq's reason (or the one taken earlier by a
  * look for an allocation failure), posted with qlock released; nothing
  * after it is pushed. */
-static GstFlowReturn
-locked_spill_failed (GstTbQueue * tbq)
+GstFlowReturn
+gst_tbqueue_locked_spill_failed (GstTbQueue * tbq)
 {
   char msg[512] = "";
   gchar *kept;
@@ -433,10 +453,10 @@ locked_push_one (GstTbQueue * tbq)
         TBQ_STORE (tbq->src_idle, FALSE);
       return locked_push_item (tbq, item.object);
     case DEQUEUE_EMPTY:
-      locked_wait_for_records (tbq, key);
+      gst_tbqueue_locked_wait_for_records (tbq, key);
       return GST_TBQUEUE_FLOW (tbq);
     case DEQUEUE_SPILL_FAILED:
-      return locked_spill_failed (tbq);
+      return gst_tbqueue_locked_spill_failed (tbq);
     case DEQUEUE_REST:
       gst_tbqueue_locked_leak_rest (tbq, &item);
       return GST_FLOW_OK;
@@ -619,7 +639,7 @@ adjust_latency (GstTbQueue * tbq, GstQuery * query)
   gst_query_set_latency (query, live, min, max);
 }
 
-static gboolean
+gboolean
 gst_tbqueue_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTbQueue *tbq = (GstTbQueue *) parent;
