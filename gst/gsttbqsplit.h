@@ -14,6 +14,7 @@
 G_BEGIN_DECLS
 
 GST_ELEMENT_REGISTER_DECLARE (tbqsplit);
+GType gst_tbq_split_get_type (void);
 
 G_END_DECLS
 #endif /* __GST_TBQ_SPLIT_H__ */

@@ -5,6 +5,7 @@
  */
 #include <gst/gst.h>
 
+#include "gsttbqparallel.h"
 #include "gsttbqsplit.h"
 #include "gsttbqueue.h"
 
@@ -28,6 +29,7 @@ plugin_init (GstPlugin * plugin)
   }
   return GST_ELEMENT_REGISTER (tbqueue, plugin)
       && GST_ELEMENT_REGISTER (tbqsplit, plugin)
+      && GST_ELEMENT_REGISTER (tbqparallel, plugin)
       && gst_tbq_levels_tracer_register (plugin);
 }
 
