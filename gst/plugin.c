@@ -5,6 +5,7 @@
  */
 #include <gst/gst.h>
 
+#include "gsttbqjoin.h"
 #include "gsttbqueue.h"
 
 gboolean gst_tbq_levels_tracer_register (GstPlugin * plugin);
@@ -26,6 +27,7 @@ plugin_init (GstPlugin * plugin)
     g_free (dir);
   }
   return GST_ELEMENT_REGISTER (tbqueue, plugin)
+      && GST_ELEMENT_REGISTER (tbqjoin, plugin)
       && gst_tbq_levels_tracer_register (plugin);
 }
 
