@@ -94,13 +94,15 @@ typedef struct _GstTbqJoinPad GstTbqJoinPad;
 
 /* One record: a reference (the record owns it; NULL for a done mark),
  * the pad it came through, the number it belongs to and the pair's epoch
- * of that number, and the generation of flushes it was written in. */
+ * of that number, the running time its pad reached with it (a buffer's
+ * end, -1: none), and the generation of flushes it was written in. */
 typedef struct
 {
   GstMiniObject *object;
   GstTbqJoinPad *pad;
   guint64 seq;
   guint64 epoch;
+  gint64 rt;
   guint gen;
 } JoinRecord;
 
@@ -112,6 +114,7 @@ typedef struct
   GstTbqJoinPad *pad;
   guint64 seq;
   guint64 epoch;
+  gint64 rt;
   gboolean eos;                 /* an EOS event (not counted as pending) */
   /* An event: whether it is a copy of a slot event, and its number
    * (looked up once, gsttbqjoin-src.c). */
@@ -152,13 +155,11 @@ struct _GstTbqJoinPad
   guint64 attrib_next;          /* stripped metas: the first number that
                                  * an output may still be given */
   gint sync_told;               /* what the pair was told: -1 nothing */
-  gboolean warned_attrib;
-  gboolean warned_pair;
   /* Written by its thread, read anywhere (relaxed: counters; ordered
    * against the src side's decisions by qlock, see `eos`). */
   _Atomic guint64 written;      /* records written or being written */
   _Atomic guint64 buffers_in;
-  _Atomic gint64 sinktime;      /* running time of its last buffer, or -1 */
+  _Atomic gint64 sinktime;      /* running time of its last buffer in, or -1 */
   /* Set by the thread that deactivates the pad or gets FLUSH_START
    * (seq_cst: ordered against the generation, gsttbqjoin-sink.c). */
   _Atomic gboolean flushing;
@@ -183,6 +184,8 @@ struct _GstTbqJoinPad
                                  * sticky order */
   guint64 buffers_out;
   guint64 late;
+  /* Written by the src task, read anywhere (relaxed: a level). */
+  _Atomic gint64 srctime;       /* running time of its last buffer out, or -1 */
 };
 
 /* ---- the element ---- */
@@ -248,6 +251,7 @@ struct _GstTbqJoin
   guint32 flush_seqnum;         /* of the last FLUSH_START sent downstream */
   gboolean warned_no_pair;
   gboolean warned_late;
+  _Atomic gboolean warned_attrib;       /* stripped metas said (once) */
   gboolean warn_late_pending;   /* the src task posts it, qlock released */
 
   /* The src side (qlock; the src task, or anyone while it is stopped). */
@@ -259,7 +263,6 @@ struct _GstTbqJoin
   guint held;                   /* items in the FIFOs */
   JoinSlot slots[JOIN_SLOT_RING];
   guint n_slots;                /* slot events pushed (ring index) */
-  GstSegment src_segment;
 
   /* Counters: written under qlock but where said, read anywhere (relaxed:
    * statistics and levels). */
@@ -267,7 +270,6 @@ struct _GstTbqJoin
   _Atomic guint64 in_bytes;     /* the sink threads' (atomic add) */
   _Atomic guint64 out_buffers;  /* taken out: pushed or dropped */
   _Atomic guint64 out_bytes;
-  _Atomic gint64 srctime;       /* running time out, or -1 */
   _Atomic guint64 pushed_buffers;
   _Atomic guint64 events_out;
   _Atomic guint64 gaps;

@@ -74,9 +74,9 @@ sink_flow (GstTbqJoin * join, GstTbqJoinPad * pad)
  * `object` only on GST_FLOW_OK. */
 static GstFlowReturn
 sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
-    GstMiniObject * object, guint64 seq, guint64 epoch, guint gen)
+    GstMiniObject * object, guint64 seq, guint64 epoch, gint64 rt, guint gen)
 {
-  JoinRecord rec = { object, pad, seq, epoch, gen };
+  JoinRecord rec = { object, pad, seq, epoch, rt, gen };
   GstFlowReturn ret;
   TbqStatus st;
 
@@ -270,13 +270,15 @@ sink_attribute (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 * seq,
 {
   guint64 e = gst_tbq_pair_epoch (pad->pair), k, end;
 
-  if (!pad->warned_attrib) {
+  /* Said once per join (relaxed: only one caller wins the exchange,
+   * nothing is published with it). */
+  if (!atomic_exchange_explicit (&join->warned_attrib, TRUE,
+          memory_order_relaxed)) {
     gchar *text = g_strdup_printf ("The worker before %s strips the "
         "buffers' sequence metas and outputs from a thread of its own: its "
         "outputs take the numbers of its inputs in turn, one output per "
         "input", GST_PAD_NAME (pad));
 
-    pad->warned_attrib = TRUE;
     gst_tbq_join_warn (join, text);
     g_free (text);
   }
@@ -343,7 +345,7 @@ sink_done (GstTbqJoin * join, GstTbqJoinPad * pad, guint gen, guint64 epoch,
     pad->done_max = (gint64) seq;
   if (seq + 1 > pad->attrib_next)
     pad->attrib_next = seq + 1;
-  return sink_write (join, pad, JOIN_REC_DONE, NULL, seq, epoch, gen);
+  return sink_write (join, pad, JOIN_REC_DONE, NULL, seq, epoch, -1, gen);
 }
 
 void
@@ -387,7 +389,7 @@ join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad)
   if (max_bytes > 0 && JOIN_LOAD (join->in_bytes) >= out_bytes + max_bytes)
     return TRUE;
   if (max_time > 0) {
-    gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (join->srctime);
+    gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (pad->srctime);
 
     if (in_t >= 0 && out_t >= 0 && in_t > out_t
         && (guint64) (in_t - out_t) >= max_time)
@@ -415,9 +417,9 @@ sink_wait_room (GstTbqJoin * join, GstTbqJoinPad * pad)
   return ret;
 }
 
-/* Stream lock: the running time the pad has reached, for the time
- * level. */
-static void
+/* Stream lock: the running time the pad reaches with a buffer or list
+ * (its end; -1: none), for the time level. */
+static gint64
 sink_note_time (GstTbqJoinPad * pad, GstMiniObject * object)
 {
   GstBuffer *buffer;
@@ -425,22 +427,24 @@ sink_note_time (GstTbqJoinPad * pad, GstMiniObject * object)
   guint64 rt;
 
   if (pad->segment.format != GST_FORMAT_TIME)
-    return;
+    return -1;
   if (GST_IS_BUFFER (object))
     buffer = GST_BUFFER_CAST (object);
   else if (gst_buffer_list_length (GST_BUFFER_LIST_CAST (object)) > 0)
     buffer = gst_buffer_list_get (GST_BUFFER_LIST_CAST (object),
         gst_buffer_list_length (GST_BUFFER_LIST_CAST (object)) - 1);
   else
-    return;
+    return -1;
   ts = GST_BUFFER_DTS_OR_PTS (buffer);
   if (!GST_CLOCK_TIME_IS_VALID (ts))
-    return;
+    return -1;
   if (GST_BUFFER_DURATION_IS_VALID (buffer))
     ts += GST_BUFFER_DURATION (buffer);
   rt = gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
-  if (GST_CLOCK_TIME_IS_VALID (rt))
-    JOIN_STORE (pad->sinktime, (gint64) rt);
+  if (!GST_CLOCK_TIME_IS_VALID (rt))
+    return -1;
+  JOIN_STORE (pad->sinktime, (gint64) rt);
+  return (gint64) rt;
 }
 
 /* ---- chain ---- */
@@ -454,6 +458,7 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
   GstFlowReturn ret;
   guint buffers;
   gsize bytes;
+  gint64 rt;
 
   if ((ret = sink_flow (join, pad)) != GST_FLOW_OK)
     goto refused;
@@ -463,14 +468,14 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     sink_number (join, pad, object, &seq, &epoch);
   else if ((ret = sink_wait_room (join, pad)) != GST_FLOW_OK)
     goto refused;
-  sink_note_time (pad, object);
+  rt = sink_note_time (pad, object);
   gst_tbq_join_object_size (object, &buffers, &bytes);
   /* Counted in before it can be taken out (relaxed: a level; several
    * branches add, hence the atomic add). */
   atomic_fetch_add_explicit (&join->in_buffers, buffers,
       memory_order_relaxed);
   atomic_fetch_add_explicit (&join->in_bytes, bytes, memory_order_relaxed);
-  ret = sink_write (join, pad, type, object, seq, epoch, gen);
+  ret = sink_write (join, pad, type, object, seq, epoch, rt, gen);
   if (ret != GST_FLOW_OK) {
     atomic_fetch_sub_explicit (&join->in_buffers, buffers,
         memory_order_relaxed);
@@ -559,7 +564,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   }
 
   ret = sink_write (join, pad, JOIN_REC_EVENT, GST_MINI_OBJECT_CAST (event),
-      seq, epoch, gen);
+      seq, epoch, -1, gen);
   if (ret != GST_FLOW_OK) {
     gst_event_unref (event);
     return ret;
@@ -684,6 +689,7 @@ sink_flush_stop (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   JOIN_UNLOCK (join);
   gst_segment_init (&pad->segment, GST_FORMAT_UNDEFINED);
   JOIN_STORE (pad->sinktime, -1);
+  JOIN_STORE (pad->srctime, -1);
   if (last)
     return sink_flush_end (join, event);
   /* A FLUSH_STOP without a flush (funnel sends each on). */
@@ -780,8 +786,8 @@ sink_reset (GstTbqJoinPad * pad)
   pad->done_max = -1;
   pad->attrib_next = 0;
   pad->sync_told = -1;
-  pad->warned_attrib = FALSE;
   JOIN_STORE (pad->sinktime, -1);
+  JOIN_STORE (pad->srctime, -1);
 }
 
 static gboolean

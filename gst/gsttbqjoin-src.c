@@ -225,8 +225,6 @@ locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, GQueue * out)
       gst_event_unref (cur);
     if (same)
       continue;
-    if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT)
-      gst_event_copy_segment (event, &join->src_segment);
     JOIN_ADD (join->events_out, 1);
     g_queue_push_tail (out, gst_event_ref (event));
   }
@@ -240,30 +238,6 @@ item_free (JoinItem * item)
   if (item->object != NULL)
     gst_mini_object_unref (item->object);
   g_free (item);
-}
-
-/* The running time of a buffer or list going out (the time level). */
-static void
-locked_note_out_time (GstTbqJoin * join, GstMiniObject * object)
-{
-  GstBuffer *buffer = NULL;
-  GstClockTime ts;
-  guint64 rt;
-
-  if (join->src_segment.format != GST_FORMAT_TIME)
-    return;
-  if (GST_IS_BUFFER (object))
-    buffer = GST_BUFFER_CAST (object);
-  else if (gst_buffer_list_length (GST_BUFFER_LIST_CAST (object)) > 0)
-    buffer = gst_buffer_list_get (GST_BUFFER_LIST_CAST (object), 0);
-  if (buffer == NULL)
-    return;
-  ts = GST_BUFFER_DTS_OR_PTS (buffer);
-  if (!GST_CLOCK_TIME_IS_VALID (ts))
-    return;
-  rt = gst_segment_to_running_time (&join->src_segment, GST_FORMAT_TIME, ts);
-  if (GST_CLOCK_TIME_IS_VALID (rt))
-    JOIN_STORE (join->srctime, (gint64) rt);
 }
 
 /* Buffers leave the join (pushed, late or dropped): the level drops and a
@@ -334,7 +308,8 @@ locked_emit (GstTbqJoin * join, JoinItem * item, gboolean fifo, GQueue * out)
     gst_tbq_join_object_size (object, &buffers, &bytes);
     pad->buffers_out += buffers;
     JOIN_ADD (join->pushed_buffers, buffers);
-    locked_note_out_time (join, object);
+    if (item->rt >= 0)
+      JOIN_STORE (pad->srctime, item->rt);
     locked_count_out (join, object);
   }
   item->object = NULL;
@@ -373,6 +348,7 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
   item->pad = pad;
   item->seq = rec->seq;
   item->epoch = rec->epoch;
+  item->rt = rec->rt;
   item->slot_checked = FALSE;
   item->is_slot = FALSE;
   item->slot = 0;
@@ -853,8 +829,9 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
   join->n_slots = 0;
   if (join->pair != NULL)
     join->epoch = gst_tbq_pair_epoch (join->pair);
-  gst_segment_init (&join->src_segment, GST_FORMAT_UNDEFINED);
-  JOIN_STORE (join->srctime, -1);
+  for (i = 0; i < join->pads->len; i++)
+    JOIN_STORE (((GstTbqJoinPad *) g_ptr_array_index (join->pads,
+                i))->srctime, -1);
 }
 
 /* Push a unit (qlock released): the first flow that is not OK. */

@@ -155,6 +155,7 @@ gst_tbq_join_pad_init (GstTbqJoinPad * pad)
   pad->done_max = -1;
   pad->sync_told = -1;
   atomic_init (&pad->sinktime, -1);
+  atomic_init (&pad->srctime, -1);
 }
 
 /* ---- the element ---- */
@@ -239,7 +240,7 @@ gst_tbq_join_class_init (GstTbqJoinClass * klass)
    *
    * In arrival order, the most running time queued (ns, 0 = no limit):
    * for a branch, the running time of its last buffer in less that of
-   * the last buffer out.
+   * its last buffer out (from its first buffer out on).
    *
    * Since: 0.5
    */
@@ -333,7 +334,6 @@ gst_tbq_join_init (GstTbqJoin * join)
   atomic_init (&join->max_bytes, DEFAULT_MAX_SIZE_BYTES);
   atomic_init (&join->max_time, DEFAULT_MAX_SIZE_TIME);
   atomic_init (&join->srcresult, GST_FLOW_FLUSHING);
-  atomic_init (&join->srctime, -1);
   pthread_mutex_init (&join->qlock, NULL);
   pthread_cond_init (&join->item_del, NULL);
   pthread_cond_init (&join->retired, NULL);
@@ -343,7 +343,6 @@ gst_tbq_join_init (GstTbqJoin * join)
   join->by_branch = g_ptr_array_new ();
   join->released = g_hash_table_new (NULL, NULL);
   g_queue_init (&join->arrival);
-  gst_segment_init (&join->src_segment, GST_FORMAT_UNDEFINED);
 }
 
 static void
@@ -626,6 +625,7 @@ gst_tbq_join_open (GstTbqJoin * join)
   join->have_flush_seqnum = FALSE;
   join->warned_no_pair = FALSE;
   join->warned_late = FALSE;
+  JOIN_STORE (join->warned_attrib, FALSE);
   join->epoch = 0;
   join->next = 0;
   join->eos_sent = FALSE;
@@ -701,7 +701,6 @@ gst_tbq_join_close (GstTbqJoin * join)
   JOIN_STORE (join->in_bytes, 0);
   JOIN_STORE (join->out_buffers, 0);
   JOIN_STORE (join->out_bytes, 0);
-  JOIN_STORE (join->srctime, -1);
   JOIN_UNLOCK (join);
 
   /* Records still queued hold references: released here (closed
@@ -734,20 +733,19 @@ gst_tbq_join_change_state (GstElement * element, GstStateChange transition)
 
 /* ---- properties and stats ---- */
 
-/* qlock: the time level, the most over the sink pads. */
+/* qlock: the time level, the most over the sink pads: a pad's is the
+ * running time it reached in less that of its last buffer out. */
 static guint64
 locked_level_time (GstTbqJoin * join)
 {
-  gint64 out = JOIN_LOAD (join->srctime), most = 0;
+  gint64 most = 0;
   guint i;
 
-  if (out < 0)
-    return 0;
   for (i = 0; i < join->pads->len; i++) {
     GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
-    gint64 in = JOIN_LOAD (pad->sinktime);
+    gint64 in = JOIN_LOAD (pad->sinktime), out = JOIN_LOAD (pad->srctime);
 
-    if (in > out && in - out > most)
+    if (in >= 0 && out >= 0 && in > out && in - out > most)
       most = in - out;
   }
   return (guint64) most;
