@@ -864,7 +864,10 @@ push_out (GstTbqJoin * join, GQueue * out)
 /* qlock: downstream returned `ret` (not OK): it goes upstream to every
  * branch, and the task pauses (queue's way: with every sink pad at EOS,
  * nobody upstream posts a fatal flow, so the join does, and ends the
- * stream). */
+ * stream).  A branch learns it when it pushes: every number handed out
+ * is resolved, so that the split's window has room and a branch that
+ * waits for it pushes again (with a full window none would ever push,
+ * and the split would wait for ever). */
 static void
 locked_push_failed (GstTbqJoin * join, GstFlowReturn ret)
 {
@@ -877,6 +880,9 @@ locked_push_failed (GstTbqJoin * join, GstFlowReturn ret)
   JOIN_STORE (join->srcresult, ret);
   JOIN_BROADCAST (join, item_del);
   JOIN_BROADCAST (join, retired);
+  if (join->pair != NULL)
+    gst_tbq_pair_resolve_in (join->pair, join->epoch,
+        gst_tbq_pair_assigned (join->pair));
   for (i = 0; i < join->pads->len; i++)
     if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
       all_eos = FALSE;

@@ -1483,19 +1483,39 @@ GST_START_TEST (test_release_pad_with_numbers_in_flight)
 
 GST_END_TEST;
 
-/* A downstream error goes upstream to every branch. */
+/* Wait until `window` numbers are in flight (polled: the pair has no
+ * notification for the test). */
+static void
+wait_window_full (Split * s, guint window)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  while (gst_tbq_pair_in_flight (s->pair) < window) {
+    fail_unless (g_get_monotonic_time () < end, "the window did not fill");
+    g_usleep (1000);
+  }
+}
+
+/* A downstream error goes upstream to every branch, also when every
+ * branch waits for room in a full window (downstream held). */
 GST_START_TEST (test_downstream_error_reaches_branches)
 {
   WorkerConfig cfg = WORKER_DEFAULT;
   guint64 n = tbq_scaled (5000, 500);
-  guint i, errors = 0;
+  guint i, errors = 0, window = 6;
   Split *s;
 
-  cfg.delay_us = 200;
-  s = split_new (3, 6, &cfg, TRUE, NULL);
-  s->sink->error_at = 50;
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  LOCK (s->sink);
+  s->sink->hold = TRUE;
+  s->sink->error_at = 1;
+  UNLOCK (s->sink);
   split_play (s);
   split_run (s, 0, n);
+  sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  /* Downstream takes the held buffer and says ERROR. */
+  sink_release (s->sink);
   split_join_threads (s);
   for (i = 0; i < s->n; i++) {
     Branch *b = &s->branches[i];
@@ -1519,7 +1539,6 @@ GST_START_TEST (test_window_bounds_a_stalled_branch)
   WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
   guint64 n = tbq_scaled (1000, 200);
   guint window = 5;
-  gint64 end;
   Split *s;
 
   cfg[1].stall_at = 2;
@@ -1527,13 +1546,8 @@ GST_START_TEST (test_window_bounds_a_stalled_branch)
   split_play (s);
   split_run (s, 0, n);
   worker_wait_stalled (s->branches[1].w);
-  /* The others fill the window and wait for room (polled: the pair has
-   * no notification of its own for the test). */
-  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  while (gst_tbq_pair_in_flight (s->pair) < window) {
-    fail_unless (g_get_monotonic_time () < end, "the window did not fill");
-    g_usleep (1000);
-  }
+  /* The others fill the window and wait for room. */
+  wait_window_full (s, window);
   LOCK (s);
   fail_unless (s->max_in_flight <= window);
   UNLOCK (s);
@@ -1558,7 +1572,7 @@ typedef struct
   guint64 base;
   guint n;
   GstFlowReturn ret;
-  guint ok;
+  _Atomic guint ok;             /* read while it runs */
   GThread *thread;
 } Producer;
 
