@@ -372,6 +372,8 @@ typedef struct
   gboolean flushing;
   guint error_at;               /* return ERROR for this buffer (0: never) */
   gint64 progress;              /* monotonic us of the last item */
+  guint allocation_queries;
+  gint query_at;                /* buffers before the "tj-query" (-1) */
 } Sink;
 
 static gboolean
@@ -460,6 +462,44 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   return TRUE;
 }
 
+/* ALLOCATION is answered at once, whatever holds the chain; a
+ * serialized "tj-query" notes how many buffers came before it. */
+static gboolean
+sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+  const GstStructure *st = gst_query_get_structure (query);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION) {
+    LOCK (s);
+    s->allocation_queries++;
+    UNLOCK (s);
+    return TRUE;
+  }
+  if (st != NULL && gst_structure_has_name (st, "tj-query")) {
+    LOCK (s);
+    s->query_at = (gint) s->indices->len;
+    BROADCAST (s);
+    UNLOCK (s);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* Downstream stops first, as in a pipeline: a held chain returns. */
+static gboolean
+sink_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
+    gboolean active)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+
+  LOCK (s);
+  s->flushing = !active;
+  BROADCAST (s);
+  UNLOCK (s);
+  return TRUE;
+}
+
 static Sink *
 sink_new (GstElement * join)
 {
@@ -476,6 +516,9 @@ sink_new (GstElement * join)
   gst_pad_set_chain_function (s->pad, sink_chain);
   gst_pad_set_chain_list_function (s->pad, sink_chain_list);
   gst_pad_set_event_function (s->pad, sink_event);
+  gst_pad_set_query_function (s->pad, sink_query);
+  gst_pad_set_activatemode_function (s->pad, sink_activate_mode);
+  s->query_at = -1;
   gst_pad_set_active (s->pad, TRUE);
   src = gst_element_get_static_pad (join, "src");
   fail_unless (gst_pad_link (src, s->pad) == GST_PAD_LINK_OK);
@@ -606,6 +649,7 @@ typedef struct
 struct _Split
 {
   GstTbqPair *pair;
+  GstTbqPair *outer;            /* a pair this split is inside, or NULL */
   GstElement *pipeline;
   GstElement *join;
   guint n;
@@ -771,6 +815,10 @@ split_push_initial (Split * s, Branch * b)
   GstSegment segment;
 
   gst_segment_init (&segment, GST_FORMAT_TIME);
+  /* Inside another pair's branch 0: its branch event came first. */
+  if (s->outer != NULL)
+    fail_unless (gst_pad_push_event (b->pad,
+            gst_tbq_pair_branch_event_new (s->outer, 0)));
   fail_unless (gst_pad_push_event (b->pad,
           gst_event_new_stream_start ("tbqjoin-test")));
   fail_unless (gst_pad_push_event (b->pad,
@@ -947,6 +995,8 @@ split_free (Split * s)
   gst_object_unref (s->bus);
   gst_object_unref (s->pipeline);
   gst_tbq_pair_unref (s->pair);
+  if (s->outer != NULL)
+    gst_tbq_pair_unref (s->outer);
   pthread_mutex_destroy (&s->lock);
   pthread_cond_destroy (&s->cond);
   g_free (s);
@@ -1563,6 +1613,73 @@ GST_START_TEST (test_window_bounds_a_stalled_branch)
 
 GST_END_TEST;
 
+/* A split inside another pair's branch: the join binds to the deepest
+ * pair its pads name (this split's), consumes its events and passes the
+ * outer pair's branch event on, once. */
+GST_START_TEST (test_nested_pair_binds_the_deepest)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (1000, 200);
+  guint i, outer = 0, inner = 0;
+  Split *s;
+
+  cfg.delay_us = 300;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  gst_tbq_pair_unref (s->pair);
+  s->pair = gst_tbq_pair_new (6, 2);
+  s->outer = gst_tbq_pair_new (4, 1);
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, n, 1);
+  LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstTbqPair *pair = NULL;
+
+    if (!gst_tbq_pair_parse_branch_event (g_ptr_array_index (s->sink->events,
+                i), &pair, NULL, NULL))
+      continue;
+    outer += pair == s->outer;
+    inner += pair == s->pair;
+    gst_tbq_pair_unref (pair);
+  }
+  UNLOCK (s->sink);
+  fail_unless_equals_int (outer, 1);
+  fail_unless_equals_int (inner, 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY while downstream holds a full window (the split stops
+ * its branches, downstream stops first): nothing hangs, nothing leaks. */
+GST_START_TEST (test_stop_with_a_full_window)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint window = 6;
+  Split *s;
+
+  cfg.queue_inside = TRUE;
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  LOCK (s->sink);
+  s->sink->hold = TRUE;
+  UNLOCK (s->sink);
+  split_play (s);
+  split_run (s, 0, 1000);
+  sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  gst_tbq_pair_flush_start (s->pair);
+  split_join_threads (s);
+  gst_pad_set_active (s->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (join_stat (s, "reorder-depth"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
 /* ---- arrival order ---- */
 
 /* Producers of our own on the join's sink pads, no split. */
@@ -1771,6 +1888,156 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
 
 GST_END_TEST;
 
+/* A pad requested while the join plays works like the others; EOS waits
+ * for it too. */
+GST_START_TEST (test_arrival_pad_requested_while_playing)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  GstPad *pad, *joinpad;
+  GstSegment segment;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (0)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 1);
+  joinpad = gst_element_request_pad_simple (f->join, "sink_%u");
+  pad = gst_pad_new_from_static_template (&src_template, NULL);
+  fail_unless (gst_pad_link (pad, joinpad) == GST_PAD_LINK_OK);
+  gst_pad_set_active (pad, TRUE);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (pad,
+          gst_event_new_stream_start ("tbqjoin-funnel")));
+  fail_unless (gst_pad_push_event (pad,
+          caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (pad, input_new (1)), GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 2);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_eos ()));
+  sink_wait_eos (f->sink);
+  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_CAPS), 1);
+  gst_pad_set_active (pad, FALSE);
+  gst_object_unref (pad);
+  gst_element_release_request_pad (f->join, joinpad);
+  gst_object_unref (joinpad);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  GstPad *pad;
+  GstQuery *query;
+  gboolean res;
+} QueryThread;
+
+static gpointer
+query_main (gpointer data)
+{
+  QueryThread *q = data;
+
+  q->res = gst_pad_peer_query (q->pad, q->query);
+  return NULL;
+}
+
+/* A serialized query waits until what its pad sent before it is out
+ * (downstream held: a query sent on at once would be answered after the
+ * first buffer). */
+GST_START_TEST (test_serialized_query_waits_for_its_pad)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  QueryThread q;
+  GThread *thread;
+  guint i;
+
+  LOCK (f->sink);
+  f->sink->hold = TRUE;
+  UNLOCK (f->sink);
+  for (i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (i)),
+        GST_FLOW_OK);
+  sink_wait_holding (f->sink);
+  q.pad = f->pads[0];
+  q.query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tj-query"));
+  thread = g_thread_new ("query", query_main, &q);
+  sink_release (f->sink);
+  g_thread_join (thread);
+  fail_unless (q.res);
+  LOCK (f->sink);
+  fail_unless_equals_int (f->sink->query_at, 3);
+  UNLOCK (f->sink);
+  gst_query_unref (q.query);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* ALLOCATION goes downstream at once, also while the order waits for a
+ * stalled branch: a worker that waits for the answer never waits for
+ * the order. */
+GST_START_TEST (test_allocation_query_at_once)
+{
+  WorkerConfig cfg[2] = { WORKER_DEFAULT, WORKER_DEFAULT };
+  guint window = 6;
+  GstQuery *allocation;
+  GstCaps *caps;
+  Split *s;
+
+  cfg[1].stall_at = 0;
+  s = split_new (2, window, cfg, FALSE, NULL);
+  split_play (s);
+  split_run (s, 0, 100);
+  worker_wait_stalled (s->branches[1].w);
+  wait_window_full (s, window);
+  caps = gst_caps_new_empty_simple ("test/x-input");
+  allocation = gst_query_new_allocation (caps, TRUE);
+  gst_caps_unref (caps);
+  fail_unless (gst_pad_peer_query (s->branches[0].pad, allocation));
+  gst_query_unref (allocation);
+  LOCK (s->sink);
+  fail_unless_equals_int (s->sink->allocation_queries, 1);
+  UNLOCK (s->sink);
+  fail_unless (s->branches[1].w->stalled);
+  worker_unstall (s->branches[1].w);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, 100, 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY ends a producer's wait at a limit. */
+GST_START_TEST (test_arrival_stop_ends_a_wait)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 3, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint level = 0;
+  gint64 end;
+
+  LOCK (f->sink);
+  f->sink->hold = TRUE;
+  UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  sink_wait_holding (f->sink);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
+          level) < 3) {
+    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
+    g_usleep (1000);
+  }
+  gst_pad_set_active (f->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqjoin_suite (void)
 {
@@ -1798,9 +2065,15 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_release_pad_with_numbers_in_flight);
   tcase_add_test (flow, test_downstream_error_reaches_branches);
   tcase_add_test (flow, test_window_bounds_a_stalled_branch);
+  tcase_add_test (flow, test_nested_pair_binds_the_deepest);
+  tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
   tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
   tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
+  tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
+  tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
+  tcase_add_test (flow, test_allocation_query_at_once);
+  tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
   return s;
 }
 
