@@ -60,6 +60,18 @@ typedef enum
   HEAD_WAIT,                    /* waits for its turn */
 } JoinHead;
 
+/* A unit to push (decided under qlock, pushed without): a pad's sticky
+ * events that differ from the src pad's and one item, or an event of
+ * the join's own.  The pad's items are retired once the push returned:
+ * a serialized query waiting for them must reach downstream after
+ * them. */
+typedef struct
+{
+  GQueue objects;
+  GstTbqJoinPad *pad;           /* a reference, or NULL */
+  guint retire;                 /* items of `pad` in the unit */
+} JoinOut;
+
 static void gst_tbq_join_loop (GstPad * pad);
 
 /* ---- sticky events ---- */
@@ -232,7 +244,7 @@ locked_absorb (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
 /* Before an output or event of `pad`: its sticky events that differ from
  * the src pad's, in sticky order. */
 static void
-locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, GQueue * out)
+locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
   guint i;
 
@@ -250,7 +262,7 @@ locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, GQueue * out)
     if (same)
       continue;
     JOIN_ADD (join->events_out, 1);
-    g_queue_push_tail (out, gst_event_ref (event));
+    g_queue_push_tail (&out->objects, gst_event_ref (event));
   }
 }
 
@@ -280,9 +292,11 @@ locked_count_out (GstTbqJoin * join, GstMiniObject * object)
   JOIN_BROADCAST (join, item_del);
 }
 
-/* An item is done with: retired, its pad's count of queued items lower. */
+/* An item leaves the join's hold: its pad's count of queued items lower,
+ * and retired now unless it goes out in `out` (then once pushed). */
 static void
-locked_item_done (GstTbqJoin * join, JoinItem * item, gboolean fifo)
+locked_item_out (GstTbqJoin * join, JoinItem * item, gboolean fifo,
+    JoinOut * out)
 {
   GstTbqJoinPad *pad = item->pad;
 
@@ -290,7 +304,21 @@ locked_item_done (GstTbqJoin * join, JoinItem * item, gboolean fifo)
     pad->pending--;
   if (fifo)
     join->held--;
-  gst_tbq_join_locked_retire (join, pad, 1);
+  if (out == NULL) {
+    gst_tbq_join_locked_retire (join, pad, 1);
+    return;
+  }
+  if (out->pad == NULL)
+    out->pad = gst_object_ref (pad);
+  g_assert (out->pad == pad);
+  out->retire++;
+}
+
+/* An item is done with, nothing of it pushed. */
+static void
+locked_item_done (GstTbqJoin * join, JoinItem * item, gboolean fifo)
+{
+  locked_item_out (join, item, fifo, NULL);
 }
 
 /* Drop an item (late, a copy, a mark, EOS). */
@@ -317,7 +345,7 @@ locked_discard (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 
 /* An item of `pad` goes out: its sticky events first where they differ. */
 static void
-locked_emit (GstTbqJoin * join, JoinItem * item, gboolean fifo, GQueue * out)
+locked_emit (GstTbqJoin * join, JoinItem * item, gboolean fifo, JoinOut * out)
 {
   GstTbqJoinPad *pad = item->pad;
   GstMiniObject *object = item->object;
@@ -337,8 +365,8 @@ locked_emit (GstTbqJoin * join, JoinItem * item, gboolean fifo, GQueue * out)
     locked_count_out (join, object);
   }
   item->object = NULL;
-  g_queue_push_tail (out, object);
-  locked_item_done (join, item, fifo);
+  g_queue_push_tail (&out->objects, object);
+  locked_item_out (join, item, fifo, out);
   item_free (item);
 }
 
@@ -425,7 +453,7 @@ gst_tbq_join_locked_drain (GstTbqJoin * join)
 
 /* One item of the arrival queue: TRUE when it put something in `out`. */
 static gboolean
-locked_arrival_item (GstTbqJoin * join, JoinItem * item, GQueue * out)
+locked_arrival_item (GstTbqJoin * join, JoinItem * item, JoinOut * out)
 {
   GstEvent *event;
 
@@ -511,7 +539,7 @@ locked_item_slot (GstTbqJoin * join, JoinItem * item, guint64 * seq)
  * turns. */
 static JoinHead
 locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
-    GQueue * out)
+    JoinOut * out)
 {
   JoinItem *item = g_queue_peek_head (&pad->fifo);
   guint64 n = join->next, m = item->seq;
@@ -597,7 +625,7 @@ locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
 /* Before each step: every FIFO's head gives up what does not wait for a
  * turn.  TRUE when it put something in `out`. */
 static gboolean
-locked_clean_heads (GstTbqJoin * join, GQueue * out)
+locked_clean_heads (GstTbqJoin * join, JoinOut * out)
 {
   guint i;
 
@@ -638,7 +666,7 @@ locked_pad_spent (GstTbqJoinPad * pad)
 
 /* Number `join->next` belongs to `pad`'s branch. */
 static JoinStep
-locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, GQueue * out)
+locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
   for (;;) {
     JoinHead head;
@@ -676,7 +704,7 @@ locked_remember_slot (GstTbqJoin * join, GstEvent * event)
 }
 
 static JoinStep
-locked_order_step (GstTbqJoin * join, GQueue * out)
+locked_order_step (GstTbqJoin * join, JoinOut * out)
 {
   GstEvent *event = NULL;
   GstTbqJoinPad *pad = NULL;
@@ -702,7 +730,7 @@ locked_order_step (GstTbqJoin * join, GQueue * out)
     case GST_TBQ_PAIR_EVERY_BRANCH:
       locked_remember_slot (join, event);
       JOIN_ADD (join->events_out, 1);
-      g_queue_push_tail (out, event);
+      g_queue_push_tail (&out->objects, event);
       locked_resolve (join, FALSE);
       return STEP_OUTPUT;
     default:
@@ -774,7 +802,7 @@ locked_all_eos (GstTbqJoin * join)
 }
 
 static void
-locked_send_eos (GstTbqJoin * join, GQueue * out)
+locked_send_eos (GstTbqJoin * join, JoinOut * out)
 {
   GstEvent *eos = NULL;
   guint i;
@@ -798,14 +826,14 @@ locked_send_eos (GstTbqJoin * join, GQueue * out)
   join->eos_sent = TRUE;
   JOIN_ADD (join->events_out, 1);
   GST_DEBUG_OBJECT (join, "every sink pad is at EOS: EOS");
-  g_queue_push_tail (out, eos);
+  g_queue_push_tail (&out->objects, eos);
 }
 
 /* ---- the task ---- */
 
 /* What to push next, into `out`: FALSE when nothing (wait). */
 static gboolean
-locked_collect (GstTbqJoin * join, GQueue * out)
+locked_collect (GstTbqJoin * join, JoinOut * out)
 {
   JoinItem *item;
 
@@ -858,14 +886,15 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
                 i))->srctime, -1);
 }
 
-/* Push a unit (qlock released): the first flow that is not OK. */
+/* Push a unit (qlock released): the first flow that is not OK.  Its
+ * pad's items are retired after (qlock taken again). */
 static GstFlowReturn
-push_out (GstTbqJoin * join, GQueue * out)
+push_out (GstTbqJoin * join, JoinOut * out)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   GstMiniObject *object;
 
-  while ((object = g_queue_pop_head (out)) != NULL) {
+  while ((object = g_queue_pop_head (&out->objects)) != NULL) {
     if (ret != GST_FLOW_OK) {
       gst_mini_object_unref (object);
       continue;
@@ -881,6 +910,14 @@ push_out (GstTbqJoin * join, GQueue * out)
       if (!gst_pad_push_event (join->srcpad, event))
         GST_DEBUG_OBJECT (join, "an event was not taken downstream");
     }
+  }
+  if (out->pad != NULL) {
+    JOIN_LOCK (join);
+    gst_tbq_join_locked_retire (join, out->pad, out->retire);
+    JOIN_UNLOCK (join);
+    gst_object_unref (out->pad);
+    out->pad = NULL;
+    out->retire = 0;
   }
   return ret;
 }
@@ -922,7 +959,7 @@ static void
 gst_tbq_join_loop (GstPad * srcpad)
 {
   GstTbqJoin *join = GST_TBQ_JOIN (GST_PAD_PARENT (srcpad));
-  GQueue out = G_QUEUE_INIT;
+  JoinOut out = { G_QUEUE_INIT, NULL, 0 };
   gboolean collected, warn_late;
   TbqReader *reader;
   GstFlowReturn ret;
