@@ -304,8 +304,14 @@ void gst_tbq_join_release_record (uint16_t type, const void *data,
 /* The buffers and bytes of a buffer or list. */
 void gst_tbq_join_object_size (GstMiniObject * object, guint * buffers,
     gsize * bytes);
-/* Post a warning for `pad` once a condition was found (no lock held). */
+/* Post a warning (no lock held). */
 void gst_tbq_join_warn (GstTbqJoin * join, const gchar * text);
+/* qlock: the src task looks again (its sleep on the reader ends, or the
+ * next one does not begin): after a change of what it decides on. */
+void gst_tbq_join_locked_kick (GstTbqJoin * join);
+/* qlock: every wait looks again (the branches' at the limits, the
+ * serialized queries', the src task's). */
+void gst_tbq_join_locked_wake_all (GstTbqJoin * join);
 
 /* ---- gsttbqjoin-sink.c ---- */
 

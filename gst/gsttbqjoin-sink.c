@@ -108,8 +108,7 @@ sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
   JOIN_ADD (pad->written, -1);
   /* The src task may wait for the record it was told of. */
   JOIN_LOCK (join);
-  if (join->reader != NULL)
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
   return ret;
 }
@@ -573,8 +572,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     /* After the record: the src side sends EOS once it has it. */
     JOIN_LOCK (join);
     pad->eos = TRUE;
-    if (join->reader != NULL)
-      tbq_reader_wake (join->reader);
+    gst_tbq_join_locked_kick (join);
     JOIN_UNLOCK (join);
   }
   return GST_FLOW_OK;
@@ -604,10 +602,7 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   forward = !join->have_flush_seqnum || join->flush_seqnum != seqnum;
   join->have_flush_seqnum = TRUE;
   join->flush_seqnum = seqnum;
-  JOIN_BROADCAST (join, item_del);
-  JOIN_BROADCAST (join, retired);
-  if (join->reader != NULL)
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_wake_all (join);
   JOIN_UNLOCK (join);
 
   GST_DEBUG_OBJECT (pad, "FLUSH_START%s%s", begins ? ", the flush begins" :
@@ -739,7 +734,7 @@ sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad)
       && pad->retired < target) {
     pad->query_target = target;
     /* The src task lets go of what it holds back for this pad. */
-    tbq_reader_wake (join->reader);
+    gst_tbq_join_locked_kick (join);
     JOIN_WAIT (join, retired);
   }
   pad->query_target = 0;
@@ -830,10 +825,7 @@ gst_tbq_join_sink_activate_mode (GstPad * pad, GstObject * parent,
     jpad->flush_started = FALSE;
     end_flush = join->flushing && !locked_any_flushing (join);
   }
-  JOIN_BROADCAST (join, item_del);
-  JOIN_BROADCAST (join, retired);
-  if (join->reader != NULL)
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_wake_all (join);
   JOIN_UNLOCK (join);
   GST_PAD_STREAM_LOCK (pad);
   JOIN_LOCK (join);

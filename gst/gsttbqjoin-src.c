@@ -1014,8 +1014,7 @@ void
 gst_tbq_join_pause_task (GstTbqJoin * join)
 {
   JOIN_LOCK (join);
-  if (join->reader != NULL)
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
   gst_pad_pause_task (join->srcpad);
 }
@@ -1037,10 +1036,7 @@ gst_tbq_join_src_activate_mode (GstPad * pad, GstObject * parent,
     JOIN_UNLOCK (join);
     return TRUE;
   }
-  JOIN_BROADCAST (join, item_del);
-  JOIN_BROADCAST (join, retired);
-  if (join->reader != NULL)
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_wake_all (join);
   JOIN_UNLOCK (join);
   return gst_pad_stop_task (pad);
 }

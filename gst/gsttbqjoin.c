@@ -65,6 +65,7 @@
 #endif
 
 #include "gsttbqjoin-private.h"
+#include "gsttbqstatus.h"
 
 GST_DEBUG_CATEGORY (gst_tbq_join_debug);
 
@@ -436,6 +437,21 @@ gst_tbq_join_warn (GstTbqJoin * join, const gchar * text)
   GST_ELEMENT_WARNING (join, STREAM, FAILED, ("%s", text), (NULL));
 }
 
+void
+gst_tbq_join_locked_kick (GstTbqJoin * join)
+{
+  if (join->reader != NULL)
+    tbq_reader_wake (join->reader);
+}
+
+void
+gst_tbq_join_locked_wake_all (GstTbqJoin * join)
+{
+  JOIN_BROADCAST (join, item_del);
+  JOIN_BROADCAST (join, retired);
+  gst_tbq_join_locked_kick (join);
+}
+
 /* ---- request and release ---- */
 
 static GstPad *
@@ -496,8 +512,7 @@ gst_tbq_join_release_pad (GstElement * element, GstPad * pad)
   jpad->released = TRUE;
   if (join->q == NULL)
     g_ptr_array_remove (join->pads, pad);
-  else
-    tbq_reader_wake (join->reader);
+  gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
   gst_element_remove_pad (element, pad);
 }
@@ -537,16 +552,8 @@ copy_task_func (gpointer data)
 static void
 post_copy_status (GstTbqJoin * join, GstTask * task, GstStreamStatusType type)
 {
-  GstMessage *message;
-  GValue value = G_VALUE_INIT;
-
-  message = gst_message_new_stream_status (GST_OBJECT_CAST (join), type,
-      GST_ELEMENT_CAST (join));
-  g_value_init (&value, GST_TYPE_TASK);
-  g_value_set_object (&value, task);
-  gst_message_set_stream_status_object (message, &value);
-  g_value_unset (&value);
-  gst_element_post_message (GST_ELEMENT_CAST (join), message);
+  gst_tbq_post_stream_status (GST_ELEMENT_CAST (join),
+      GST_OBJECT_CAST (join), task, type);
 }
 
 static void

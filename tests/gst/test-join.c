@@ -39,29 +39,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
-static void
-init_lock (pthread_mutex_t * lock, pthread_cond_t * cond)
-{
-  pthread_condattr_t attr;
-
-  pthread_mutex_init (lock, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (cond, &attr);
-  pthread_condattr_destroy (&attr);
-}
-
-/* Wait on `cond` until `end` (monotonic us): FALSE on timeout. */
-static gboolean
-timed_wait (pthread_cond_t * cond, pthread_mutex_t * lock, gint64 end)
-{
-  struct timespec ts;
-
-  ts.tv_sec = end / G_USEC_PER_SEC;
-  ts.tv_nsec = (end % G_USEC_PER_SEC) * 1000;
-  return pthread_cond_timedwait (cond, lock, &ts) == 0;
-}
-
 /* ---- inputs ---- */
 
 /* A CAPS event of `caps` (gst_event_new_caps() takes a reference of its
@@ -265,7 +242,7 @@ worker_wait_stalled (TestWorker * w)
 
   LOCK (w);
   while (!w->stalled)
-    fail_unless (timed_wait (&w->cond, &w->lock, end) || w->stalled,
+    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->stalled,
         "the worker did not stall");
   UNLOCK (w);
 }
@@ -306,7 +283,7 @@ test_worker_init (TestWorker * w)
   w->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   GST_PAD_SET_PROXY_CAPS (w->srcpad);
   gst_element_add_pad (GST_ELEMENT (w), w->srcpad);
-  init_lock (&w->lock, &w->cond);
+  tbq_init_lock (&w->lock, &w->cond);
   w->lost = g_array_new (FALSE, FALSE, sizeof (guint64));
   w->stall_at = -1;
 }
@@ -506,7 +483,7 @@ sink_new (GstElement * join)
   Sink *s = g_new0 (Sink, 1);
   GstPad *src;
 
-  init_lock (&s->lock, &s->cond);
+  tbq_init_lock (&s->lock, &s->cond);
   s->indices = g_array_new (FALSE, FALSE, sizeof (guint64));
   s->events = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_event_unref);
@@ -563,7 +540,7 @@ sink_locked_count (Sink * s, GstEventType type)
   s->progress = g_get_monotonic_time ();                                \
   while (!(pred)) {                                                     \
     gint64 end_ = s->progress + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;  \
-    if (!timed_wait (&(s)->cond, &(s)->lock, end_) && !(pred)           \
+    if (!tbq_timed_wait (&(s)->cond, &(s)->lock, end_) && !(pred)           \
         && g_get_monotonic_time () >= s->progress                       \
         + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND)                        \
       fail ("timed out waiting for %s (%u buffers downstream)", what,   \
@@ -840,7 +817,7 @@ split_new (guint n, guint window, const WorkerConfig * cfg, gboolean same,
   guint i;
 
   fail_unless (n <= MAX_BRANCHES);
-  init_lock (&s->lock, &s->cond);
+  tbq_init_lock (&s->lock, &s->cond);
   s->n = n;
   s->pair = gst_tbq_pair_new (window, 1);
   s->schedule = g_ptr_array_new ();
@@ -1057,6 +1034,18 @@ check_in_order (Split * s, guint64 base, guint64 n, guint times)
   g_hash_table_unref (lost);
 }
 
+/* Play, stream `n` inputs through the branches to EOS, and check that
+ * each came out `times` times in order (but those the workers lost). */
+static void
+split_stream (Split * s, guint64 n, guint times)
+{
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, n, times);
+}
+
 /* The bus's warnings that contain `text`. */
 static guint
 count_warnings (Split * s, const gchar * text)
@@ -1087,11 +1076,7 @@ run_order (guint branches)
 
   cfg.delay_us = 2000;
   s = split_new (branches, 2 * branches, &cfg, TRUE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
   fail_unless_equals_int (join_stat (s, "gaps"), 0);
   fail_unless_equals_int (join_stat (s, "late"), 0);
@@ -1140,11 +1125,7 @@ GST_START_TEST (test_drops_in_one_branch)
   cfg[0].delay_us = cfg[2].delay_us = 500;
   cfg[1].drop_every = 3;
   s = split_new (3, 6, cfg, FALSE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   fail_unless (s->branches[1].w->lost->len > 0);
   fail_unless_equals_int (join_stat (s, "gaps"),
       s->branches[1].w->lost->len);
@@ -1164,11 +1145,7 @@ GST_START_TEST (test_two_outputs_per_input)
   cfg.dup = TRUE;
   cfg.delay_us = 500;
   s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 2);
+  split_stream (s, n, 2);
   fail_unless_equals_int (join_stat (s, "gaps"), 0);
   split_free (s);
 }
@@ -1186,11 +1163,7 @@ GST_START_TEST (test_merge_two_into_one)
   cfg.merge = TRUE;
   cfg.delay_us = 500;
   s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   for (i = 0; i < s->n; i++)
     lost += s->branches[i].w->lost->len;
   fail_unless (lost >= n / 2);
@@ -1213,11 +1186,7 @@ GST_START_TEST (test_strip_metas_synchronous)
   cfg.strip = TRUE;
   cfg.delay_us = 500;
   s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   for (i = 0; i < s->n; i++)
     fail_unless (gst_tbq_pair_branch_is_sync (s->pair, i));
   fail_unless_equals_int (count_warnings (s, "strips"), 0);
@@ -1240,11 +1209,7 @@ GST_START_TEST (test_strip_metas_with_queue_inside)
   cfg.queue_inside = TRUE;
   cfg.delay_us = 500;
   s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   for (i = 0; i < s->n; i++)
     fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, i));
   fail_unless_equals_int (count_warnings (s, "strips"), 1);
@@ -1265,11 +1230,7 @@ GST_START_TEST (test_queue_inside_keeps_order)
   cfg[0].queue_inside = cfg[1].queue_inside = TRUE;
   cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
   s = split_new (3, 6, cfg, FALSE, NULL);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 0));
   fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 1));
   fail_unless (gst_tbq_pair_branch_is_sync (s->pair, 2));
@@ -1317,11 +1278,7 @@ GST_START_TEST (test_custom_event_at_its_place)
   s = split_new (3, 6, cfg, FALSE, NULL);
   split_schedule (s, at, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
           gst_structure_new_empty ("tj-custom")));
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   check_event_once_at (s, GST_EVENT_CUSTOM_DOWNSTREAM, "tj-custom", at);
   fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
   split_free (s);
@@ -1350,11 +1307,7 @@ GST_START_TEST (test_caps_and_segment_change)
   gst_segment_init (&segment, GST_FORMAT_TIME);
   segment.base = 5 * GST_SECOND;
   split_schedule (s, seg_at, gst_event_new_segment (&segment));
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   LOCK (s->sink);
   for (i = 0; i < s->sink->events->len; i++) {
     GstEvent *e = g_ptr_array_index (s->sink->events, i);
@@ -1628,11 +1581,7 @@ GST_START_TEST (test_nested_pair_binds_the_deepest)
   gst_tbq_pair_unref (s->pair);
   s->pair = gst_tbq_pair_new (6, 2);
   s->outer = gst_tbq_pair_new (4, 1);
-  split_play (s);
-  split_run (s, 0, n);
-  split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  split_stream (s, n, 1);
   LOCK (s->sink);
   for (i = 0; i < s->sink->events->len; i++) {
     GstTbqPair *pair = NULL;
