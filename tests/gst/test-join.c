@@ -620,6 +620,7 @@ typedef struct
   GstFlowReturn flow;           /* the last push's, its thread's */
   guint quit_after;             /* takes this many inputs, then stops
                                  * (0: no limit) */
+  TestWorker *after;            /* takes work once this worker stalled */
   guint taken;
 } Branch;
 
@@ -717,6 +718,8 @@ branch_main (gpointer data)
   Split *s = b->split;
   GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
 
+  if (b->after != NULL)
+    worker_wait_stalled (b->after);
   for (;;) {
     GstBuffer *buffer;
     guint64 index, seq;
@@ -1459,6 +1462,7 @@ GST_START_TEST (test_release_pad_with_numbers_in_flight)
   s = split_new (3, 6, cfg, FALSE, NULL);
   b = &s->branches[2];
   b->quit_after = 3;
+  s->branches[0].after = s->branches[1].after = b->w;
   split_play (s);
   split_run (s, 0, n);
   /* The window fills behind the stalled worker's numbers. */
@@ -1544,8 +1548,10 @@ GST_START_TEST (test_window_bounds_a_stalled_branch)
   guint window = 5;
   Split *s;
 
+  /* Branch 1 takes the first three inputs and stalls on the third. */
   cfg[1].stall_at = 2;
   s = split_new (3, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[2].after = s->branches[1].w;
   split_play (s);
   split_run (s, 0, n);
   worker_wait_stalled (s->branches[1].w);
@@ -1934,8 +1940,10 @@ GST_START_TEST (test_allocation_query_at_once)
   GstCaps *caps;
   Split *s;
 
+  /* Branch 1 takes the first input and stalls on it; branch 0 goes on. */
   cfg[1].stall_at = 0;
   s = split_new (2, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[1].w;
   split_play (s);
   split_run (s, 0, 100);
   worker_wait_stalled (s->branches[1].w);
