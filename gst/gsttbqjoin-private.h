@@ -67,11 +67,31 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "gsttbqjoin.h"
 #include "gsttbqpair.h"
 #include "tbq.h"
 
 G_BEGIN_DECLS
+
+/**
+ * GstTbqJoinOrder:
+ * @GST_TBQ_JOIN_ORDER_SEQUENCE: the split's order: each output goes out
+ *   at the place of the input it was made of
+ * @GST_TBQ_JOIN_ORDER_ARRIVAL: as outputs come, a funnel (each branch's
+ *   own order is kept)
+ *
+ * In which order a tbqjoin sends what its sink pads receive
+ * (#GstTbqJoin:order).
+ *
+ * Since: 0.5
+ */
+typedef enum
+{
+  GST_TBQ_JOIN_ORDER_SEQUENCE = 0,
+  GST_TBQ_JOIN_ORDER_ARRIVAL = 1
+} GstTbqJoinOrder;
+
+#define GST_TYPE_TBQ_JOIN_ORDER (gst_tbq_join_order_get_type ())
+GType gst_tbq_join_order_get_type (void);
 
 GST_DEBUG_CATEGORY_EXTERN (gst_tbq_join_debug);
 #define GST_CAT_DEFAULT gst_tbq_join_debug
@@ -292,7 +312,7 @@ struct _GstTbqJoin
 
 #define JOIN_FLOW(j) ((GstFlowReturn) JOIN_LOAD ((j)->srcresult))
 
-/* ---- gsttbqjoin.c ---- */
+/* ---- gsttbqjoin-pad.c ---- */
 
 /* qlock: the pad's records were taken or dropped: `n` more retired (a
  * serialized query waiting for them is told). */
@@ -304,8 +324,13 @@ void gst_tbq_join_release_record (uint16_t type, const void *data,
 /* The buffers and bytes of a buffer or list. */
 void gst_tbq_join_object_size (GstMiniObject * object, guint * buffers,
     gsize * bytes);
-/* Post a warning (no lock held). */
-void gst_tbq_join_warn (GstTbqJoin * join, const gchar * text);
+/* Post a warning (no lock held: a bus handler may call back). */
+static inline void
+gst_tbq_join_warn (GstTbqJoin * join, const gchar * text)
+{
+  GST_ELEMENT_WARNING (join, STREAM, FAILED, ("%s", text), (NULL));
+}
+
 /* qlock: the src task looks again (its sleep on the reader ends, or the
  * next one does not begin): after a change of what it decides on. */
 void gst_tbq_join_locked_kick (GstTbqJoin * join);

@@ -116,6 +116,7 @@ typedef struct
   pthread_mutex_t lock;
   pthread_cond_t cond;
   gboolean stalled;             /* waiting at stall_at */
+  gboolean has_stalled;         /* came to stall_at (and may be past it) */
   gboolean unstall;
   guint n_in;
   GArray *lost;                 /* indices of inputs it made nothing of */
@@ -152,7 +153,7 @@ worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   LOCK (w);
   n = w->n_in++;
   if (w->stall_at >= 0 && n == (guint) w->stall_at) {
-    w->stalled = TRUE;
+    w->stalled = w->has_stalled = TRUE;
     BROADCAST (w);
     while (!w->unstall)
       pthread_cond_wait (&w->cond, &w->lock);
@@ -235,15 +236,18 @@ worker_unstall (TestWorker * w)
   UNLOCK (w);
 }
 
+/* Wait until the worker came to its stall (it may be past it by now:
+ * the test may have let it go on). */
 static void
 worker_wait_stalled (TestWorker * w)
 {
   gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
 
   LOCK (w);
-  while (!w->stalled)
-    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->stalled,
-        "the worker did not stall");
+  while (!w->has_stalled)
+    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->has_stalled,
+        "the worker did not stall (%u inputs, stall at %d)", w->n_in,
+        w->stall_at);
   UNLOCK (w);
 }
 
