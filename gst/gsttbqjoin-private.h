@@ -4,6 +4,13 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
+ * The files, from the top down (each calls only those below it):
+ * gsttbqjoin.c (the object, pads' requests and releases, properties and
+ * stats, the queue's life, the copy task), gsttbqjoin-sink.c (the sink
+ * pads, numbers, the done hook), gsttbqjoin-src.c (the src task: reading
+ * and the order), gsttbqjoin-pad.c (the sink pad type, what both sides do
+ * to a pad, the wake-ups).
+ *
  * THREADS
  *  - Each sink pad's streaming thread (a branch: a split's branch task, a
  *    worker's own thread, or in arrival order any producer) holds the
