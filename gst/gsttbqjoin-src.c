@@ -722,7 +722,9 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
           G_GUINT64_FORMAT, join->epoch);
       return STEP_PROGRESS;
     case GST_TBQ_PAIR_RESOLVED:
-      join->next++;
+      /* Behind the pair (a flush of the join alone restarted the order
+       * at 0 of an epoch that went on): on to its first unresolved. */
+      join->next = MAX (join->next + 1, gst_tbq_pair_resolved (join->pair));
       join->next_had_output = FALSE;
       return STEP_PROGRESS;
     case GST_TBQ_PAIR_NOT_ASSIGNED:
