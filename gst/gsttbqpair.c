@@ -23,7 +23,7 @@ struct _GstTbqPair
 {
   gint refcount;                /* atomic */
   guint64 id;                   /* constant */
-  guint depth;                  /* constant */
+  gint depth;                   /* atomic: set by the split */
 
   GMutex lock;
   GCond room;                   /* the window has room, or it flushes */
@@ -94,7 +94,13 @@ gst_tbq_pair_id (const GstTbqPair * pair)
 guint
 gst_tbq_pair_depth (const GstTbqPair * pair)
 {
-  return pair->depth;
+  return (guint) g_atomic_int_get (&pair->depth);
+}
+
+void
+gst_tbq_pair_set_depth (GstTbqPair * pair, guint depth)
+{
+  g_atomic_int_set (&pair->depth, (gint) MAX (depth, 1));
 }
 
 guint64
@@ -131,7 +137,7 @@ gst_tbq_pair_new (guint window, guint depth)
 
   pair->refcount = 1;
   pair->id = atomic_fetch_add_explicit (&last_id, 1, memory_order_relaxed) + 1;
-  pair->depth = MAX (depth, 1);
+  pair->depth = (gint) MAX (depth, 1);
   g_mutex_init (&pair->lock);
   g_cond_init (&pair->room);
   g_cond_init (&pair->done_idle);
@@ -285,7 +291,7 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
 
 gboolean
 gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
-    const GstTbqPairPush * saved)
+    GstFlowReturn result, const GstTbqPairPush * saved)
 {
   guint64 epoch = current_push.epoch;
   GstTbqPairDoneFunc done = NULL;
@@ -294,7 +300,8 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
   current_push = *saved;
   g_mutex_lock (&pair->lock);
   if (pair->join != NULL && epoch == pair->epoch && !pair->flushing
-      && branch < pair->n_sync && pair->sync[branch]) {
+      && (result != GST_FLOW_OK
+          || (branch < pair->n_sync && pair->sync[branch]))) {
     done = pair->done;
     join = pair->join;
     /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
@@ -341,7 +348,7 @@ gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
       "pair", GST_TYPE_TBQ_PAIR, pair,
       "pair-id", G_TYPE_UINT64, pair->id,
       "branch", G_TYPE_UINT, branch,
-      "depth", G_TYPE_UINT, pair->depth, NULL);
+      "depth", G_TYPE_UINT, gst_tbq_pair_depth (pair), NULL);
   gchar *name;
 
   /* Sticky custom events of one name replace each other on a pad: each

@@ -55,12 +55,12 @@
  * transforms copy it to their outputs), for outputs that arrive outside
  * the split's push.
  *
- * LOCKING.  Everything under the pair's lock, but the id and depth
- * (constant) and the thread-local push.  The split calls the join's
- * `done` hook with no lock of the pair held; the join must not call into
- * the split from it.  gst_tbq_pair_unbind() waits for the hook calls
- * under way (counted under the pair's lock).  The split never waits on
- * the pair while holding its own queue lock.
+ * LOCKING.  Everything under the pair's lock, but the id (constant),
+ * the depth (atomic) and the thread-local push.  The split calls the
+ * join's `done` hook with no lock of the pair held; the join must not
+ * call into the split from it.  gst_tbq_pair_unbind() waits for the hook
+ * calls under way (counted under the pair's lock).  The split never
+ * waits on the pair while holding its own queue lock.
  */
 #ifndef __GST_TBQ_PAIR_H__
 #define __GST_TBQ_PAIR_H__
@@ -116,6 +116,10 @@ gboolean gst_tbq_pair_branch_is_sync (GstTbqPair * pair, guint branch);
 /* A pair whose window holds `window` numbers (at least 1), `depth` pairs
  * deep (1: not inside another pair). */
 GstTbqPair *gst_tbq_pair_new (guint window, guint depth);
+/* The split found itself inside another pair (that pair's branch event
+ * came through its sink pad): this pair is `depth` deep; the branch
+ * events made from now on say so. */
+void gst_tbq_pair_set_depth (GstTbqPair * pair, guint depth);
 /* A new window size; it applies at once (a smaller one as numbers are
  * resolved: nothing handed out is taken back). */
 void gst_tbq_pair_set_window (GstTbqPair * pair, guint window);
@@ -140,10 +144,12 @@ guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
     GstEvent * event);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
  * list, an event): the thread-local "inside a split push" for the join.
- * push_end() puts back what `saved` holds and, when the branch is
- * synchronous and `seq` is a number of this epoch, calls the join's done
- * hook.  No lock held.  It returns whether it called the hook: when it
- * did not (and the push went through), the split pushes a marker
+ * push_end() puts back what `saved` holds and, when `seq` is a number of
+ * this epoch, calls the join's done hook if the branch is synchronous, or
+ * if the push returned anything but GST_FLOW_OK (`result`): the branch
+ * gets no more numbers, and what it did not make by now it never will.
+ * No lock held.  It returns whether it called the hook: when it did not
+ * (and the push went through), the split pushes a marker
  * (gst_tbq_pair_marker_new) after the item.  Deciding from this answer,
  * not from a gst_tbq_pair_branch_is_sync() before or after, is what
  * gives every number exactly one of the two: the join may change its
@@ -152,7 +158,7 @@ guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
 void gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch,
     guint64 seq, GstTbqPairPush * saved);
 gboolean gst_tbq_pair_push_end (GstTbqPair * pair, guint branch,
-    guint64 seq, const GstTbqPairPush * saved);
+    guint64 seq, GstFlowReturn result, const GstTbqPairPush * saved);
 /* A flush: every wait for room returns FALSE until flush_stop(), which
  * starts a new epoch with an empty window and number 0 (the events held
  * are dropped). */

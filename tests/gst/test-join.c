@@ -666,7 +666,7 @@ branch_push_numbered (Branch * b, guint64 seq, GstBuffer * buffer,
   else
     ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
         GST_FLOW_FLUSHING;
-  if (!gst_tbq_pair_push_end (pair, b->id, seq, &saved)
+  if (!gst_tbq_pair_push_end (pair, b->id, seq, ret, &saved)
       && ret == GST_FLOW_OK)
     gst_pad_push_event (b->pad, gst_tbq_pair_marker_new (pair, b->id, seq));
   return ret;
