@@ -38,6 +38,8 @@ struct _GstTbqPair
   guint interrupts;             /* gst_tbq_pair_interrupt() calls */
   gpointer join;                /* the bound join, or NULL */
   GstTbqPairDoneFunc done;
+  guint done_calls;             /* done hook calls under way */
+  GCond done_idle;              /* done_calls dropped to 0 */
 
   /* Per branch (grown as branches are given numbers). */
   gboolean *sync;               /* the join found it synchronous */
@@ -80,6 +82,7 @@ gst_tbq_pair_unref (GstTbqPair * pair)
   g_free (pair->sync);
   g_mutex_clear (&pair->lock);
   g_cond_clear (&pair->room);
+  g_cond_clear (&pair->done_idle);
   g_free (pair);
 }
 
@@ -138,6 +141,7 @@ gst_tbq_pair_new (guint window, guint depth)
   pair->depth = (gint) MAX (depth, 1);
   g_mutex_init (&pair->lock);
   g_cond_init (&pair->room);
+  g_cond_init (&pair->done_idle);
   pair->window = MAX (window, 1);
   pair->capacity = pair->window;
   pair->slots = g_new0 (Slot, pair->capacity);
@@ -295,7 +299,7 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
   g_mutex_unlock (&pair->lock);
 }
 
-void
+gboolean
 gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     GstFlowReturn result, const GstTbqPairPush * saved)
 {
@@ -310,10 +314,19 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
           || (branch < pair->n_sync && pair->sync[branch]))) {
     done = pair->done;
     join = pair->join;
+    /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
+     * the call returns. */
+    pair->done_calls++;
   }
   g_mutex_unlock (&pair->lock);
-  if (done != NULL)
-    done (join, branch, epoch, seq);
+  if (done == NULL)
+    return FALSE;
+  done (join, branch, epoch, seq);
+  g_mutex_lock (&pair->lock);
+  if (--pair->done_calls == 0)
+    g_cond_broadcast (&pair->done_idle);
+  g_mutex_unlock (&pair->lock);
+  return TRUE;
 }
 
 void
@@ -560,6 +573,12 @@ gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join)
   if (pair->join == join) {
     pair->join = NULL;
     pair->done = NULL;
+    /* Its findings go with it: the split sends markers to the next. */
+    if (pair->n_sync > 0)
+      memset (pair->sync, 0, pair->n_sync * sizeof (gboolean));
+    /* A call under way was counted when `join` was still bound. */
+    while (pair->done_calls > 0)
+      g_cond_wait (&pair->done_idle, &pair->lock);
   }
   g_mutex_unlock (&pair->lock);
 }
@@ -570,6 +589,22 @@ gst_tbq_pair_current (void)
   return &current_push;
 }
 
+/* lock: who number `seq` of the current epoch went to. */
+static gint
+locked_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
+{
+  Slot *slot;
+
+  if (seq < pair->resolved)
+    return GST_TBQ_PAIR_RESOLVED;
+  if (seq >= pair->next_seq)
+    return GST_TBQ_PAIR_NOT_ASSIGNED;
+  slot = &pair->slots[seq % pair->capacity];
+  if (event != NULL && slot->event != NULL)
+    *event = gst_event_ref (slot->event);
+  return slot->owner;
+}
+
 gint
 gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
 {
@@ -578,17 +613,22 @@ gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
   if (event != NULL)
     *event = NULL;
   g_mutex_lock (&pair->lock);
-  if (seq < pair->resolved) {
-    owner = GST_TBQ_PAIR_RESOLVED;
-  } else if (seq >= pair->next_seq) {
-    owner = GST_TBQ_PAIR_NOT_ASSIGNED;
-  } else {
-    Slot *slot = &pair->slots[seq % pair->capacity];
+  owner = locked_owner (pair, seq, event);
+  g_mutex_unlock (&pair->lock);
+  return owner;
+}
 
-    owner = slot->owner;
-    if (event != NULL && slot->event != NULL)
-      *event = gst_event_ref (slot->event);
-  }
+gint
+gst_tbq_pair_owner_in (GstTbqPair * pair, guint64 epoch, guint64 seq,
+    GstEvent ** event)
+{
+  gint owner = GST_TBQ_PAIR_OTHER_EPOCH;
+
+  if (event != NULL)
+    *event = NULL;
+  g_mutex_lock (&pair->lock);
+  if (epoch == pair->epoch)
+    owner = locked_owner (pair, seq, event);
   g_mutex_unlock (&pair->lock);
   return owner;
 }
@@ -604,10 +644,11 @@ gst_tbq_pair_assigned (GstTbqPair * pair)
   return n;
 }
 
-void
-gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
+/* lock: every number below `upto` (at most the next to hand out) is
+ * resolved. */
+static void
+locked_resolve (GstTbqPair * pair, guint64 upto)
 {
-  g_mutex_lock (&pair->lock);
   if (upto > pair->next_seq)
     upto = pair->next_seq;
   while (pair->resolved < upto) {
@@ -617,7 +658,27 @@ gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
     pair->resolved++;
   }
   g_cond_broadcast (&pair->room);
+}
+
+void
+gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
+{
+  g_mutex_lock (&pair->lock);
+  locked_resolve (pair, upto);
   g_mutex_unlock (&pair->lock);
+}
+
+gboolean
+gst_tbq_pair_resolve_in (GstTbqPair * pair, guint64 epoch, guint64 upto)
+{
+  gboolean current;
+
+  g_mutex_lock (&pair->lock);
+  current = epoch == pair->epoch;
+  if (current)
+    locked_resolve (pair, upto);
+  g_mutex_unlock (&pair->lock);
+  return current;
 }
 
 guint64

@@ -56,9 +56,11 @@
  * the split's push.
  *
  * LOCKING.  Everything under the pair's lock, but the id (constant),
- * the depth (atomic) and the thread-local push.  The split calls the join's `done` hook with no lock of the pair held;
- * the join must not call into the split from it.  The split never waits
- * on the pair while holding its own queue lock.
+ * the depth (atomic) and the thread-local push.  The split calls the
+ * join's `done` hook with no lock of the pair held; the join must not
+ * call into the split from it.  gst_tbq_pair_unbind() waits for the hook
+ * calls under way (counted under the pair's lock).  The split never
+ * waits on the pair while holding its own queue lock.
  */
 #ifndef __GST_TBQ_PAIR_H__
 #define __GST_TBQ_PAIR_H__
@@ -92,6 +94,8 @@ typedef struct
 #define GST_TBQ_PAIR_NOT_ASSIGNED (-2)
 /* gst_tbq_pair_owner(): the number is resolved already. */
 #define GST_TBQ_PAIR_RESOLVED (-3)
+/* gst_tbq_pair_owner_in(): the pair is in another epoch now. */
+#define GST_TBQ_PAIR_OTHER_EPOCH (-4)
 
 GType gst_tbq_pair_get_type (void);
 #define GST_TYPE_TBQ_PAIR (gst_tbq_pair_get_type ())
@@ -149,11 +153,17 @@ guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
  * this epoch, calls the join's done hook if the branch is synchronous, or
  * if the push returned anything but GST_FLOW_OK (`result`): the branch
  * gets no more numbers, and what it did not make by now it never will.
- * No lock held. */
+ * No lock held.  It returns whether it called the hook: when it did not
+ * (and the push went through), the split pushes a marker
+ * (gst_tbq_pair_marker_new) after the item.  Deciding from this answer,
+ * not from a gst_tbq_pair_branch_is_sync() before or after, is what
+ * gives every number exactly one of the two: the join may change its
+ * finding at any time, and a number with neither would be resolved only
+ * by the branch's next item, which a full window never sends. */
 void gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch,
     guint64 seq, GstTbqPairPush * saved);
-void gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
-    GstFlowReturn result, const GstTbqPairPush * saved);
+gboolean gst_tbq_pair_push_end (GstTbqPair * pair, guint branch,
+    guint64 seq, GstFlowReturn result, const GstTbqPairPush * saved);
 /* A flush: every wait for room returns FALSE until flush_stop(), which
  * starts a new epoch with an empty window and number 0 (the events held
  * are dropped). */
@@ -216,6 +226,11 @@ gboolean gst_tbq_pair_is_pair_event (GstEvent * event);
  * per pair: FALSE if another join is bound. */
 gboolean gst_tbq_pair_bind (GstTbqPair * pair, gpointer join,
     GstTbqPairDoneFunc done);
+/* The join lets go: no done hook is called from here on, and when it
+ * returns none is running any more (it waits for the calls under way, so
+ * the join may be freed after it; the caller holds no lock that a done
+ * hook takes).  Every branch is found not synchronous again: with no
+ * join to call, the split sends markers. */
 void gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join);
 /* What this thread is pushing for a split (pair NULL: nothing). */
 const GstTbqPairPush *gst_tbq_pair_current (void);
@@ -224,11 +239,22 @@ const GstTbqPairPush *gst_tbq_pair_current (void);
  * the event, GST_TBQ_PAIR_NOT_ASSIGNED or GST_TBQ_PAIR_RESOLVED.  Of the
  * current epoch. */
 gint gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event);
+/* The same, of `epoch`: GST_TBQ_PAIR_OTHER_EPOCH when the pair is in
+ * another epoch (the answer of one look, where an epoch read before or
+ * after gst_tbq_pair_owner() could belong to another). */
+gint gst_tbq_pair_owner_in (GstTbqPair * pair, guint64 epoch, guint64 seq,
+    GstEvent ** event);
 /* The first number not handed out yet. */
 guint64 gst_tbq_pair_assigned (GstTbqPair * pair);
 /* Every number below `upto` is resolved: their room in the window is
  * free again (the split's waits for room end). */
 void gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto);
+/* The same for the numbers of `epoch` only: nothing when the pair is in
+ * another epoch by now (a flush restarted the numbers at 0 since the join
+ * looked; resolving the new epoch's numbers would free room for items the
+ * join has not seen).  TRUE when `epoch` is the current one. */
+gboolean gst_tbq_pair_resolve_in (GstTbqPair * pair, guint64 epoch,
+    guint64 upto);
 /* The first number not resolved. */
 guint64 gst_tbq_pair_resolved (GstTbqPair * pair);
 /* The join's finding: whether the split may trust the end of its push on

@@ -28,8 +28,9 @@
  *     linked, EOS, flushing), a query's barrier holds the others, another
  *     branch is gathering a buffer list (its rest must not go elsewhere);
  *  3. it waits for data as tbqueue's src task does (the reader's sleep);
- *  4. before its first number it asks whether a join closes it (the
- *     pair's bind query); with a join, it waits for room in the window;
+ *  0. before it pushes anything it asks whether a join closes it (the
+ *     pair's bind query: the join's sink pad then knows its branch);
+ *  4. with a join, it waits for room in the window;
  *  5. it takes the next item and dispatches it: a buffer or list gets a
  *     number and is pushed on this branch; an event goes to every
  *     branch's `pending` (a serialized event that is not sticky takes a
@@ -353,8 +354,11 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
     gst_tbq_pair_push_begin (pair, p->b->index, p->seq, &saved);
     ret = gst_pad_push_list (pad, list);
   }
-  gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved);
-  if (ret == GST_FLOW_OK && !gst_tbq_pair_branch_is_sync (pair, p->b->index))
+  /* The join hears that the branch is done with it: from the done hook,
+   * or from the marker that follows it through the worker.  Exactly one
+   * of them (the finding may change meanwhile). */
+  if (!gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved)
+      && ret == GST_FLOW_OK)
     gst_pad_push_event (pad, gst_tbq_pair_marker_new (pair, p->b->index,
             p->seq));
 counted:
@@ -698,6 +702,13 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
 {
   GstTbQueue *tbq = &split->queue;
 
+  /* Before anything goes down a branch, the join (if any) learns which
+   * branch its sink pad is. */
+  if (b->join == JOIN_UNKNOWN && b->flow == GST_FLOW_OK
+      && gst_pad_is_linked (b->pad)) {
+    locked_find_join (split, b);
+    return GST_TBQUEUE_FLOW (tbq);
+  }
   if (!g_queue_is_empty (&b->pending))
     return locked_push_pending (split, b);
   if (b->flow != GST_FLOW_OK)
@@ -713,12 +724,8 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
   if (!locked_wait_for_data (split, b))
     return GST_TBQUEUE_FLOW (tbq);
   if (!g_queue_is_empty (&b->pending) || split->barrier != NULL
-      || b->flow != GST_FLOW_OK)
+      || b->flow != GST_FLOW_OK || b->join == JOIN_UNKNOWN)
     return GST_FLOW_OK;
-  if (b->join == JOIN_UNKNOWN) {
-    locked_find_join (split, b);
-    return GST_TBQUEUE_FLOW (tbq);
-  }
   if (split->joined && b->join != JOIN_FOUND) {
     if (!b->warned_no_join) {
       b->warned_no_join = TRUE;

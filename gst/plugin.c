@@ -5,6 +5,7 @@
  */
 #include <gst/gst.h>
 
+#include "gsttbqjoin.h"
 #include "gsttbqparallel.h"
 #include "gsttbqsplit.h"
 #include "gsttbqueue.h"
@@ -29,6 +30,7 @@ plugin_init (GstPlugin * plugin)
   }
   return GST_ELEMENT_REGISTER (tbqueue, plugin)
       && GST_ELEMENT_REGISTER (tbqsplit, plugin)
+      && GST_ELEMENT_REGISTER (tbqjoin, plugin)
       && GST_ELEMENT_REGISTER (tbqparallel, plugin)
       && gst_tbq_levels_tracer_register (plugin);
 }

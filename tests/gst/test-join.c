@@ -1,0 +1,2041 @@
+/* tbqjoin: the branches of a split joined back in the split's order, and
+ * in arrival order as a funnel.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The plugin is compiled into this test (tests/gst/meson.build), so that
+ * the test drives the join with a split of its own made with the pair's
+ * API (gst/gsttbqpair.h), in one copy with the element's: the
+ * thread-local "inside a split push" is the element's own.
+ *
+ * The test split: one pad of ours per branch, linked to a worker (a test
+ * element, or a bin with a queue inside: not synchronous), linked to a
+ * request sink pad of the join; one thread per branch doing what tbqsplit
+ * does: it takes the next input under the split's lock when the window
+ * has room (work-claiming), gives it the next number
+ * (gst_tbq_pair_assign), stamps it, pushes the events due on its branch
+ * first, then the buffer inside gst_tbq_pair_push_begin/end, and a marker
+ * when push_end did not call the join's done hook.  Every input is 16
+ * bytes naming its index; downstream checks every byte and the order.
+ *
+ * Every wait has a deadline (a hang fails the test, never passes it); no
+ * test waits for a time to let something happen.
+ */
+#include "tbq-check.h"
+#undef GST_CAT_DEFAULT
+#include "gsttbqpair.h"
+
+GST_PLUGIN_STATIC_DECLARE (tbqueue);
+
+#define MAX_BRANCHES 8
+#define PAYLOAD 16
+#define LOCK(x) pthread_mutex_lock (&(x)->lock)
+#define UNLOCK(x) pthread_mutex_unlock (&(x)->lock)
+#define BROADCAST(x) pthread_cond_broadcast (&(x)->cond)
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+/* ---- inputs ---- */
+
+/* A CAPS event of `caps` (gst_event_new_caps() takes a reference of its
+ * own: ours goes). */
+static GstEvent *
+caps_event (GstCaps * caps)
+{
+  GstEvent *event = gst_event_new_caps (caps);
+
+  gst_caps_unref (caps);
+  return event;
+}
+
+static GstBuffer *
+input_new (guint64 index)
+{
+  GstBuffer *buffer = gst_buffer_new_allocate (NULL, PAYLOAD, NULL);
+  guint8 data[PAYLOAD];
+  guint i;
+
+  for (i = 0; i < 8; i++)
+    data[i] = (guint8) (index >> (8 * i));
+  for (i = 8; i < PAYLOAD; i++)
+    data[i] = (guint8) (index * 31 + i);
+  gst_buffer_fill (buffer, 0, data, PAYLOAD);
+  GST_BUFFER_PTS (buffer) = index * GST_MSECOND;
+  GST_BUFFER_DURATION (buffer) = GST_MSECOND;
+  return buffer;
+}
+
+/* The index an input names: FALSE when a byte is not what input_new()
+ * wrote. */
+static gboolean
+input_index (GstBuffer * buffer, guint64 * index)
+{
+  guint8 data[PAYLOAD];
+  guint64 v = 0;
+  guint i;
+
+  if (gst_buffer_get_size (buffer) != PAYLOAD
+      || gst_buffer_extract (buffer, 0, data, PAYLOAD) != PAYLOAD)
+    return FALSE;
+  for (i = 0; i < 8; i++)
+    v |= (guint64) data[i] << (8 * i);
+  for (i = 8; i < PAYLOAD; i++)
+    if (data[i] != (guint8) (v * 31 + i))
+      return FALSE;
+  if (GST_BUFFER_PTS (buffer) != v * GST_MSECOND)
+    return FALSE;
+  *index = v;
+  return TRUE;
+}
+
+/* ---- the worker ---- */
+
+/* What a branch does with an input.  Each is a way real workers behave:
+ * a filter that takes its time, one that drops (QoS, a rate), one that
+ * makes two outputs of an input or one of two, one that makes new
+ * buffers without the input's metas, one that marks its caps (an encoder
+ * changing the media type). */
+typedef struct
+{
+  GstElement parent;
+  GstPad *sinkpad, *srcpad;
+
+  guint delay_us;               /* sleeps a random 0..delay_us per input */
+  guint drop_every;             /* drops every n-th input (0: none) */
+  gboolean dup;                 /* two outputs per input */
+  gboolean merge;               /* one output per two inputs */
+  gboolean strip;               /* outputs without the input's metas */
+  gboolean mark_caps;           /* caps with a "worker" field */
+  gint stall_at;                /* waits at its n-th input until released
+                                 * (-1: never) */
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  gboolean stalled;             /* waiting at stall_at */
+  gboolean has_stalled;         /* came to stall_at (and may be past it) */
+  gboolean unstall;
+  guint n_in;
+  GArray *lost;                 /* indices of inputs it made nothing of */
+  GstBuffer *held;              /* merge: the first of two */
+} TestWorker;
+
+typedef struct
+{
+  GstElementClass parent_class;
+} TestWorkerClass;
+
+GType test_worker_get_type (void);
+G_DEFINE_TYPE (TestWorker, test_worker, GST_TYPE_ELEMENT);
+#define TEST_WORKER(o) ((TestWorker *) (o))
+
+static void
+worker_lose (TestWorker * w, guint64 index)
+{
+  LOCK (w);
+  g_array_append_val (w->lost, index);
+  UNLOCK (w);
+}
+
+static GstFlowReturn
+worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  TestWorker *w = TEST_WORKER (parent);
+  GstBuffer *out = buffer;
+  GstFlowReturn ret;
+  guint64 index;
+  guint n;
+
+  fail_unless (input_index (buffer, &index), "a worker got a bad input");
+  LOCK (w);
+  n = w->n_in++;
+  if (w->stall_at >= 0 && n == (guint) w->stall_at) {
+    w->stalled = w->has_stalled = TRUE;
+    BROADCAST (w);
+    while (!w->unstall)
+      pthread_cond_wait (&w->cond, &w->lock);
+    w->stalled = FALSE;
+  }
+  UNLOCK (w);
+  if (w->delay_us > 0)
+    g_usleep (g_random_int_range (0, w->delay_us + 1));
+  if (w->drop_every > 0 && n % w->drop_every == w->drop_every - 1) {
+    worker_lose (w, index);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_OK;
+  }
+  if (w->merge) {
+    guint64 first;
+
+    if (w->held == NULL) {
+      w->held = buffer;
+      return GST_FLOW_OK;
+    }
+    fail_unless (input_index (w->held, &first));
+    worker_lose (w, first);
+    gst_clear_buffer (&w->held);
+  }
+  if (w->strip) {
+    out = gst_buffer_copy_region (buffer, GST_BUFFER_COPY_FLAGS
+        | GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_DEEP
+        | GST_BUFFER_COPY_MEMORY, 0, -1);
+    gst_buffer_unref (buffer);
+    fail_unless (gst_buffer_get_meta (out, GST_TBQ_SEQ_META_API_TYPE) == NULL);
+  }
+  if (w->dup && (ret = gst_pad_push (w->srcpad, gst_buffer_copy (out)))
+      != GST_FLOW_OK) {
+    gst_buffer_unref (out);
+    return ret;
+  }
+  return gst_pad_push (w->srcpad, out);
+}
+
+static gboolean
+worker_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  TestWorker *w = TEST_WORKER (parent);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:
+      if (w->mark_caps) {
+        GstCaps *caps;
+
+        gst_event_parse_caps (event, &caps);
+        caps = gst_caps_copy (caps);
+        gst_caps_set_simple (caps, "worker", G_TYPE_BOOLEAN, TRUE, NULL);
+        gst_event_unref (event);
+        event = gst_event_new_caps (caps);
+        gst_caps_unref (caps);
+      }
+      break;
+    case GST_EVENT_EOS:
+    case GST_EVENT_FLUSH_STOP:
+      if (w->held != NULL) {
+        guint64 first;
+
+        fail_unless (input_index (w->held, &first));
+        worker_lose (w, first);
+        gst_clear_buffer (&w->held);
+      }
+      break;
+    default:
+      break;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
+static void
+worker_unstall (TestWorker * w)
+{
+  LOCK (w);
+  w->unstall = TRUE;
+  BROADCAST (w);
+  UNLOCK (w);
+}
+
+/* Wait until the worker came to its stall (it may be past it by now:
+ * the test may have let it go on). */
+static void
+worker_wait_stalled (TestWorker * w)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  LOCK (w);
+  while (!w->has_stalled)
+    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->has_stalled,
+        "the worker did not stall (%u inputs, stall at %d)", w->n_in,
+        w->stall_at);
+  UNLOCK (w);
+}
+
+static void
+test_worker_finalize (GObject * object)
+{
+  TestWorker *w = TEST_WORKER (object);
+
+  gst_clear_buffer (&w->held);
+  g_array_unref (w->lost);
+  pthread_mutex_destroy (&w->lock);
+  pthread_cond_destroy (&w->cond);
+  G_OBJECT_CLASS (test_worker_parent_class)->finalize (object);
+}
+
+static void
+test_worker_class_init (TestWorkerClass * klass)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = test_worker_finalize;
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class, "Test worker",
+      "Filter", "What a branch's worker may do", "The tbqueue authors");
+}
+
+static void
+test_worker_init (TestWorker * w)
+{
+  w->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (w->sinkpad, worker_chain);
+  gst_pad_set_event_function (w->sinkpad, worker_event);
+  GST_PAD_SET_PROXY_CAPS (w->sinkpad);
+  GST_PAD_SET_PROXY_ALLOCATION (w->sinkpad);
+  gst_element_add_pad (GST_ELEMENT (w), w->sinkpad);
+  w->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  GST_PAD_SET_PROXY_CAPS (w->srcpad);
+  gst_element_add_pad (GST_ELEMENT (w), w->srcpad);
+  tbq_init_lock (&w->lock, &w->cond);
+  w->lost = g_array_new (FALSE, FALSE, sizeof (guint64));
+  w->stall_at = -1;
+}
+
+/* How a test sets up its branches' workers. */
+typedef struct
+{
+  guint delay_us;
+  guint drop_every;
+  gboolean dup, merge, strip, mark_caps;
+  gboolean queue_inside;        /* not synchronous: a queue before it */
+  gint stall_at;
+} WorkerConfig;
+
+#define WORKER_DEFAULT { 0, 0, FALSE, FALSE, FALSE, FALSE, FALSE, -1 }
+
+/* A worker (or a bin with a queue and the worker) for one branch; `*w`
+ * is the worker in it. */
+static GstElement *
+worker_new (const WorkerConfig * cfg, TestWorker ** w)
+{
+  TestWorker *worker = g_object_new (test_worker_get_type (), NULL);
+  GstElement *bin, *queue;
+  GstPad *pad;
+
+  worker->delay_us = cfg->delay_us;
+  worker->drop_every = cfg->drop_every;
+  worker->dup = cfg->dup;
+  worker->merge = cfg->merge;
+  worker->strip = cfg->strip;
+  worker->mark_caps = cfg->mark_caps;
+  worker->stall_at = cfg->stall_at;
+  *w = worker;
+  if (!cfg->queue_inside)
+    return GST_ELEMENT (worker);
+  bin = gst_bin_new (NULL);
+  queue = gst_element_factory_make ("queue", NULL);
+  fail_unless (queue != NULL);
+  gst_bin_add_many (GST_BIN (bin), queue, GST_ELEMENT (worker), NULL);
+  fail_unless (gst_element_link (queue, GST_ELEMENT (worker)));
+  pad = gst_element_get_static_pad (queue, "sink");
+  gst_element_add_pad (bin, gst_ghost_pad_new ("sink", pad));
+  gst_object_unref (pad);
+  gst_element_add_pad (bin, gst_ghost_pad_new ("src", worker->srcpad));
+  return bin;
+}
+
+/* ---- downstream ---- */
+
+/* What reached the join's src pad: buffers' indices in order, events
+ * with the number of buffers before them. */
+typedef struct
+{
+  GstPad *pad;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  GArray *indices;              /* guint64 */
+  GPtrArray *events;            /* GstEvent * */
+  GArray *event_at;             /* guint: buffers before each event */
+  guint bad;                    /* buffers whose bytes were wrong */
+  gboolean hold;                /* chain and serialized events wait */
+  guint holding;
+  gboolean flushing;
+  guint error_at;               /* return ERROR for this buffer (0: never) */
+  gint64 progress;              /* monotonic us of the last item */
+  guint allocation_queries;
+  gint query_at;                /* buffers before the "tj-query" (-1) */
+} Sink;
+
+static gboolean
+sink_locked_wait_hold (Sink * s)
+{
+  while (s->hold && !s->flushing) {
+    s->holding++;
+    BROADCAST (s);
+    pthread_cond_wait (&s->cond, &s->lock);
+    s->holding--;
+  }
+  return !s->flushing;
+}
+
+static GstFlowReturn
+sink_take (Sink * s, GstBuffer * buffer)
+{
+  guint64 index;
+
+  if (!input_index (buffer, &index)) {
+    s->bad++;
+    index = G_MAXUINT64;
+  }
+  g_array_append_val (s->indices, index);
+  s->progress = g_get_monotonic_time ();
+  if (s->error_at != 0 && s->indices->len >= s->error_at)
+    return GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+  GstFlowReturn ret;
+
+  LOCK (s);
+  if (!sink_locked_wait_hold (s)) {
+    UNLOCK (s);
+    gst_buffer_unref (buffer);
+    return GST_FLOW_FLUSHING;
+  }
+  ret = sink_take (s, buffer);
+  BROADCAST (s);
+  UNLOCK (s);
+  gst_buffer_unref (buffer);
+  return ret;
+}
+
+static GstFlowReturn
+sink_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i;
+
+  LOCK (s);
+  for (i = 0; i < gst_buffer_list_length (list) && ret == GST_FLOW_OK; i++)
+    ret = sink_take (s, gst_buffer_list_get (list, i));
+  BROADCAST (s);
+  UNLOCK (s);
+  gst_buffer_list_unref (list);
+  return ret;
+}
+
+static gboolean
+sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+  guint at;
+
+  LOCK (s);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_START)
+    s->flushing = TRUE;
+  else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
+    s->flushing = FALSE;
+  if (GST_EVENT_IS_SERIALIZED (event)
+      && GST_EVENT_TYPE (event) != GST_EVENT_FLUSH_STOP)
+    sink_locked_wait_hold (s);
+  at = s->indices->len;
+  g_ptr_array_add (s->events, event);
+  g_array_append_val (s->event_at, at);
+  s->progress = g_get_monotonic_time ();
+  BROADCAST (s);
+  UNLOCK (s);
+  return TRUE;
+}
+
+/* ALLOCATION is answered at once, whatever holds the chain; a
+ * serialized "tj-query" notes how many buffers came before it. */
+static gboolean
+sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+  const GstStructure *st = gst_query_get_structure (query);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION) {
+    LOCK (s);
+    s->allocation_queries++;
+    UNLOCK (s);
+    return TRUE;
+  }
+  if (st != NULL && gst_structure_has_name (st, "tj-query")) {
+    LOCK (s);
+    s->query_at = (gint) s->indices->len;
+    BROADCAST (s);
+    UNLOCK (s);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* Downstream stops first, as in a pipeline: a held chain returns. */
+static gboolean
+sink_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
+    gboolean active)
+{
+  Sink *s = gst_pad_get_element_private (pad);
+
+  LOCK (s);
+  s->flushing = !active;
+  BROADCAST (s);
+  UNLOCK (s);
+  return TRUE;
+}
+
+static Sink *
+sink_new (GstElement * join)
+{
+  Sink *s = g_new0 (Sink, 1);
+  GstPad *src;
+
+  tbq_init_lock (&s->lock, &s->cond);
+  s->indices = g_array_new (FALSE, FALSE, sizeof (guint64));
+  s->events = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_event_unref);
+  s->event_at = g_array_new (FALSE, FALSE, sizeof (guint));
+  s->pad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_element_private (s->pad, s);
+  gst_pad_set_chain_function (s->pad, sink_chain);
+  gst_pad_set_chain_list_function (s->pad, sink_chain_list);
+  gst_pad_set_event_function (s->pad, sink_event);
+  gst_pad_set_query_function (s->pad, sink_query);
+  gst_pad_set_activatemode_function (s->pad, sink_activate_mode);
+  s->query_at = -1;
+  gst_pad_set_active (s->pad, TRUE);
+  src = gst_element_get_static_pad (join, "src");
+  fail_unless (gst_pad_link (src, s->pad) == GST_PAD_LINK_OK);
+  gst_object_unref (src);
+  return s;
+}
+
+static void
+sink_free (Sink * s)
+{
+  GstPad *peer = gst_pad_get_peer (s->pad);
+
+  if (peer != NULL) {
+    gst_pad_unlink (peer, s->pad);
+    gst_object_unref (peer);
+  }
+  gst_pad_set_active (s->pad, FALSE);
+  gst_object_unref (s->pad);
+  g_array_unref (s->indices);
+  g_ptr_array_unref (s->events);
+  g_array_unref (s->event_at);
+  pthread_mutex_destroy (&s->lock);
+  pthread_cond_destroy (&s->cond);
+  g_free (s);
+}
+
+static guint
+sink_locked_count (Sink * s, GstEventType type)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < s->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (s->events, i)) == type)
+      n++;
+  return n;
+}
+
+/* Wait, with a deadline that moves while items keep coming (a long run
+ * under a sanitizer is not a hang; nothing for 20 s is), until `pred`. */
+#define SINK_WAIT(s, pred, what) G_STMT_START {                          \
+  LOCK (s);                                                             \
+  s->progress = g_get_monotonic_time ();                                \
+  while (!(pred)) {                                                     \
+    gint64 end_ = s->progress + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;  \
+    if (!tbq_timed_wait (&(s)->cond, &(s)->lock, end_) && !(pred)           \
+        && g_get_monotonic_time () >= s->progress                       \
+        + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND)                        \
+      fail ("timed out waiting for %s (%u buffers downstream)", what,   \
+          s->indices->len);                                             \
+  }                                                                     \
+  UNLOCK (s);                                                           \
+} G_STMT_END
+
+static void
+sink_wait_eos (Sink * s)
+{
+  SINK_WAIT (s, sink_locked_count (s, GST_EVENT_EOS) > 0, "EOS");
+}
+
+static void
+sink_wait_buffers (Sink * s, guint n)
+{
+  SINK_WAIT (s, s->indices->len >= n, "buffers");
+}
+
+static void
+sink_wait_holding (Sink * s)
+{
+  SINK_WAIT (s, s->holding > 0, "downstream to be held");
+}
+
+static void
+sink_release (Sink * s)
+{
+  LOCK (s);
+  s->hold = FALSE;
+  BROADCAST (s);
+  UNLOCK (s);
+}
+
+static guint
+sink_count (Sink * s, GstEventType type)
+{
+  guint n;
+
+  LOCK (s);
+  n = sink_locked_count (s, type);
+  UNLOCK (s);
+  return n;
+}
+
+/* ---- the test split ---- */
+
+typedef struct _Split Split;
+
+/* An event the split hands to its branches before input `at`. */
+typedef struct
+{
+  guint64 at;
+  GstEvent *event;
+  gboolean done;
+} Scheduled;
+
+/* An event due on one branch before its next input: a slot event (with
+ * its number) or a sticky one (seq G_MAXUINT64). */
+typedef struct
+{
+  guint64 seq;
+  GstEvent *event;
+} Due;
+
+typedef struct
+{
+  Split *split;
+  guint id;
+  GstPad *pad;                  /* ours: the branch's src pad */
+  GstElement *worker;           /* what it pushes into */
+  TestWorker *w;
+  GstPad *joinpad;              /* the join's sink pad it reaches */
+  GThread *thread;
+  GArray *due;                  /* Due, under the split's lock */
+  GstFlowReturn flow;           /* the last push's, its thread's */
+  guint quit_after;             /* takes this many inputs, then stops
+                                 * (0: no limit) */
+  TestWorker *after;            /* takes work once this worker stalled */
+  guint taken;
+} Branch;
+
+struct _Split
+{
+  GstTbqPair *pair;
+  GstTbqPair *outer;            /* a pair this split is inside, or NULL */
+  GstElement *pipeline;
+  GstElement *join;
+  guint n;
+  Branch branches[MAX_BRANCHES];
+  Sink *sink;
+  GstBus *bus;
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  guint64 base;                 /* the first input's index */
+  guint64 next;                 /* the next input to hand out */
+  guint64 n_inputs;
+  GPtrArray *schedule;          /* Scheduled * */
+  guint max_in_flight;
+  gboolean stop;
+};
+
+/* A push of number `seq` on `b` (a buffer, or an event when `event`),
+ * as tbqsplit makes it: inside the pair's push, then a marker when the
+ * join did not hear of its end from the pair. */
+static GstFlowReturn
+branch_push_numbered (Branch * b, guint64 seq, GstBuffer * buffer,
+    GstEvent * event)
+{
+  GstTbqPair *pair = b->split->pair;
+  GstTbqPairPush saved;
+  GstFlowReturn ret;
+
+  gst_tbq_pair_push_begin (pair, b->id, seq, &saved);
+  if (buffer != NULL)
+    ret = gst_pad_push (b->pad, buffer);
+  else
+    ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
+        GST_FLOW_FLUSHING;
+  if (!gst_tbq_pair_push_end (pair, b->id, seq, ret, &saved)
+      && ret == GST_FLOW_OK)
+    gst_pad_push_event (b->pad, gst_tbq_pair_marker_new (pair, b->id, seq));
+  return ret;
+}
+
+/* Push the events due on `b` (taken from it under the split's lock). */
+static GstFlowReturn
+branch_push_due (Branch * b, GArray * due)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i;
+
+  for (i = 0; i < due->len; i++) {
+    Due *d = &g_array_index (due, Due, i);
+    GstEvent *event = gst_event_ref (d->event);
+
+    if (ret != GST_FLOW_OK)
+      gst_event_unref (event);
+    else if (d->seq == G_MAXUINT64)
+      ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
+          GST_FLOW_FLUSHING;
+    else
+      ret = branch_push_numbered (b, d->seq, NULL, event);
+    gst_event_unref (d->event);
+  }
+  g_array_set_size (due, 0);
+  return ret;
+}
+
+/* Under the split's lock: hand `event` to every branch (a slot event
+ * takes a number for all). */
+static void
+split_locked_schedule_event (Split * s, GstEvent * event)
+{
+  Due d = { G_MAXUINT64, NULL };
+  guint i;
+
+  if (!GST_EVENT_IS_STICKY (event)) {
+    d.seq = gst_tbq_pair_assign (s->pair, 0, event);
+    s->max_in_flight = MAX (s->max_in_flight,
+        gst_tbq_pair_in_flight (s->pair));
+  }
+  for (i = 0; i < s->n; i++) {
+    d.event = gst_event_ref (event);
+    g_array_append_val (s->branches[i].due, d);
+  }
+}
+
+static gpointer
+branch_main (gpointer data)
+{
+  Branch *b = data;
+  Split *s = b->split;
+  GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
+
+  if (b->after != NULL)
+    worker_wait_stalled (b->after);
+  for (;;) {
+    GstBuffer *buffer;
+    guint64 index, seq;
+    GstFlowReturn ret;
+    guint i;
+
+    if (!gst_tbq_pair_wait_room (s->pair, gst_tbq_pair_wait_key (s->pair)))
+      break;
+    LOCK (s);
+    if (s->stop || (b->quit_after > 0 && b->taken >= b->quit_after)) {
+      UNLOCK (s);
+      break;
+    }
+    /* One thread hands out numbers at a time: the split's lock. */
+    if (!gst_tbq_pair_has_room (s->pair)) {
+      UNLOCK (s);
+      continue;
+    }
+    for (i = 0; i < s->schedule->len; i++) {
+      Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+      if (!e->done && e->at == s->next)
+        break;
+    }
+    if (i < s->schedule->len) {
+      Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+      e->done = TRUE;
+      split_locked_schedule_event (s, e->event);
+      UNLOCK (s);
+      continue;
+    }
+    if (s->next >= s->n_inputs) {
+      UNLOCK (s);
+      break;
+    }
+    index = s->base + s->next++;
+    seq = gst_tbq_pair_assign (s->pair, b->id, NULL);
+    s->max_in_flight = MAX (s->max_in_flight,
+        gst_tbq_pair_in_flight (s->pair));
+    b->taken++;
+    g_array_append_vals (due, b->due->data, b->due->len);
+    g_array_set_size (b->due, 0);
+    UNLOCK (s);
+
+    ret = branch_push_due (b, due);
+    buffer = input_new (index);
+    gst_tbq_pair_stamp_buffer (s->pair, &buffer, seq);
+    if (ret == GST_FLOW_OK)
+      ret = branch_push_numbered (b, seq, buffer, NULL);
+    else
+      gst_buffer_unref (buffer);
+    b->flow = ret;
+    /* As tbqsplit: a branch that is flushing or not linked stops taking
+     * work; an error is the split's flow (every wait for room ends). */
+    if (ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
+      break;
+    if (ret != GST_FLOW_OK) {
+      LOCK (s);
+      s->stop = TRUE;
+      UNLOCK (s);
+      gst_tbq_pair_flush_start (s->pair);
+      break;
+    }
+  }
+  g_array_unref (due);
+  return NULL;
+}
+
+static void
+split_push_initial (Split * s, Branch * b)
+{
+  GstSegment segment;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  /* Inside another pair's branch 0: its branch event came first. */
+  if (s->outer != NULL)
+    fail_unless (gst_pad_push_event (b->pad,
+            gst_tbq_pair_branch_event_new (s->outer, 0)));
+  fail_unless (gst_pad_push_event (b->pad,
+          gst_event_new_stream_start ("tbqjoin-test")));
+  fail_unless (gst_pad_push_event (b->pad,
+          caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (b->pad, gst_event_new_segment (&segment)));
+  fail_unless (gst_pad_push_event (b->pad,
+          gst_tbq_pair_branch_event_new (s->pair, b->id)));
+}
+
+/* A split of `n` branches with a window of `window` numbers, each
+ * branch's worker as `cfg[i]` (or cfg[0] for all when `same`), into a
+ * tbqjoin with `first_property`... set. */
+static Split *
+split_new (guint n, guint window, const WorkerConfig * cfg, gboolean same,
+    const gchar * first_property, ...)
+{
+  Split *s = g_new0 (Split, 1);
+  va_list args;
+  guint i;
+
+  fail_unless (n <= MAX_BRANCHES);
+  tbq_init_lock (&s->lock, &s->cond);
+  s->n = n;
+  s->pair = gst_tbq_pair_new (window, 1);
+  s->schedule = g_ptr_array_new ();
+  s->pipeline = gst_pipeline_new (NULL);
+  s->bus = gst_element_get_bus (s->pipeline);
+  s->join = gst_element_factory_make ("tbqjoin", NULL);
+  fail_unless (s->join != NULL);
+  if (first_property != NULL) {
+    va_start (args, first_property);
+    g_object_set_valist (G_OBJECT (s->join), first_property, args);
+    va_end (args);
+  }
+  gst_bin_add (GST_BIN (s->pipeline), s->join);
+  for (i = 0; i < n; i++) {
+    Branch *b = &s->branches[i];
+    GstPad *wsink, *wsrc;
+
+    b->split = s;
+    b->id = i;
+    b->due = g_array_new (FALSE, FALSE, sizeof (Due));
+    b->worker = worker_new (&cfg[same ? 0 : i], &b->w);
+    gst_bin_add (GST_BIN (s->pipeline), b->worker);
+    b->pad = gst_pad_new_from_static_template (&src_template, NULL);
+    wsink = gst_element_get_static_pad (b->worker, "sink");
+    fail_unless (gst_pad_link (b->pad, wsink) == GST_PAD_LINK_OK);
+    gst_object_unref (wsink);
+    b->joinpad = gst_element_request_pad_simple (s->join, "sink_%u");
+    wsrc = gst_element_get_static_pad (b->worker, "src");
+    fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
+    gst_object_unref (wsrc);
+  }
+  s->sink = sink_new (s->join);
+  return s;
+}
+
+/* PLAYING, the initial sticky events on every branch. */
+static void
+split_play (Split * s)
+{
+  guint i;
+
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < s->n; i++) {
+    gst_pad_set_active (s->branches[i].pad, TRUE);
+    split_push_initial (s, &s->branches[i]);
+  }
+}
+
+/* `n` inputs from index `base` on, then the branch threads. */
+static void
+split_run (Split * s, guint64 base, guint64 n)
+{
+  guint i;
+
+  LOCK (s);
+  s->base = base;
+  s->next = 0;
+  s->n_inputs = n;
+  s->stop = FALSE;
+  UNLOCK (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+
+    b->flow = GST_FLOW_OK;
+    b->thread = g_thread_new ("branch", branch_main, b);
+  }
+}
+
+static void
+split_join_threads (Split * s)
+{
+  guint i;
+
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+
+    if (b->thread != NULL)
+      g_thread_join (b->thread);
+    b->thread = NULL;
+  }
+}
+
+/* The threads are done: the events still due, then EOS on every branch
+ * whose pad is still linked. */
+static void
+split_finish (Split * s)
+{
+  guint i;
+
+  split_join_threads (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
+
+    LOCK (s);
+    g_array_append_vals (due, b->due->data, b->due->len);
+    g_array_set_size (b->due, 0);
+    UNLOCK (s);
+    if (b->joinpad != NULL) {
+      branch_push_due (b, due);
+      gst_pad_push_event (b->pad, gst_event_new_eos ());
+    } else {
+      branch_push_due (b, due);
+    }
+    g_array_unref (due);
+  }
+}
+
+/* Schedule `event` before input `at` (before split_run). */
+static void
+split_schedule (Split * s, guint64 at, GstEvent * event)
+{
+  Scheduled *e = g_new0 (Scheduled, 1);
+
+  e->at = at;
+  e->event = event;
+  g_ptr_array_add (s->schedule, e);
+}
+
+static void
+split_free (Split * s)
+{
+  guint i;
+
+  split_join_threads (s);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    guint j;
+
+    gst_pad_set_active (b->pad, FALSE);
+    gst_object_unref (b->pad);
+    if (b->joinpad != NULL) {
+      gst_element_release_request_pad (s->join, b->joinpad);
+      gst_object_unref (b->joinpad);
+    }
+    for (j = 0; j < b->due->len; j++)
+      gst_event_unref (g_array_index (b->due, Due, j).event);
+    g_array_unref (b->due);
+  }
+  sink_free (s->sink);
+  for (i = 0; i < s->schedule->len; i++) {
+    Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+    gst_event_unref (e->event);
+    g_free (e);
+  }
+  g_ptr_array_unref (s->schedule);
+  gst_bus_set_flushing (s->bus, TRUE);
+  gst_object_unref (s->bus);
+  gst_object_unref (s->pipeline);
+  gst_tbq_pair_unref (s->pair);
+  if (s->outer != NULL)
+    gst_tbq_pair_unref (s->outer);
+  pthread_mutex_destroy (&s->lock);
+  pthread_cond_destroy (&s->cond);
+  g_free (s);
+}
+
+static guint64
+join_stat (Split * s, const gchar * field)
+{
+  GstStructure *st;
+  guint64 v = 0;
+  guint u;
+
+  g_object_get (s->join, "stats", &st, NULL);
+  fail_unless (st != NULL);
+  if (!gst_structure_get_uint64 (st, field, &v)) {
+    fail_unless (gst_structure_get_uint (st, field, &u), "no field %s",
+        field);
+    v = u;
+  }
+  gst_structure_free (st);
+  return v;
+}
+
+/* Every input the workers made something of, all, in order, each byte as
+ * made; `times` outputs per input. */
+static void
+check_in_order (Split * s, guint64 base, guint64 n, guint times)
+{
+  GHashTable *lost = g_hash_table_new (g_int64_hash, g_int64_equal);
+  guint64 expect = base, i;
+  guint j, k, pos = 0, n_lost = 0;
+
+  for (j = 0; j < s->n; j++) {
+    GArray *l = s->branches[j].w->lost;
+
+    for (k = 0; k < l->len; k++) {
+      g_hash_table_add (lost, &g_array_index (l, guint64, k));
+      n_lost++;
+    }
+  }
+  LOCK (s->sink);
+  fail_unless_equals_int (s->sink->bad, 0);
+  for (i = 0; i < n; i++, expect++) {
+    if (g_hash_table_contains (lost, &expect))
+      continue;
+    for (k = 0; k < times; k++, pos++) {
+      fail_unless (pos < s->sink->indices->len, "input %" G_GUINT64_FORMAT
+          " is missing downstream", expect);
+      fail_unless (g_array_index (s->sink->indices, guint64, pos) == expect,
+          "position %u: input %" G_GUINT64_FORMAT ", expected %"
+          G_GUINT64_FORMAT, pos, g_array_index (s->sink->indices, guint64,
+              pos), expect);
+    }
+  }
+  fail_unless_equals_int (pos, s->sink->indices->len);
+  UNLOCK (s->sink);
+  fail_unless_equals_int (pos, (n - n_lost) * times);
+  g_hash_table_unref (lost);
+}
+
+/* Play, stream `n` inputs through the branches to EOS, and check that
+ * each came out `times` times in order (but those the workers lost). */
+static void
+split_stream (Split * s, guint64 n, guint times)
+{
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, n, times);
+}
+
+/* The bus's warnings that contain `text`. */
+static guint
+count_warnings (Split * s, const gchar * text)
+{
+  GstMessage *m;
+  guint n = 0;
+
+  while ((m = gst_bus_pop_filtered (s->bus, GST_MESSAGE_WARNING)) != NULL) {
+    GError *err = NULL;
+
+    gst_message_parse_warning (m, &err, NULL);
+    if (strstr (err->message, text) != NULL)
+      n++;
+    g_error_free (err);
+    gst_message_unref (m);
+  }
+  return n;
+}
+
+/* ---- sequence order ---- */
+
+static void
+run_order (guint branches)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (10000, 500);
+  Split *s;
+
+  cfg.delay_us = 2000;
+  s = split_new (branches, 2 * branches, &cfg, TRUE, NULL);
+  split_stream (s, n, 1);
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (join_stat (s, "gaps"), 0);
+  fail_unless_equals_int (join_stat (s, "late"), 0);
+  fail_unless_equals_int (join_stat (s, "buffers-out"), n);
+  fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
+  fail_unless (s->max_in_flight <= 2 * branches);
+  split_free (s);
+}
+
+GST_START_TEST (test_order_one_branch)
+{
+  run_order (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_two_branches)
+{
+  run_order (2);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_three_branches)
+{
+  run_order (3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_eight_branches)
+{
+  run_order (8);
+}
+
+GST_END_TEST;
+
+/* A worker that drops (a third of its inputs): the numbers it dropped are
+ * gaps, counted exactly; the rest comes out in order, without a stall. */
+GST_START_TEST (test_drops_in_one_branch)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (3000, 300);
+  Split *s;
+
+  cfg[0].delay_us = cfg[2].delay_us = 500;
+  cfg[1].drop_every = 3;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_stream (s, n, 1);
+  fail_unless (s->branches[1].w->lost->len > 0);
+  fail_unless_equals_int (join_stat (s, "gaps"),
+      s->branches[1].w->lost->len);
+  fail_unless_equals_int (join_stat (s, "late"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Two outputs of one input share its number: both go out at its place. */
+GST_START_TEST (test_two_outputs_per_input)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  Split *s;
+
+  cfg.dup = TRUE;
+  cfg.delay_us = 500;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  split_stream (s, n, 2);
+  fail_unless_equals_int (join_stat (s, "gaps"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* One output of two inputs: the earlier number is a gap. */
+GST_START_TEST (test_merge_two_into_one)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  guint lost = 0, i;
+  Split *s;
+
+  cfg.merge = TRUE;
+  cfg.delay_us = 500;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  split_stream (s, n, 1);
+  for (i = 0; i < s->n; i++)
+    lost += s->branches[i].w->lost->len;
+  fail_unless (lost >= n / 2);
+  fail_unless_equals_int (join_stat (s, "gaps"), lost);
+  fail_unless_equals_int (join_stat (s, "late"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A synchronous worker that strips metas: the push it runs in gives the
+ * number, exact; no warning. */
+GST_START_TEST (test_strip_metas_synchronous)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  guint i;
+  Split *s;
+
+  cfg.strip = TRUE;
+  cfg.delay_us = 500;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  split_stream (s, n, 1);
+  for (i = 0; i < s->n; i++)
+    fail_unless (gst_tbq_pair_branch_is_sync (s->pair, i));
+  fail_unless_equals_int (count_warnings (s, "strips"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A worker with a thread of its own (a queue inside) that strips metas:
+ * ordered by the split's record of what went to each branch, one output
+ * per input; said once. */
+GST_START_TEST (test_strip_metas_with_queue_inside)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  guint i;
+  Split *s;
+
+  cfg.strip = TRUE;
+  cfg.queue_inside = TRUE;
+  cfg.delay_us = 500;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  split_stream (s, n, 1);
+  for (i = 0; i < s->n; i++)
+    fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, i));
+  fail_unless_equals_int (count_warnings (s, "strips"), 1);
+  fail_unless_equals_int (join_stat (s, "late"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Workers with a queue inside that keep the metas: not synchronous
+ * (markers), ordered by the metas. */
+GST_START_TEST (test_queue_inside_keeps_order)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (3000, 300);
+  Split *s;
+
+  cfg[0].queue_inside = cfg[1].queue_inside = TRUE;
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_stream (s, n, 1);
+  fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 0));
+  fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 1));
+  fail_unless (gst_tbq_pair_branch_is_sync (s->pair, 2));
+  fail_unless_equals_int (join_stat (s, "gaps"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- events ---- */
+
+/* Each event of `name` once, with as many buffers before it as `at`. */
+static void
+check_event_once_at (Split * s, GstEventType type, const gchar * name,
+    guint at)
+{
+  guint i, seen = 0;
+
+  LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (s->sink->events, i);
+    const GstStructure *st = gst_event_get_structure (e);
+
+    if (GST_EVENT_TYPE (e) != type || (name != NULL && (st == NULL
+                || !gst_structure_has_name (st, name))))
+      continue;
+    seen++;
+    fail_unless_equals_int (g_array_index (s->sink->event_at, guint, i), at);
+  }
+  UNLOCK (s->sink);
+  fail_unless_equals_int (seen, 1);
+}
+
+/* A serialized event the split hands to every branch takes a number: the
+ * split's copy comes out once at its place, the branches' copies
+ * (through synchronous workers and workers with a queue) never. */
+GST_START_TEST (test_custom_event_at_its_place)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200), at = n / 2;
+  Split *s;
+
+  cfg[1].queue_inside = TRUE;
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_schedule (s, at, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+          gst_structure_new_empty ("tj-custom")));
+  split_stream (s, n, 1);
+  check_event_once_at (s, GST_EVENT_CUSTOM_DOWNSTREAM, "tj-custom", at);
+  fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Caps and a segment that change mid-stream: each change comes out once,
+ * at its place, with the caps the workers made. */
+GST_START_TEST (test_caps_and_segment_change)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200), caps_at = n / 3, seg_at = 2 * n / 3;
+  GstSegment segment;
+  guint i, caps_seen = 0;
+  Split *s;
+
+  for (i = 0; i < 3; i++) {
+    cfg[i].mark_caps = TRUE;
+    cfg[i].delay_us = 500;
+  }
+  cfg[2].queue_inside = TRUE;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_schedule (s, caps_at, caps_event (gst_caps_new_simple ("test/x-input",
+          "changed", G_TYPE_BOOLEAN, TRUE, NULL)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.base = 5 * GST_SECOND;
+  split_schedule (s, seg_at, gst_event_new_segment (&segment));
+  split_stream (s, n, 1);
+  LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (s->sink->events, i);
+    guint at = g_array_index (s->sink->event_at, guint, i);
+    gboolean mark = FALSE, changed = FALSE;
+    GstCaps *caps;
+
+    if (GST_EVENT_TYPE (e) != GST_EVENT_CAPS)
+      continue;
+    gst_event_parse_caps (e, &caps);
+    fail_unless (gst_structure_get_boolean (gst_caps_get_structure (caps, 0),
+            "worker", &mark) && mark, "the caps are not the worker's");
+    gst_structure_get_boolean (gst_caps_get_structure (caps, 0), "changed",
+        &changed);
+    fail_unless_equals_int (at, changed ? caps_at : 0);
+    caps_seen++;
+  }
+  fail_unless_equals_int (caps_seen, 2);
+  fail_unless_equals_int (sink_locked_count (s->sink, GST_EVENT_SEGMENT), 2);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (s->sink->events, i);
+    const GstSegment *seg;
+
+    if (GST_EVENT_TYPE (e) != GST_EVENT_SEGMENT)
+      continue;
+    gst_event_parse_segment (e, &seg);
+    fail_unless_equals_int (g_array_index (s->sink->event_at, guint, i),
+        seg->base == 5 * GST_SECOND ? seg_at : 0);
+  }
+  UNLOCK (s->sink);
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_STREAM_START), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- flushing, release, errors, the window ---- */
+
+/* A flush mid-stream (from the split: every branch flushes), then more
+ * data: FLUSH_START and FLUSH_STOP once downstream, what came before the
+ * flush in order up to it, everything after it in order from number 0 of
+ * the new epoch. */
+GST_START_TEST (test_flush_then_more_data)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n1 = tbq_scaled (2000, 200), n2 = tbq_scaled (1000, 100);
+  guint64 base2 = 1000000;
+  guint i, stop_at = 0, pos;
+  GstSegment segment;
+  Split *s;
+
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 300;
+  cfg[1].queue_inside = TRUE;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_play (s);
+  split_run (s, 0, n1);
+  sink_wait_buffers (s->sink, (guint) n1 / 4);
+  /* As tbqsplit flushes: the pair first, then every branch. */
+  gst_tbq_pair_flush_start (s->pair);
+  for (i = 0; i < s->n; i++)
+    gst_pad_push_event (s->branches[i].pad, gst_event_new_flush_start ());
+  split_join_threads (s);
+  gst_tbq_pair_flush_stop (s->pair);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  for (i = 0; i < s->n; i++) {
+    GArray *due = s->branches[i].due;
+    guint j;
+
+    LOCK (s);
+    for (j = 0; j < due->len; j++)
+      gst_event_unref (g_array_index (due, Due, j).event);
+    g_array_set_size (due, 0);
+    UNLOCK (s);
+    gst_pad_push_event (s->branches[i].pad, gst_event_new_flush_stop (TRUE));
+    fail_unless (gst_pad_push_event (s->branches[i].pad,
+            gst_event_new_segment (&segment)));
+  }
+  split_run (s, base2, n2);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_FLUSH_STOP), 1);
+  LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (s->sink->events, i))
+        == GST_EVENT_FLUSH_STOP)
+      stop_at = g_array_index (s->sink->event_at, guint, i);
+  fail_unless_equals_int (s->sink->bad, 0);
+  for (pos = 0; pos < stop_at; pos++)
+    fail_unless (g_array_index (s->sink->indices, guint64, pos) == pos,
+        "before the flush, position %u", pos);
+  fail_unless_equals_int (s->sink->indices->len - stop_at, n2);
+  for (pos = stop_at; pos < s->sink->indices->len; pos++)
+    fail_unless (g_array_index (s->sink->indices, guint64, pos)
+        == base2 + pos - stop_at, "after the flush, position %u", pos);
+  UNLOCK (s->sink);
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Release a branch's pad while the others play (the branch stopped
+ * taking work first): the order does not wait for it. */
+GST_START_TEST (test_release_pad_while_playing)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (3000, 300);
+  Branch *b;
+  Split *s;
+
+  cfg.delay_us = 300;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  b = &s->branches[2];
+  b->quit_after = (guint) n / 10;
+  split_play (s);
+  split_run (s, 0, n);
+  /* Its thread ends after its share; then its pad goes. */
+  g_thread_join (b->thread);
+  b->thread = NULL;
+  gst_element_release_request_pad (s->join, b->joinpad);
+  gst_object_unref (b->joinpad);
+  b->joinpad = NULL;
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, n, 1);
+  fail_unless_equals_int (join_stat (s, "branches"), 2);
+  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Release the pad of a branch whose worker still holds its inputs (a
+ * queue inside, stalled): its numbers are gaps, nothing hangs. */
+GST_START_TEST (test_release_pad_with_numbers_in_flight)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200);
+  guint64 prev = 0;
+  Branch *b;
+  Split *s;
+  guint i;
+
+  /* Its third input stalls behind the queue; it takes no more. */
+  cfg[2].queue_inside = TRUE;
+  cfg[2].stall_at = 2;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  b = &s->branches[2];
+  b->quit_after = 3;
+  s->branches[0].after = s->branches[1].after = b->w;
+  split_play (s);
+  split_run (s, 0, n);
+  /* The window fills behind the stalled worker's numbers. */
+  worker_wait_stalled (b->w);
+  gst_element_release_request_pad (s->join, b->joinpad);
+  gst_object_unref (b->joinpad);
+  b->joinpad = NULL;
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  worker_unstall (b->w);
+  LOCK (s->sink);
+  fail_unless_equals_int (s->sink->bad, 0);
+  for (i = 0; i < s->sink->indices->len; i++) {
+    guint64 v = g_array_index (s->sink->indices, guint64, i);
+
+    fail_unless (i == 0 || v > prev, "out of order at %u", i);
+    prev = v;
+  }
+  fail_unless_equals_int (s->sink->indices->len, n - 1);
+  UNLOCK (s->sink);
+  /* Only the stalled input's number: the two before it came out. */
+  fail_unless_equals_int (join_stat (s, "gaps"), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Wait until `window` numbers are in flight (polled: the pair has no
+ * notification for the test). */
+static void
+wait_window_full (Split * s, guint window)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  while (gst_tbq_pair_in_flight (s->pair) < window) {
+    fail_unless (g_get_monotonic_time () < end, "the window did not fill");
+    g_usleep (1000);
+  }
+}
+
+/* A downstream error goes upstream to every branch, also when every
+ * branch waits for room in a full window (downstream held). */
+GST_START_TEST (test_downstream_error_reaches_branches)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (5000, 500);
+  guint i, errors = 0, window = 6;
+  Split *s;
+
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  LOCK (s->sink);
+  s->sink->hold = TRUE;
+  s->sink->error_at = 1;
+  UNLOCK (s->sink);
+  split_play (s);
+  split_run (s, 0, n);
+  sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  /* Downstream takes the held buffer and says ERROR. */
+  sink_release (s->sink);
+  split_join_threads (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    GstFlowReturn ret;
+
+    errors += b->flow == GST_FLOW_ERROR;
+    /* Whatever it pushes now gets the error back. */
+    ret = gst_pad_push (b->pad, input_new (0));
+    fail_unless_equals_int (ret, GST_FLOW_ERROR);
+  }
+  fail_unless (errors > 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A stalled branch: the window bounds what is in flight (the others wait
+ * for room), and everything goes on in order once it gets on. */
+GST_START_TEST (test_window_bounds_a_stalled_branch)
+{
+  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200);
+  guint window = 5;
+  Split *s;
+
+  /* Branch 1 takes the first three inputs and stalls on the third. */
+  cfg[1].stall_at = 2;
+  s = split_new (3, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[2].after = s->branches[1].w;
+  split_play (s);
+  split_run (s, 0, n);
+  worker_wait_stalled (s->branches[1].w);
+  /* The others fill the window and wait for room. */
+  wait_window_full (s, window);
+  LOCK (s);
+  fail_unless (s->max_in_flight <= window);
+  UNLOCK (s);
+  fail_unless (s->branches[1].w->stalled);
+  worker_unstall (s->branches[1].w);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, n, 1);
+  fail_unless (s->max_in_flight <= window);
+  fail_unless_equals_int (s->max_in_flight, window);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A split inside another pair's branch: the join binds to the deepest
+ * pair its pads name (this split's), consumes its events and passes the
+ * outer pair's branch event on, once. */
+GST_START_TEST (test_nested_pair_binds_the_deepest)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint64 n = tbq_scaled (1000, 200);
+  guint i, outer = 0, inner = 0;
+  Split *s;
+
+  cfg.delay_us = 300;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  gst_tbq_pair_unref (s->pair);
+  s->pair = gst_tbq_pair_new (6, 2);
+  s->outer = gst_tbq_pair_new (4, 1);
+  split_stream (s, n, 1);
+  LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstTbqPair *pair = NULL;
+
+    if (!gst_tbq_pair_parse_branch_event (g_ptr_array_index (s->sink->events,
+                i), &pair, NULL, NULL))
+      continue;
+    outer += pair == s->outer;
+    inner += pair == s->pair;
+    gst_tbq_pair_unref (pair);
+  }
+  UNLOCK (s->sink);
+  fail_unless_equals_int (outer, 1);
+  fail_unless_equals_int (inner, 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY while downstream holds a full window (the split stops
+ * its branches, downstream stops first): nothing hangs, nothing leaks. */
+GST_START_TEST (test_stop_with_a_full_window)
+{
+  WorkerConfig cfg = WORKER_DEFAULT;
+  guint window = 6;
+  Split *s;
+
+  cfg.queue_inside = TRUE;
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  LOCK (s->sink);
+  s->sink->hold = TRUE;
+  UNLOCK (s->sink);
+  split_play (s);
+  split_run (s, 0, 1000);
+  sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  gst_tbq_pair_flush_start (s->pair);
+  split_join_threads (s);
+  gst_pad_set_active (s->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (join_stat (s, "reorder-depth"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- arrival order ---- */
+
+/* Producers of our own on the join's sink pads, no split. */
+typedef struct
+{
+  GstPad *pad;
+  guint64 base;
+  guint n;
+  GstFlowReturn ret;
+  _Atomic guint ok;             /* read while it runs */
+  GThread *thread;
+} Producer;
+
+static gpointer
+producer_main (gpointer data)
+{
+  Producer *p = data;
+  guint i;
+
+  for (i = 0; i < p->n; i++) {
+    p->ret = gst_pad_push (p->pad, input_new (p->base + i));
+    if (p->ret != GST_FLOW_OK)
+      break;
+    p->ok++;
+  }
+  return NULL;
+}
+
+typedef struct
+{
+  GstElement *pipeline, *join;
+  GstPad *pads[MAX_BRANCHES];
+  GstPad *joinpads[MAX_BRANCHES];
+  guint n;
+  Sink *sink;
+} Funnel;
+
+static Funnel *
+funnel_new (guint n, const gchar * first_property, ...)
+{
+  Funnel *f = g_new0 (Funnel, 1);
+  va_list args;
+  guint i;
+
+  f->n = n;
+  f->pipeline = gst_pipeline_new (NULL);
+  f->join = gst_element_factory_make ("tbqjoin", NULL);
+  va_start (args, first_property);
+  g_object_set_valist (G_OBJECT (f->join), first_property, args);
+  va_end (args);
+  gst_bin_add (GST_BIN (f->pipeline), f->join);
+  for (i = 0; i < n; i++) {
+    f->pads[i] = gst_pad_new_from_static_template (&src_template, NULL);
+    f->joinpads[i] = gst_element_request_pad_simple (f->join, "sink_%u");
+    fail_unless (gst_pad_link (f->pads[i], f->joinpads[i]) == GST_PAD_LINK_OK);
+  }
+  f->sink = sink_new (f->join);
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < n; i++) {
+    GstSegment segment;
+
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    gst_pad_set_active (f->pads[i], TRUE);
+    fail_unless (gst_pad_push_event (f->pads[i],
+            gst_event_new_stream_start ("tbqjoin-funnel")));
+    fail_unless (gst_pad_push_event (f->pads[i],
+            caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+    fail_unless (gst_pad_push_event (f->pads[i],
+            gst_event_new_segment (&segment)));
+  }
+  return f;
+}
+
+static void
+funnel_free (Funnel * f)
+{
+  guint i;
+
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < f->n; i++) {
+    gst_pad_set_active (f->pads[i], FALSE);
+    gst_object_unref (f->pads[i]);
+    gst_element_release_request_pad (f->join, f->joinpads[i]);
+    gst_object_unref (f->joinpads[i]);
+  }
+  sink_free (f->sink);
+  gst_object_unref (f->pipeline);
+  g_free (f);
+}
+
+/* Every buffer out, each producer's in its order; the sticky events the
+ * producers share sent once. */
+GST_START_TEST (test_arrival_every_buffer_in_branch_order)
+{
+  guint n = tbq_scaled (3000, 300), i, j;
+  Producer p[3];
+  guint64 next[3];
+  Funnel *f = funnel_new (3, "order", 1, NULL);
+
+  for (i = 0; i < 3; i++) {
+    p[i].pad = f->pads[i];
+    p[i].base = (guint64) i << 32;
+    p[i].n = n;
+    p[i].ok = 0;
+    next[i] = p[i].base;
+    p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
+  }
+  for (i = 0; i < 3; i++) {
+    g_thread_join (p[i].thread);
+    fail_unless_equals_int (p[i].ret, GST_FLOW_OK);
+    gst_pad_push_event (p[i].pad, gst_event_new_eos ());
+  }
+  sink_wait_eos (f->sink);
+  LOCK (f->sink);
+  fail_unless_equals_int (f->sink->bad, 0);
+  fail_unless_equals_int (f->sink->indices->len, 3 * n);
+  for (j = 0; j < f->sink->indices->len; j++) {
+    guint64 v = g_array_index (f->sink->indices, guint64, j);
+    guint b = (guint) (v >> 32);
+
+    fail_unless (b < 3);
+    fail_unless (v == next[b], "producer %u out of its order", b);
+    next[b]++;
+  }
+  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_STREAM_START),
+      1);
+  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_SEGMENT), 1);
+  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_EOS), 1);
+  UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* A producer whose caps differ gets them sent before its buffers, and
+ * back again before the others'. */
+GST_START_TEST (test_arrival_sticky_sent_where_they_differ)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  guint i;
+
+  fail_unless (gst_pad_push_event (f->pads[1],
+          caps_event (gst_caps_new_empty_simple ("test/x-other"))));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (0)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 1);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (1)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 2);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (2)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 3);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (3)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 4);
+  LOCK (f->sink);
+  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 3);
+  for (i = 0; i < f->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (f->sink->events, i);
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_CAPS)
+      fail_unless (g_array_index (f->sink->event_at, guint, i) <= 2);
+  }
+  UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* In arrival order the limits block a producer (downstream held), and a
+ * flush ends the wait. */
+GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 5,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint level = 0;
+  gint64 end;
+
+  LOCK (f->sink);
+  f->sink->hold = TRUE;
+  UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  sink_wait_holding (f->sink);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
+          level) < 5) {
+    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
+    g_usleep (1000);
+  }
+  /* Full: at the limit, not past it. */
+  fail_unless_equals_int (level, 5);
+  fail_unless (p.ok <= 7, "%u buffers taken past the limit", p.ok);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_flush_start ()));
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  fail_unless (p.ok <= 7);
+  sink_release (f->sink);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_flush_stop (TRUE)));
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* A pad requested while the join plays works like the others; EOS waits
+ * for it too. */
+GST_START_TEST (test_arrival_pad_requested_while_playing)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  GstPad *pad, *joinpad;
+  GstSegment segment;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (0)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 1);
+  joinpad = gst_element_request_pad_simple (f->join, "sink_%u");
+  pad = gst_pad_new_from_static_template (&src_template, NULL);
+  fail_unless (gst_pad_link (pad, joinpad) == GST_PAD_LINK_OK);
+  gst_pad_set_active (pad, TRUE);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (pad,
+          gst_event_new_stream_start ("tbqjoin-funnel")));
+  fail_unless (gst_pad_push_event (pad,
+          caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (pad, input_new (1)), GST_FLOW_OK);
+  sink_wait_buffers (f->sink, 2);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_eos ()));
+  sink_wait_eos (f->sink);
+  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_CAPS), 1);
+  gst_pad_set_active (pad, FALSE);
+  gst_object_unref (pad);
+  gst_element_release_request_pad (f->join, joinpad);
+  gst_object_unref (joinpad);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  GstPad *pad;
+  GstQuery *query;
+  gboolean res;
+} QueryThread;
+
+static gpointer
+query_main (gpointer data)
+{
+  QueryThread *q = data;
+
+  q->res = gst_pad_peer_query (q->pad, q->query);
+  return NULL;
+}
+
+/* A serialized query waits until what its pad sent before it is out
+ * (downstream held: a query sent on at once would be answered after the
+ * first buffer). */
+GST_START_TEST (test_serialized_query_waits_for_its_pad)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  QueryThread q;
+  GThread *thread;
+  guint i;
+
+  LOCK (f->sink);
+  f->sink->hold = TRUE;
+  UNLOCK (f->sink);
+  for (i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (i)),
+        GST_FLOW_OK);
+  sink_wait_holding (f->sink);
+  q.pad = f->pads[0];
+  q.query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tj-query"));
+  thread = g_thread_new ("query", query_main, &q);
+  sink_release (f->sink);
+  g_thread_join (thread);
+  fail_unless (q.res);
+  LOCK (f->sink);
+  fail_unless_equals_int (f->sink->query_at, 3);
+  UNLOCK (f->sink);
+  gst_query_unref (q.query);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* ALLOCATION goes downstream at once, also while the order waits for a
+ * stalled branch: a worker that waits for the answer never waits for
+ * the order. */
+GST_START_TEST (test_allocation_query_at_once)
+{
+  WorkerConfig cfg[2] = { WORKER_DEFAULT, WORKER_DEFAULT };
+  guint window = 6;
+  GstQuery *allocation;
+  GstCaps *caps;
+  Split *s;
+
+  /* Branch 1 takes the first input and stalls on it; branch 0 goes on. */
+  cfg[1].stall_at = 0;
+  s = split_new (2, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[1].w;
+  split_play (s);
+  split_run (s, 0, 100);
+  worker_wait_stalled (s->branches[1].w);
+  wait_window_full (s, window);
+  caps = gst_caps_new_empty_simple ("test/x-input");
+  allocation = gst_query_new_allocation (caps, TRUE);
+  gst_caps_unref (caps);
+  fail_unless (gst_pad_peer_query (s->branches[0].pad, allocation));
+  gst_query_unref (allocation);
+  LOCK (s->sink);
+  fail_unless_equals_int (s->sink->allocation_queries, 1);
+  UNLOCK (s->sink);
+  fail_unless (s->branches[1].w->stalled);
+  worker_unstall (s->branches[1].w);
+  split_finish (s);
+  sink_wait_eos (s->sink);
+  check_in_order (s, 0, 100, 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY ends a producer's wait at a limit. */
+GST_START_TEST (test_arrival_stop_ends_a_wait)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 3, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint level = 0;
+  gint64 end;
+
+  LOCK (f->sink);
+  f->sink->hold = TRUE;
+  UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  sink_wait_holding (f->sink);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
+          level) < 3) {
+    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
+    g_usleep (1000);
+  }
+  gst_pad_set_active (f->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqjoin_suite (void)
+{
+  Suite *s = suite_create ("tbqjoin");
+  TCase *order = tbq_tcase (s, "order");
+  TCase *events = tbq_tcase (s, "events");
+  TCase *flow = tbq_tcase (s, "flow");
+  TCase *arrival = tbq_tcase (s, "arrival");
+
+  GST_PLUGIN_STATIC_REGISTER (tbqueue);
+  tcase_add_test (order, test_order_one_branch);
+  tcase_add_test (order, test_order_two_branches);
+  tcase_add_test (order, test_order_three_branches);
+  tcase_add_test (order, test_order_eight_branches);
+  tcase_add_test (order, test_drops_in_one_branch);
+  tcase_add_test (order, test_two_outputs_per_input);
+  tcase_add_test (order, test_merge_two_into_one);
+  tcase_add_test (order, test_strip_metas_synchronous);
+  tcase_add_test (order, test_strip_metas_with_queue_inside);
+  tcase_add_test (order, test_queue_inside_keeps_order);
+  tcase_add_test (events, test_custom_event_at_its_place);
+  tcase_add_test (events, test_caps_and_segment_change);
+  tcase_add_test (flow, test_flush_then_more_data);
+  tcase_add_test (flow, test_release_pad_while_playing);
+  tcase_add_test (flow, test_release_pad_with_numbers_in_flight);
+  tcase_add_test (flow, test_downstream_error_reaches_branches);
+  tcase_add_test (flow, test_window_bounds_a_stalled_branch);
+  tcase_add_test (flow, test_nested_pair_binds_the_deepest);
+  tcase_add_test (flow, test_stop_with_a_full_window);
+  tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
+  tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
+  tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
+  tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
+  tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
+  tcase_add_test (flow, test_allocation_query_at_once);
+  tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqjoin);
