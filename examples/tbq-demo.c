@@ -4,11 +4,13 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * usage: tbq-demo [records] [payload-bytes]
+ * usage: tbq-demo [records] [payload-bytes] [readers]
  *
  * Payloads above tbq_queue_max_inline_size() (1000 bytes) travel out of
  * line, each in an extent the writer fills once: try 600000 for a video
- * frame.
+ * frame.  With several readers (TbqConfig.max_readers) each runs a
+ * callback consumer that claims batches of records, whichever is free:
+ * each sees its records in order, none sees another's.
  */
 #include <tbq.h>
 
@@ -24,11 +26,17 @@ typedef struct
   double value[2];
 } Sample;
 
+/* One reader's consumer: what it saw. */
 typedef struct
 {
-  uint64_t expected;
+  TbqReader *r;
+  int alone;                    /* the only reader: it sees every record */
+  uint64_t next;                /* the record it expects (alone), or the
+                                 * least it may see next */
+  uint64_t count;
   uint64_t bad;
   uint64_t bytes;
+  uint64_t seq_sum;
 } Check;
 
 static void
@@ -42,10 +50,13 @@ consume (const TbqRecord * rec, void *user_data)
     return;
   }
   memcpy (&s, rec->data, sizeof s);
-  if (s.seq != c->expected || s.value[0] != (double) s.seq)
+  if ((c->alone ? s.seq != c->next : s.seq < c->next)
+      || s.value[0] != (double) s.seq)
     c->bad++;
-  c->expected = s.seq + 1;
+  c->next = s.seq + 1;
+  c->count++;
   c->bytes += rec->size;
+  c->seq_sum += s.seq;
 }
 
 int
@@ -53,18 +64,20 @@ main (int argc, char **argv)
 {
   uint64_t n = argc > 1 ? strtoull (argv[1], NULL, 10) : 1000000;
   uint32_t size = argc > 2 ? (uint32_t) strtoul (argv[2], NULL, 10) : 32;
+  uint32_t readers = argc > 3 ? (uint32_t) strtoul (argv[3], NULL, 10) : 1;
   TbqConfig cfg;
   TbqQueue *q;
   TbqWriter *w;
-  TbqReader *r;
   TbqStats st;
-  Check check = { 0, 0, 0 };
+  Check *check;
   unsigned char *buf;
   char msg[256];
   TbqStatus status;
-  uint64_t i;
+  uint64_t i, delivered = 0, bad = 0, bytes = 0, seq_sum = 0;
+  uint32_t k;
 
   tbq_config_init (&cfg);
+  cfg.max_readers = readers;
   status = tbq_queue_new (&cfg, &q, msg, sizeof msg);
   if (status != TBQ_OK) {
     fprintf (stderr, "tbq_queue_new: %s: %s\n", tbq_status_to_string (status),
@@ -77,12 +90,16 @@ main (int argc, char **argv)
     return 2;
   }
   buf = calloc (1, size);
-  if (buf == NULL)
+  check = calloc (readers, sizeof *check);
+  if (buf == NULL || check == NULL)
     return 1;
   tbq_writer_new (q, &w);
-  tbq_reader_new (q, &r);
   tbq_queue_start (q);
-  tbq_consumer_start (r, consume, &check);
+  for (k = 0; k < readers; k++) {
+    tbq_reader_new (q, &check[k].r);
+    check[k].alone = readers == 1;
+    tbq_consumer_start (check[k].r, consume, &check[k]);
+  }
 
   for (i = 0; i < n; i++) {
     Sample s = { i, i * 1000, {(double) i, -(double) i} };
@@ -96,12 +113,26 @@ main (int argc, char **argv)
     }
   }
   tbq_writer_flush (w);
-  tbq_consumer_stop (r);
+  for (k = 0; k < readers; k++)
+    tbq_consumer_stop (check[k].r);
+  for (k = 0; k < readers; k++) {
+    delivered += check[k].count;
+    bad += check[k].bad;
+    bytes += check[k].bytes;
+    seq_sum += check[k].seq_sum;
+  }
   tbq_queue_get_stats (q, &st);
 
   printf ("delivered %" PRIu64 " of %" PRIu64 " records (%" PRIu64
       " payload bytes), %" PRIu64 " out of order or corrupt\n",
-      check.expected, n, check.bytes, check.bad);
+      delivered, n, bytes, bad);
+  for (k = 0; readers > 1 && k < readers; k++) {
+    TbqReaderStats rs;
+
+    tbq_reader_get_stats (check[k].r, &rs);
+    printf ("reader %" PRIu32 ": %" PRIu64 " records in %" PRIu64
+        " batches\n", k, rs.records_out, rs.batches);
+  }
   printf ("stats: in %" PRIu64 " out %" PRIu64 " dropped %" PRIu64
       " hand-offs %" PRIu64 " copier passes %" PRIu64 " wake-ups %" PRIu64
       " pressure waits %" PRIu64 "\n", st.records_in, st.records_out,
@@ -118,5 +149,7 @@ main (int argc, char **argv)
         st.extents.cache_hits, st.extents.bytes_peak);
   tbq_queue_free (q, NULL, NULL);
   free (buf);
-  return check.expected == n && check.bad == 0 ? 0 : 1;
+  free (check);
+  /* Every record once: as many as written, and their numbers' sum. */
+  return delivered == n && bad == 0 && seq_sum == n * (n - 1) / 2 ? 0 : 1;
 }

@@ -240,6 +240,23 @@ gst_tbq_buffer_is_pinned (GstBuffer * buffer)
       && gst_tbq_memory_is_tbq (gst_buffer_peek_memory (buffer, 0));
 }
 
+gboolean
+gst_tbq_buffer_is_from_file (GstBuffer * buffer)
+{
+  /* A copied buffer's memories are all of one record, in one block. */
+  return gst_tbq_buffer_is_pinned (buffer)
+      && tbq_block_from_file (((GstTbqMemory *)
+              gst_buffer_peek_memory (buffer, 0))->block);
+}
+
+gboolean
+gst_tbq_buffer_leave_budget (GstBuffer * buffer)
+{
+  return gst_tbq_buffer_is_pinned (buffer)
+      && tbq_block_leave_budget (((GstTbqMemory *)
+              gst_buffer_peek_memory (buffer, 0))->block);
+}
+
 GstBuffer *
 gst_tbq_buffer_unpin (GstBuffer * buffer)
 {

@@ -31,6 +31,12 @@ gboolean gst_tbq_memory_is_tbq (GstMemory * mem);
 
 /* Whether `buffer`'s memory lives in the sink pool (made here). */
 gboolean gst_tbq_buffer_is_pinned (GstBuffer * buffer);
+/* Whether it lives there as a record read back from the spill file. */
+gboolean gst_tbq_buffer_is_from_file (GstBuffer * buffer);
+/* Take a frame read back from the spill file (in memory of its own) out
+ * of the sink pool's count (tbq_block_leave_budget()): TRUE when it is
+ * one. */
+gboolean gst_tbq_buffer_leave_budget (GstBuffer * buffer);
 /* `buffer` (taken) with memory of its own when it is pinned: a deep copy,
  * which frees what it held of the sink pool; else `buffer` itself. */
 GstBuffer *gst_tbq_buffer_unpin (GstBuffer * buffer);

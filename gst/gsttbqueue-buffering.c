@@ -137,7 +137,8 @@ locked_rate_time (GstTbQueue * tbq, GstTbQueueBuffering * b)
  * below the one being filled).  With spill the file takes the backlog
  * past three quarters of the budget: the file against spill-max-bytes;
  * once the file takes no more (full, or its writes fail), the memory in
- * use against the budget, which then fills to its end. */
+ * use against the budget, which then fills to its end but the eighth kept
+ * for reading the file back (libtbq's read-back room). */
 static gint
 locked_sink_level (GstTbQueue * tbq, GstTbQueueBuffering * b,
     const TbqStats * st)
@@ -148,7 +149,8 @@ locked_sink_level (GstTbQueue * tbq, GstTbQueueBuffering * b,
     return normalize (st->bytes_in > st->bytes_out
         ? st->bytes_in - st->bytes_out : 0, mem->budget_limit);
   if (st->spill.failing)
-    return normalize (mem->budget_used, mem->budget_limit);
+    return normalize (mem->budget_used, mem->budget_limit
+        - mem->budget_limit / 8);
   return normalize (st->spill.level_bytes, b->spill_max);
 }
 

@@ -194,11 +194,11 @@ sink_warn_too_large (GstTbQueue * tbq, gsize size)
   sink_max = tbq->sink_max_bytes;
   GST_OBJECT_UNLOCK (tbq);
   /* The sink-max-bytes that holds it: the buffer rounded up to a page and
-   * two sink blocks; while spilling a frame may take a quarter of the
+   * two sink blocks; while spilling a frame may take an eighth of the
    * pool, less four sink blocks and 128 KiB (docs/element.md). */
   need = (guint64) size + 4096 + 2 * (guint64) tbq->sink_block_size;
   if (tbq->spilling)
-    need = 4 * ((guint64) size + 4096 + 4 * (guint64) tbq->sink_block_size
+    need = 8 * ((guint64) size + 4096 + 4 * (guint64) tbq->sink_block_size
         + 2 * 65536);
   GST_ELEMENT_WARNING (tbq, RESOURCE, NO_SPACE_LEFT,
       ("A buffer of %" G_GSIZE_FORMAT " bytes is larger than the sink pool "
@@ -209,7 +209,7 @@ sink_warn_too_large (GstTbQueue * tbq, gsize size)
       ("Raise sink-max-bytes to at least %" G_GUINT64_FORMAT " bytes to "
           "copy them (%s); keep max-size-bytes at or above the frames that "
           "must queue.", need, tbq->spilling ? "while spilling a frame may "
-          "take a quarter of the sink pool, less four sink blocks and "
+          "take an eighth of the sink pool, less four sink blocks and "
           "128 KiB" : "the buffer, plus two sink blocks"));
 }
 

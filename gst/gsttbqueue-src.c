@@ -160,36 +160,62 @@ src_buffering (GstTbQueue * tbq, gsize bytes)
  * would wait for ever.  With more than half the pool in use the small
  * ones go out with memory of their own, so that what downstream keeps
  * pins at most about half of it, and the rest goes round.  (A frame's
- * memory is an extent of its own: it pins nothing else.) */
+ * memory is an extent of its own: it pins nothing else.)
+ *
+ * What comes back from the spill file is read back into the room of the
+ * sink pool that the copy task and the upstream thread leave free for it
+ * (libtbq's read-back room, an eighth of sink-max-bytes), and downstream
+ * that kept it (an encoder's look-ahead, a sample held on to) until it
+ * gets more would keep that room, and the rest of the file, from coming
+ * back: the src task would wait at the file for ever.  So it never stays
+ * in that room once pushed: a frame's memory (of its own, zero copy)
+ * leaves the sink pool's count, downstream's as a copy would be, and a
+ * small buffer, which shares memory with the others of its part of the
+ * file, goes out with memory of its own.  What was copied in before the
+ * spill began (in memory) is downstream's to keep, as without spill: the
+ * rest of the sink pool holds it. */
 static GstBuffer *
-src_unpin_small (GstTbQueue * tbq, GstBuffer * buffer)
+src_unpin (GstTbQueue * tbq, GstBuffer * buffer, gboolean pressed)
 {
-  if (gst_buffer_get_size (buffer) > tbq->limits.max_inline)
-    return buffer;
-  return gst_tbq_buffer_unpin (buffer);
+  if (G_UNLIKELY (tbq->spilling) && gst_tbq_buffer_is_from_file (buffer))
+    return gst_tbq_buffer_leave_budget (buffer) ? buffer
+        : gst_tbq_buffer_unpin (buffer);
+  if (pressed && gst_buffer_get_size (buffer) <= tbq->limits.max_inline)
+    return gst_tbq_buffer_unpin (buffer);
+  return buffer;
 }
+
+typedef struct
+{
+  GstTbQueue *tbq;
+  gboolean pressed;
+} SrcUnpin;
 
 static gboolean
 src_unpin_member (GstBuffer ** buffer, guint i, gpointer user_data)
 {
-  *buffer = src_unpin_small (user_data, *buffer);
+  SrcUnpin *u = user_data;
+
+  *buffer = src_unpin (u->tbq, *buffer, u->pressed);
   return TRUE;
 }
 
-/* qlock released: the item to push, with memory of its own for its small
- * buffers when the sink pool is more than half in use. */
+/* qlock released: the item to push, out of the sink pool's read-back room
+ * for what came back from the spill file, and with memory of its own for
+ * its small buffers when the sink pool is more than half in use. */
 static GstMiniObject *
 src_unpin_if_pressed (GstTbQueue * tbq, GstMiniObject * data)
 {
+  SrcUnpin u = { tbq, tbq_queue_sink_half_used (tbq->q) };
   GstBufferList *bl;
 
-  if (G_LIKELY (!tbq_queue_sink_half_used (tbq->q)))
+  if (G_LIKELY (!u.pressed && !tbq->spilling))
     return data;
   if (GST_IS_BUFFER (data))
-    return GST_MINI_OBJECT_CAST (src_unpin_small (tbq, GST_BUFFER_CAST
-            (data)));
+    return GST_MINI_OBJECT_CAST (src_unpin (tbq, GST_BUFFER_CAST (data),
+            u.pressed));
   bl = gst_buffer_list_make_writable (GST_BUFFER_LIST_CAST (data));
-  gst_buffer_list_foreach (bl, src_unpin_member, tbq);
+  gst_buffer_list_foreach (bl, src_unpin_member, &u);
   return GST_MINI_OBJECT_CAST (bl);
 }
 

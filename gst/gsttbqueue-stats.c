@@ -208,11 +208,12 @@ static const Field fields[] = {
       "Sink blocks kept free for the next backlog"),
   FIELD_U64 ("sink-bytes-in-use", lib.extents.budget_used,
       "Sink pool memory counted against `sink-max-bytes`: the sink blocks "
-      "in use and the memory of copied frames, queued or still held "
-      "downstream (bytes)"),
+      "in use and the memory of copied frames, queued, on their way to the "
+      "spill file or still held downstream, and of what is read back from "
+      "the file until the src task pushes it (bytes)"),
   FIELD_U64 ("sink-bytes-peak", lib.extents.budget_peak,
       "Highest `sink-bytes-in-use` since the last READY to PAUSED; never "
-      "below it (bytes)"),
+      "below it, never above `sink-max-bytes` (bytes)"),
   FIELD_U64 ("sink-allocations", lib.sink.allocations,
       "Sink blocks allocated from the system"),
   FIELD_U64 ("sink-releases", lib.sink.releases,

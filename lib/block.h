@@ -38,12 +38,17 @@
  *    the indirect record owns one reference, which passes to the reader
  *    when it takes the record (dropped at its next take) or to discard.
  *    The last unref (acq_rel) returns it to the idle cache, whose lock
- *    orders it before its reuse by a writer.
+ *    orders it before its reuse by a writer.  An extent a spill read back
+ *    may leave the budget before (tbq_block_leave_budget(): an atomic
+ *    flag taken once, by a holder of a reference); the last unref reads
+ *    the flag after its acq_rel decrement and uncharges only what is
+ *    still charged.
  *
  *  - The sink budget (pool.h).  Sink blocks in use and extents in use are
  *    charged, in bytes, to one counter of the sink pool (a relaxed CAS: it
- *    counts memory, it publishes nothing).  Whoever uncharges notifies the
- *    sink pool's event, so writers and the copier waiting for room wake.
+ *    counts memory, it publishes nothing), and no charge ever takes it past
+ *    its limit.  Whoever uncharges notifies the sink pool's event, so
+ *    writers, the copier and the spill thread waiting for room wake.
  *
  *  - Events (event.h).  A waiter reads the event's `seq` (acquire),
  *    registers in `waiters`, issues a full fence, re-checks its condition
@@ -55,6 +60,14 @@
  *  - The copier's state (copier.h) is owned by whoever holds its `busy`
  *    flag (acquire to take, release to give back): the copier in a pass, or
  *    a reader pulling (pull.c).
+ *
+ *  - Several readers (readers.h): the queue's FIFO cursor is read and
+ *    moved only under their claim lock.  A batch is a range of records of
+ *    one sink block or spill unit below the `published` its claimer
+ *    loaded with acquire; it holds its own reference to that block or
+ *    unit (taken relaxed, the cursor holding one), and its large records
+ *    their extents' references, which pass to the reader that takes them.
+ *    A batch given back passes to its next claimer under the lock.
  *
  *  - The writer registry (registry.h): a slot is stored with release once
  *    the writer is initialised; only the copier and the queue's discard and
@@ -86,13 +99,24 @@ struct TbqBlock
   TbqExtents *extents;          /* extents: their idle cache; NULL for blocks */
   uint32_t capacity;            /* data bytes */
   uint32_t mapped;              /* 1 = mmap'ed, 0 = aligned_alloc'ed */
+  uint32_t from_file;           /* extents: TBQ_FROM_FILE_* (set by whoever
+                                 * takes it) */
+  _Atomic uint32_t unbudgeted;  /* extents: out of the sink budget already
+                                 * (tbq_block_leave_budget()) */
   unsigned char pad_[TBQ_BLOCK_HEADER_SIZE - 2 * sizeof (uint32_t)
-      - 4 * sizeof (void *) - 2 * sizeof (uint32_t)];
+      - 4 * sizeof (void *) - 4 * sizeof (uint32_t)];
   unsigned char data[];
 };
 
 _Static_assert (sizeof (TbqBlock) == TBQ_BLOCK_HEADER_SIZE,
     "block header size");
+
+/* TbqBlock.from_file of an extent: a writer's (0), the records of a unit
+ * read back from the spill file, or one large record's payload read back
+ * (spill.h). */
+#define TBQ_FROM_FILE_NO 0u
+#define TBQ_FROM_FILE_RECORDS 1u
+#define TBQ_FROM_FILE_PAYLOAD 2u
 
 /* A block about to start a chain position: empty and unsealed.  Relaxed:
  * nobody sees it before the release store that links it. */
@@ -161,6 +185,28 @@ tbq_record_put_indirect (unsigned char *p, uint16_t type, uint32_t size,
   ind.size = size;
   memcpy (p, &h, sizeof h);
   memcpy (p + TBQ_RECORD_HEADER_SIZE, &ind, sizeof ind);
+}
+
+/* The record at `h` in `b` (a sink block or a spill unit), as the reader
+ * hands it out: an inline record's payload follows its header; a large
+ * record's is in its extent (the indirect record and the extent pointer
+ * were published with the record, see "Extents" above), which is then
+ * rec->block. */
+static inline void
+tbq_record_fill (const TbqRecordHeader * h, TbqBlock * b, TbqRecord * rec)
+{
+  rec->type = h->type;
+  if (TBQ_UNLIKELY (tbq_record_is_indirect (h))) {
+    TbqIndirect ind = tbq_record_indirect (h);
+
+    rec->data = ind.extent->data;
+    rec->size = (uint32_t) ind.size;
+    rec->block = ind.extent;
+    return;
+  }
+  rec->data = (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
+  rec->size = h->size;
+  rec->block = b;
 }
 
 #endif /* TBQ_BLOCK_H */

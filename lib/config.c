@@ -38,6 +38,8 @@ tbq_config_init (TbqConfig * cfg)
   cfg->max_coalesce_ns = 0;
   cfg->spin_iterations = 1000;
   cfg->max_writers = 64;
+  cfg->max_readers = 1;
+  cfg->reader_batch = 32;
 }
 
 TbqStatus
@@ -144,6 +146,13 @@ validate_policies (const TbqConfig * cfg, char *msg, size_t msg_size)
   if (cfg->max_writers == 0 || cfg->max_writers > TBQ_MAX_WRITERS)
     return tbq_config_refuse (msg, msg_size, "max_writers %u: must be 1..%d",
         cfg->max_writers, TBQ_MAX_WRITERS);
+  if (cfg->max_readers == 0 || cfg->max_readers > TBQ_MAX_READERS)
+    return tbq_config_refuse (msg, msg_size, "max_readers %u: must be 1..%u",
+        cfg->max_readers, TBQ_MAX_READERS);
+  if (cfg->reader_batch == 0 || cfg->reader_batch > TBQ_READER_BATCH_MAX)
+    return tbq_config_refuse (msg, msg_size,
+        "reader_batch %u: must be 1..%u records", cfg->reader_batch,
+        TBQ_READER_BATCH_MAX);
   return TBQ_OK;
 }
 

@@ -160,6 +160,7 @@ extent_alloc (TbqExtents * x, uint64_t bytes)
     return NULL;
   atomic_init (&e->published, 0);
   atomic_init (&e->next, NULL);
+  atomic_init (&e->unbudgeted, 0);
   e->free_next = NULL;
   e->pool = x->sink;
   e->extents = x;
@@ -193,14 +194,33 @@ cache_unlink (TbqExtents * x, TbqBlock ** link)
   return e;
 }
 
-/* The hottest idle extent of exactly `bytes` (charged already), else the
- * hottest up to an eighth larger whose extra bytes the budget takes. */
-/* What a charge for an extent leaves free: a sink block, and a spill's
- * hold (extent.h). */
+/* What a writer's charge for an extent leaves free without a spill's
+ * hold: a sink block, and a spill's read-back room (pool.h). */
+static inline uint64_t
+extents_keep_unheld (TbqExtents * x)
+{
+  return x->block_size + tbq_pool_readback_room (x->sink);
+}
+
+/* What a writer's charge for an extent leaves free: a sink block, and a
+ * spill's hold or its read-back room, whichever is more (extent.h).
+ * Relaxed: the budget publishes nothing (pool.h). */
 static inline uint64_t
 extents_keep (TbqExtents * x)
 {
-  return x->block_size + atomic_load_explicit (&x->hold, memory_order_relaxed);
+  uint64_t hold = atomic_load_explicit (&x->hold, memory_order_relaxed);
+  uint64_t room = tbq_pool_readback_room (x->sink);
+
+  return x->block_size + (hold > room ? hold : room);
+}
+
+/* Whether only the spill's hold keeps `bytes` out now: what is left free
+ * without it would take them. */
+static bool
+extents_hold_refuses (TbqExtents * x, uint64_t bytes)
+{
+  return !tbq_pool_has_room (x->sink, bytes, extents_keep (x))
+      && tbq_pool_has_room (x->sink, bytes, extents_keep_unheld (x));
 }
 
 /* An extent of `bytes` was refused: if only the spill's hold refused it,
@@ -209,15 +229,18 @@ static void
 extents_note_gated (TbqExtents * x, uint64_t bytes)
 {
   if (atomic_load_explicit (&x->hold, memory_order_relaxed) == 0
-      || !tbq_pool_has_room (x->sink, bytes, x->block_size)
-      || atomic_load_explicit (&x->gated, memory_order_relaxed))
+      || atomic_load_explicit (&x->gated, memory_order_relaxed)
+      || !extents_hold_refuses (x, bytes))
     return;
   atomic_store_explicit (&x->gated, 1, memory_order_relaxed);
   tbq_event_notify (&x->sink->owner_ev);
 }
 
+/* The hottest idle extent of exactly `bytes` (charged already), else the
+ * hottest up to an eighth larger whose extra bytes the budget takes,
+ * leaving `keep` free. */
 static TbqBlock *
-cache_take (TbqExtents * x, uint64_t bytes)
+cache_take (TbqExtents * x, uint64_t bytes, uint64_t keep)
 {
   TbqBlock **link, **close = NULL, *e = NULL;
   uint64_t used;
@@ -232,7 +255,7 @@ cache_take (TbqExtents * x, uint64_t bytes)
       close = link;
   }
   if (*link == NULL && close != NULL && tbq_pool_charge (x->sink,
-          extent_size (*close) - bytes, extents_keep (x), &used)) {
+          extent_size (*close) - bytes, keep, &used)) {
     /* The cached extent exists: its memory is in use now. */
     tbq_pool_note_budget_peak (x->sink, used);
     link = close;
@@ -257,24 +280,31 @@ note_peak (TbqExtents * x)
 }
 
 /* In a capped copy group: whether an extent of `bytes` can ever fit the
- * member's share, next to the copier's sink block and one more (else a
- * writer would wait for room that never comes: too large, as beyond the
- * own budget).  The share is of the members now. */
+ * member's share, next to the copier's sink block and one more and a
+ * spill's read-back room (else a writer would wait for room that never
+ * comes: too large, as beyond the own budget).  The share is of the
+ * members now. */
 static inline bool
 extents_fit_share (TbqExtents * x, uint64_t bytes)
 {
-  uint64_t most;
+  uint64_t most, room;
 
   if (x->sink->share == NULL)
     return true;
   most = tbq_share_member_max (x->sink->share, x->sink->share_floor);
-  return most >= 2 * (uint64_t) x->block_size
-      && bytes <= most - 2 * (uint64_t) x->block_size;
+  /* Relaxed: as tbq_pool_readback_room(). */
+  room = atomic_load_explicit (&x->sink->readback, memory_order_relaxed)
+      ? most / 8 : 0;
+  return most >= 2 * (uint64_t) x->block_size + room
+      && bytes <= most - 2 * (uint64_t) x->block_size - room;
 }
 
+/* An extent for `payload` bytes charged leaving `keep` free; `share`:
+ * too large for the member's share is TBQ_TOO_LARGE; `from_file`: what
+ * the extent says of itself (TbqBlock.from_file). */
 static TbqStatus
-extent_take (TbqExtents * x, uint64_t payload, bool over, bool share,
-    TbqBlock ** out)
+extent_take (TbqExtents * x, uint64_t payload, uint64_t keep, bool share,
+    uint32_t from_file, TbqBlock ** out)
 {
   uint64_t bytes = extent_bytes (x, payload);
   uint64_t used;
@@ -282,16 +312,14 @@ extent_take (TbqExtents * x, uint64_t payload, bool over, bool share,
 
   if (bytes > x->max_bytes || (share && !extents_fit_share (x, bytes)))
     return TBQ_TOO_LARGE;
-  if (over) {
-    /* Relaxed: as tbq_pool_charge(). */
-    used = tbq_pool_charge_over (x->sink, bytes);
-  } else if (!tbq_pool_charge (x->sink, bytes, extents_keep (x), &used)) {
-    /* Leave room for one more sink block (pool.h), and what a spill holds
-     * back. */
-    extents_note_gated (x, bytes);
+  if (!tbq_pool_charge (x->sink, bytes, keep, &used)) {
+    /* A writer's leaves room for one more sink block (pool.h), and what a
+     * spill holds back or reads back into. */
+    if (from_file == TBQ_FROM_FILE_NO)
+      extents_note_gated (x, bytes);
     return TBQ_NO_SPACE;
   }
-  e = cache_take (x, bytes);
+  e = cache_take (x, bytes, keep);
   if (e == NULL) {
     errno = 0;
     e = extent_alloc (x, bytes);
@@ -306,7 +334,10 @@ extent_take (TbqExtents * x, uint64_t payload, bool over, bool share,
   }
   tbq_pool_note_budget_peak (x->sink, used);
   note_peak (x);
-  /* Relaxed: the extent reaches others through the chain protocol. */
+  /* Relaxed, as `refs`: the extent reaches others through the chain
+   * protocol (a writer's) or the spill's lock (a unit's). */
+  e->from_file = from_file;
+  atomic_store_explicit (&e->unbudgeted, 0, memory_order_relaxed);
   atomic_store_explicit (&e->refs, 1, memory_order_relaxed);
   *out = e;
   return TBQ_OK;
@@ -315,29 +346,42 @@ extent_take (TbqExtents * x, uint64_t payload, bool over, bool share,
 TbqStatus
 tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out)
 {
-  return extent_take (x, payload, false, true, out);
+  return extent_take (x, payload, extents_keep (x), true, TBQ_FROM_FILE_NO,
+      out);
 }
 
 TbqStatus
-tbq_extent_take_back (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+tbq_extent_take_back (TbqExtents * x, uint64_t payload, uint64_t keep,
+    uint32_t from_file, TbqBlock ** out)
 {
-  return extent_take (x, payload, false, false, out);
+  return extent_take (x, payload, keep, false, from_file, out);
 }
 
-TbqStatus
-tbq_extent_take_over (TbqExtents * x, uint64_t payload, TbqBlock ** out)
+uint64_t
+tbq_extents_bytes (const TbqExtents * x, uint64_t payload)
 {
-  return extent_take (x, payload, true, false, out);
+  return extent_bytes (x, payload);
+}
+
+void
+tbq_extents_leave_readback_room (TbqExtents * x)
+{
+  uint64_t max = x->sink->bytes_max, room = max / 8;
+  uint64_t most = max > 2 * x->block_size + room
+      ? max - 2 * x->block_size - room : 0;
+
+  /* Relaxed: before the copier runs and anything is written; whoever
+   * takes a block or an extent later was started after this. */
+  atomic_store_explicit (&x->sink->readback, 1, memory_order_relaxed);
+  if (x->max_bytes > most)
+    x->max_bytes = most;
 }
 
 bool
 tbq_extents_held_back (TbqExtents * x, uint64_t payload)
 {
-  uint64_t bytes = extent_bytes (x, payload);
-
   return atomic_load_explicit (&x->hold, memory_order_relaxed) != 0
-      && !tbq_pool_has_room (x->sink, bytes, extents_keep (x))
-      && tbq_pool_has_room (x->sink, bytes, x->block_size);
+      && extents_hold_refuses (x, extent_bytes (x, payload));
 }
 
 void
@@ -391,17 +435,21 @@ tbq_extent_unref (TbqBlock * e)
 {
   TbqExtents *x = e->extents;
   uint64_t bytes = extent_size (e);
+  bool charged;
 
   /* Acq_rel: every read of the extent's bytes happens before its reuse
-   * or its free. */
+   * or its free, and whoever took it out of the budget (holding a
+   * reference) did so before. */
   if (atomic_fetch_sub_explicit (&e->refs, 1, memory_order_acq_rel) != 1)
     return;
+  charged = !atomic_load_explicit (&e->unbudgeted, memory_order_relaxed);
   pthread_mutex_lock (&x->lock);
   if (x->orphaned) {
     pthread_mutex_unlock (&x->lock);
     /* The extent's own reference keeps `x` and the sink pool alive until
      * extent_free() drops it. */
-    tbq_pool_uncharge (x->sink, bytes);
+    if (charged)
+      tbq_pool_uncharge (x->sink, bytes);
     extent_free (x, e);
     return;
   }
@@ -412,7 +460,8 @@ tbq_extent_unref (TbqBlock * e)
   /* Under the lock, which keeps the queue (and so `x` and the sink pool)
    * from going away: the orphaning queue takes it too.  The wakes are
    * system calls only when somebody waits. */
-  tbq_pool_uncharge (x->sink, bytes);
+  if (charged)
+    tbq_pool_uncharge (x->sink, bytes);
   /* Above what the cache keeps: the copier trims, as for sink blocks. */
   if (tbq_extents_trim_due (x))
     tbq_event_notify (&x->sink->owner_ev);
@@ -562,6 +611,28 @@ tbq_records_release (const unsigned char *data, uint32_t from, uint32_t to,
     n++;
   }
   return n;
+}
+
+int
+tbq_block_from_file (const TbqBlock * b)
+{
+  /* Set before the block reached the caller (extent_take()). */
+  return b != NULL && b->extents != NULL
+      && b->from_file != TBQ_FROM_FILE_NO;
+}
+
+int
+tbq_block_leave_budget (TbqBlock * b)
+{
+  if (b == NULL || b->extents == NULL
+      || b->from_file != TBQ_FROM_FILE_PAYLOAD)
+    return 0;
+  /* Relaxed: once only, whoever asks first; the caller's reference,
+   * dropped later (acq_rel), orders it before the last unref's look at
+   * it.  The extent keeps its TbqExtents, and so the sink pool, alive. */
+  if (!atomic_exchange_explicit (&b->unbudgeted, 1, memory_order_relaxed))
+    tbq_pool_uncharge (b->extents->sink, extent_size (b));
+  return 1;
 }
 
 void

@@ -12,7 +12,8 @@
  * hands the payload out as one range whose TbqRecord.block is the extent.
  *
  * Memory: extents are charged to the sink pool's byte budget (pool.h)
- * while in use.  Those of a page or more are whole mmap'ed pages (released
+ * while in use; a writer's leave room for a sink block, a spill's hold
+ * and its read-back room (below), the spill's read-back takes them.  Those of a page or more are whole mmap'ed pages (released
  * to the system when freed); smaller ones come from the heap.  A freed
  * extent goes to an idle cache, hottest first: a writer reuses an idle
  * extent of the same size (or up to an eighth larger) before it allocates,
@@ -40,11 +41,13 @@ struct TbqExtents
   uint64_t max_bytes;           /* largest extent (header included) */
   uint64_t keep_bytes;          /* idle bytes kept by the trim */
   _Atomic uint64_t refs;        /* the queue's + one per extent allocated */
-  /* Spill (spill.h): budget bytes extents leave free besides a sink
-   * block, a quarter of it while no run is active (0 without spill), so
-   * that what the reader must read from memory stays under the spill
-   * mark; `gated` says an extent was refused for it (relaxed, with a
-   * wake of the copier's doorbell: it starts a run). */
+  /* Spill (spill.h): budget bytes writers' extents leave free besides a
+   * sink block, a quarter of it while no run is active (0 without spill,
+   * during a run and while its writes fail), so that what the reader must
+   * read from memory stays under the spill mark; `gated` says an extent
+   * was refused for it alone (relaxed, with a wake of the copier's
+   * doorbell: it starts a run).  Writers' extents leave the read-back
+   * room free too (pool.h), whichever is more. */
   _Atomic uint64_t hold;
   _Atomic int gated;
 
@@ -94,16 +97,22 @@ bool tbq_extents_can_hold (const TbqExtents * x, uint64_t payload);
  * tbq_pool_budget_failed(), and tbq_extents_take_error() says why).  Any
  * thread. */
 TbqStatus tbq_extent_take (TbqExtents * x, uint64_t payload, TbqBlock ** out);
-/* The spill's read-back of what a writer's tbq_extent_take() once took:
- * the same, but never TBQ_TOO_LARGE for a copy group's share (which may
- * have shrunk since, as members joined: it is waited for instead). */
+/* The spill's read-back of what a writer's tbq_extent_take() once took,
+ * leaving `keep` of the budget free (the read-back room is the spill's to
+ * take): the same, but never TBQ_TOO_LARGE for a copy group's share
+ * (which may have shrunk since, as members joined: it is waited for
+ * instead), and the extent says what of the file it holds (`from_file`,
+ * TBQ_FROM_FILE_RECORDS or _PAYLOAD). */
 TbqStatus tbq_extent_take_back (TbqExtents * x, uint64_t payload,
-    TbqBlock ** out);
-/* The same, charged whether it fits the budget or not (the spill's read
- * of the unit a waiting reader needs when memory is full, spill.h):
- * TBQ_OK, TBQ_TOO_LARGE, TBQ_NO_MEMORY. */
-TbqStatus tbq_extent_take_over (TbqExtents * x, uint64_t payload,
-    TbqBlock ** out);
+    uint64_t keep, uint32_t from_file, TbqBlock ** out);
+/* Budget bytes an extent for `payload` bytes takes (header and rounding
+ * included; the spill cuts its units by them). */
+uint64_t tbq_extents_bytes (const TbqExtents * x, uint64_t payload);
+/* A spill reads back into the budget from now on (before anything is
+ * written and before the copier runs): blocks and writers' extents leave
+ * its read-back room free (pool.h), and the largest extent is that much
+ * smaller. */
+void tbq_extents_leave_readback_room (TbqExtents * x);
 /* Whether extent `e` would be taken for `payload` bytes (same size, or up
  * to an eighth larger). */
 bool tbq_extent_suits (const TbqExtents * x, const TbqBlock * e,
@@ -130,8 +139,9 @@ tbq_extents_event (TbqExtents * x)
  * release of the hold wakes writers waiting for room. */
 void tbq_extents_hold (TbqExtents * x, uint64_t bytes);
 
-/* Drop a reference; the last one uncharges the extent and caches (or
- * frees) it.  Any thread. */
+/* Drop a reference; the last one uncharges the extent (unless it left the
+ * budget, tbq_block_leave_budget()) and caches (or frees) it.  Any
+ * thread. */
 void tbq_extent_unref (TbqBlock * e);
 
 /* Whether the idle cache is above what it keeps. */

@@ -67,6 +67,8 @@ block_alloc (TbqPool * pool, bool prefault)
   b->free_next = NULL;
   b->pool = pool;
   b->extents = NULL;
+  b->from_file = TBQ_FROM_FILE_NO;
+  atomic_init (&b->unbudgeted, 0);
   b->capacity = (uint32_t) (size - TBQ_BLOCK_HEADER_SIZE);
   if (pool->shared)
     atomic_fetch_add_explicit (&pool->refs, 1, memory_order_relaxed);
@@ -361,8 +363,9 @@ tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out)
   uint64_t in_use, used = 0;
   TbqStatus st;
 
-  if (pool->shared
-      && !tbq_pool_charge (pool, pool->cfg.block_size, 0, &used))
+  /* With a spill, blocks leave its read-back room free (pool.h). */
+  if (pool->shared && !tbq_pool_charge (pool, pool->cfg.block_size,
+          tbq_pool_readback_room (pool), &used))
     return TBQ_NO_SPACE;
   st = pool_take_block (pool, grow, &b);
   if (st != TBQ_OK) {

@@ -19,16 +19,29 @@
  * while idle.
  *
  * The sink pool's byte budget: sink blocks in use x block size plus the
- * bytes of extents in use (extent.h) never exceed max_blocks x block size.
- * The copier charges a block's bytes when it takes one and the last unref
- * uncharges them; extents are charged by the writer that takes one.  Idle
+ * bytes of extents in use (extent.h) never exceed max_blocks x block size
+ * (nor the limit below it, `bytes_limit`): every charge is a CAS that
+ * fits it, whoever charges.  The copier charges a block's bytes when it
+ * takes one and the last unref uncharges them; extents are charged by the
+ * writer that takes one, or by the spill thread reading a unit back.  Idle
  * blocks and idle extents are not charged: they are bounded by their own
  * trim.  A charge that does not fit is backpressure (the copier waits, a
- * writer drops or waits) on the pool's event, which every uncharge
- * notifies.  Extents always leave room for one more sink block (`keep` of
- * tbq_pool_charge()), so that the copier can always move the indirect
- * records that free them.  Each charge whose memory came into being keeps
- * the highest use reached (`bytes_peak`, TbqExtentStats.budget_peak).
+ * writer drops or waits, the spill thread waits) on the pool's event,
+ * which every uncharge and every lift of the limit notifies.  Extents
+ * always leave room for one more sink block (`keep` of tbq_pool_charge()),
+ * so that the copier can always move the indirect records that free them.
+ *
+ * With a spill (spill.h), the copier's blocks and the writers' extents
+ * also leave the *read-back room* free, an eighth of the budget
+ * (tbq_pool_readback_room()): only the spill thread's read-back takes it.
+ * So whatever the copier and the writers hold (the spill chain, what the
+ * spill thread cannot write because the file is full or failing, what a
+ * zero-copy holder keeps of theirs) leaves room for the unit the reader
+ * needs next, which is cut to fit that room: the file can always be read
+ * back within the budget (spill.h, "The budget").  Each charge whose
+ * memory came into being keeps the highest use reached (`bytes_peak`,
+ * TbqExtentStats.budget_peak), which is therefore never above the
+ * budget.
  */
 #ifndef TBQ_POOL_H
 #define TBQ_POOL_H
@@ -66,6 +79,10 @@ struct TbqPool
   _Atomic uint64_t bytes_limit;
   _Atomic uint64_t bytes_peak;  /* highest bytes_used reached (a statistic) */
   uint64_t bytes_max;
+  /* A spill reads back into this budget: blocks and writers' extents
+   * leave its read-back room free (above).  Set once, before the copier
+   * runs (tbq_queue_enable_spill()); relaxed. */
+  _Atomic int readback;
   TbqEvent ev;                  /* a block came back */
   /* Shared pools: the owner's (the copier's) doorbell.  It lives here, not
    * in the queue, because a zero-copy holder's last unref may ring it (to
@@ -103,8 +120,8 @@ void tbq_pool_block_unref (TbqBlock * b);
 
 /* Popper only: a free block (TBQ_OK), else with `grow` a new one while
  * below the limit (TBQ_OK, or TBQ_NO_MEMORY: the limit is lowered),
- * else TBQ_NO_SPACE.  A shared pool charges the block to its budget
- * (TBQ_NO_SPACE when it does not fit). */
+ * else TBQ_NO_SPACE.  A shared pool charges the block to its budget,
+ * leaving the read-back room free (TBQ_NO_SPACE when it does not fit). */
 TbqStatus tbq_pool_take (TbqPool * pool, bool grow, TbqBlock ** out);
 /* Any thread. */
 void tbq_pool_put (TbqPool * pool, TbqBlock * b);
@@ -164,6 +181,22 @@ tbq_pool_budget_limit (TbqPool * pool)
   return share < limit ? share : limit;
 }
 
+/* The room only a spill's read-back may take: an eighth of what the
+ * budget may hold now (its limit, or in a capped copy group the member's
+ * share when that is less), or 0 without a spill.  The copier's blocks
+ * and the writers' extents leave it free (tbq_pool_take(),
+ * extent.c).  It follows the limit: it shrinks with it, which makes no
+ * charge fit that did not, and grows only when the limit is lifted or a
+ * member leaves, both of which wake the waiters. */
+static inline uint64_t
+tbq_pool_readback_room (TbqPool * pool)
+{
+  /* Relaxed: set once before the copier runs (above). */
+  if (!atomic_load_explicit (&pool->readback, memory_order_relaxed))
+    return 0;
+  return tbq_pool_budget_limit (pool) / 8;
+}
+
 /* Shared pools: the budget reached `used` bytes; keep the highest.  Every
  * value bytes_used rises to is some charger's `used`, so the maximum over
  * the chargers' is the exact peak.  Relaxed CAS: a statistic, it orders
@@ -215,20 +248,6 @@ tbq_pool_charge (TbqPool * pool, uint64_t bytes, uint64_t keep,
   return true;
 }
 
-/* Charge `bytes` whether they fit or not (the spill's read-back, extent.c);
- * returns what the budget then holds. */
-static inline uint64_t
-tbq_pool_charge_over (TbqPool * pool, uint64_t bytes)
-{
-  /* Relaxed: as tbq_pool_charge(). */
-  uint64_t used = atomic_fetch_add_explicit (&pool->bytes_used, bytes,
-      memory_order_relaxed);
-
-  if (pool->share != NULL)
-    tbq_share_charge_over (pool->share, pool->share_floor, used, bytes);
-  return used + bytes;
-}
-
 /* Hand `bytes` back to the budget (and the group's cap) and wake whoever
  * waits for room. */
 void tbq_pool_uncharge (TbqPool * pool, uint64_t bytes);
@@ -254,7 +273,9 @@ void tbq_pool_budget_lift (TbqPool * pool);
 static inline bool
 tbq_pool_can_take (TbqPool * pool)
 {
-  if (pool->shared && !tbq_pool_has_room (pool, pool->cfg.block_size, 0))
+  /* As tbq_pool_take() charges: the read-back room left free. */
+  if (pool->shared && !tbq_pool_has_room (pool, pool->cfg.block_size,
+          tbq_pool_readback_room (pool)))
     return false;
   return atomic_load_explicit (&pool->free_head, memory_order_relaxed) != NULL
       || atomic_load_explicit (&pool->total, memory_order_relaxed)

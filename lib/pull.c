@@ -15,7 +15,9 @@
  * deadline, then pulls everything published meanwhile.  A flush, an
  * interrupt, a kick or the copier publishing records end a nap early.
  * This room sits above both the copier and the reader, so neither calls
- * the other.
+ * the other.  With several readers one of them at a time waits here, on
+ * the cursor's behalf (readers.c); this room knows nothing of it: the
+ * pull and coalescing state below is the waiting reader's while it waits.
  */
 #include "reader.h"
 
@@ -73,7 +75,7 @@ reader_pull (TbqReader * r)
 static void
 reader_plan (TbqReader * r, TbqCoalescePlan * plan)
 {
-  /* Relaxed: see tbq_reader_set_coalesce. */
+  /* Relaxed: see tbq_cursor_set_coalesce. */
   int64_t bound = atomic_load_explicit (&r->coalesce_bound,
       memory_order_relaxed);
 
@@ -165,8 +167,8 @@ reader_wait_on_demand (TbqReader * r, TbqReadyFunc ready, void *arg,
   return st;
 }
 
-static TbqStatus
-reader_wait_until (TbqReader * r, TbqReadyFunc ready, void *arg,
+TbqStatus
+tbq_cursor_wait_until (TbqReader * r, TbqReadyFunc ready, void *arg,
     int64_t deadline)
 {
   if (r->wake->policy != TBQ_WAKE_ON_DEMAND)
@@ -176,9 +178,9 @@ reader_wait_until (TbqReader * r, TbqReadyFunc ready, void *arg,
 }
 
 TbqStatus
-tbq_reader_set_coalesce (TbqReader * r, int64_t bound_ns)
+tbq_cursor_set_coalesce (TbqReader * r, int64_t bound_ns)
 {
-  if (r == NULL || (bound_ns != 0 && (bound_ns < TBQ_COALESCE_MIN_NS
+  if ((bound_ns != 0 && (bound_ns < TBQ_COALESCE_MIN_NS
               || bound_ns > TBQ_COALESCE_MAX_NS
               || r->wake->policy != TBQ_WAKE_ON_DEMAND)))
     return TBQ_INVALID_ARGUMENT;
@@ -204,13 +206,11 @@ record_ready (void *arg)
 }
 
 TbqStatus
-tbq_reader_wait (TbqReader * r, int64_t timeout_ns)
+tbq_cursor_wait (TbqReader * r, int64_t timeout_ns)
 {
-  if (r == NULL)
-    return TBQ_INVALID_ARGUMENT;
   if (tbq_reader_ready (r))
     return TBQ_OK;
-  return reader_wait_until (r, record_ready, r, tbq_deadline (timeout_ns));
+  return tbq_cursor_wait_until (r, record_ready, r, tbq_deadline (timeout_ns));
 }
 
 typedef struct
@@ -228,13 +228,11 @@ seq_moved (void *arg)
 }
 
 TbqStatus
-tbq_reader_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
+tbq_cursor_sleep (TbqReader * r, uint32_t key, int64_t timeout_ns)
 {
   SleepArg a;
 
-  if (r == NULL)
-    return TBQ_INVALID_ARGUMENT;
   a.r = r;
   a.key = key;
-  return reader_wait_until (r, seq_moved, &a, tbq_deadline (timeout_ns));
+  return tbq_cursor_wait_until (r, seq_moved, &a, tbq_deadline (timeout_ns));
 }

@@ -1,5 +1,5 @@
 /* The queue: the top.  Lifecycle, the entry points that take a queue
- * (writers and the reader are opened here, the copier is run from here),
+ * (writers and readers are opened here, the copier is run from here),
  * interruption, discard, statistics and error reports.
  *
  * Copyright (C) 2026 The tbqueue authors
@@ -8,13 +8,18 @@
  * The queue owns one of each part and hands every part pointers to what it
  * needs, never the queue itself:
  *
- *   writer ──► (registry, wake) ──► copier ──► reader ◄── pull ◄── consumer
+ *   writer ──► (registry, wake) ──► copier ──► reader ◄── pull ◄── readers
+ *                                                                  ▲
+ *                                                              consumer
+ *
+ * With several readers (max_readers above 1) its own reader is the hidden
+ * cursor that the readers handed out claim from (readers.h).
  *
  * Memory protocol: block.h.
  */
 #include "config.h"
 #include "group.h"
-#include "reader.h"
+#include "readers.h"
 
 #include <stdio.h>
 
@@ -30,6 +35,8 @@ struct TbqQueue
   TbqWake wake;
   TbqSpill *spill;              /* NULL without spill */
   TbqGroup *group;              /* NULL, or the copy group serving it */
+  TbqReaders *readers;          /* NULL with max_readers 1: `reader` is
+                                 * handed out */
   TbqCopier copier;
   _Alignas (TBQ_CACHELINE) TbqReader reader;
 };
@@ -75,6 +82,18 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
   }
   tbq_reader_init (&q->reader, first, &q->wake, &q->interrupted,
       q->cfg.spin_iterations, &q->copier, q->cfg.max_coalesce_ns);
+  if (q->cfg.max_readers > 1) {
+    q->readers = tbq_readers_new (&q->reader, q->cfg.max_readers,
+        q->cfg.reader_batch);
+    if (q->readers == NULL) {
+      tbq_reader_fini (&q->reader);
+      tbq_copier_fini (&q->copier);
+      tbq_wake_fini (&q->wake);
+      tbq_extents_orphan (q->extents);
+      tbq_pool_orphan (q->sink_pool);
+      return no_memory (msg, msg_size, "the readers");
+    }
+  }
   if (q->group != NULL) {
     q->copier.grouped = true;
     q->copier.group_serving = tbq_group_serving (q->group);
@@ -86,6 +105,8 @@ queue_assemble (TbqQueue * q, char *msg, size_t msg_size)
 static void
 queue_disassemble (TbqQueue * q)
 {
+  if (q->readers != NULL)
+    tbq_readers_free (q->readers);
   tbq_copier_fini (&q->copier);
   tbq_reader_fini (&q->reader);
   tbq_extents_orphan (q->extents);
@@ -181,6 +202,9 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
     tbq_group_remove (q->group, &q->copier);
   tbq_copier_thread_stop (&q->copier);
   tbq_consumer_stop (&q->reader);
+  /* Readers of several: nothing else opens or frees one now. */
+  for (i = 0; q->readers != NULL && i < q->readers->max; i++)
+    tbq_consumer_stop (tbq_readers_at (q->readers, i));
   tbq_queue_discard (q, release, user_data);
   /* The discard ended any run: the spill holds no block now. */
   tbq_spill_free (q->spill);
@@ -194,7 +218,8 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   }
   tbq_registry_unlock (&q->registry);
   /* The reader has caught up with the copier: drop both their references
-   * to the last sink block; zero-copy holders keep theirs. */
+   * to the last sink block, and the readers of several theirs; zero-copy
+   * holders keep theirs. */
   queue_disassemble (q);
   tbq_registry_fini (&q->registry);
   free (q);
@@ -233,12 +258,14 @@ tbq_queue_max_extent_size (const TbqQueue * q)
     return 0;
   n = tbq_extents_max_payload (q->extents);
   if (q->spill != NULL) {
-    /* A run leaves a quarter of the budget for what goes to the file
-     * (spill.h): less the spill chain's block, the block extents leave
-     * free and a unit read back, and page rounding. */
-    uint64_t quarter = q->sink_pool->bytes_max / 4;
+    /* A run has an eighth of the budget for what goes to the file: the
+     * quarter above the spill mark less the read-back room (spill.h,
+     * "The budget"), which also holds any unit read back: less the spill
+     * chain's block, the block extents leave free, the records of the
+     * unit it comes back in, and page rounding. */
+    uint64_t eighth = q->sink_pool->bytes_max / 8;
     uint64_t room = 4 * (uint64_t) q->cfg.sink.block_size + 2 * 65536;
-    uint64_t cap = quarter > room ? quarter - room : 0;
+    uint64_t cap = eighth > room ? eighth - room : 0;
 
     if (cap < n)
       n = (uint32_t) cap;
@@ -271,6 +298,8 @@ tbq_reader_new (TbqQueue * q, TbqReader ** out)
 {
   if (q == NULL || out == NULL)
     return TBQ_INVALID_ARGUMENT;
+  if (q->readers != NULL)
+    return tbq_readers_open (q->readers, out);
   /* Acq_rel: the previous holder's use of the reader happens before ours. */
   if (atomic_exchange_explicit (&q->reader_open, 1, memory_order_acq_rel))
     return TBQ_BUSY;
@@ -284,6 +313,10 @@ tbq_reader_free (TbqReader * r)
   if (r == NULL)
     return;
   tbq_consumer_stop (r);
+  if (r->readers != NULL) {
+    tbq_readers_close (r);
+    return;
+  }
   /* Release: pairs with tbq_reader_new(). */
   atomic_store_explicit (&queue_of_reader (r)->reader_open, 0,
       memory_order_release);
@@ -326,6 +359,8 @@ wake_everyone (TbqQueue * q)
   uint32_t i;
 
   tbq_wake_everyone (&q->wake);
+  if (q->readers != NULL)
+    tbq_readers_wake (q->readers);
   tbq_copier_wake (&q->copier);
   tbq_registry_lock (&q->registry);
   for (i = 0; i < q->registry.size; i++) {
@@ -379,7 +414,10 @@ tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
     return;
   /* The copier is stopped: make what it copied last visible. */
   tbq_copier_publish_sink (&q->copier);
-  /* Oldest first: the sink layer holds older records than any source block. */
+  /* Oldest first: the sink layer holds older records than any source block,
+   * and readers' batches older ones than what the cursor has left. */
+  if (q->readers != NULL)
+    tbq_readers_discard (q->readers, release, user_data, &n);
   tbq_reader_discard (&q->reader, release, user_data, &n);
   tbq_reader_restart_waits (&q->reader);
   tbq_registry_lock (&q->registry);
@@ -444,13 +482,20 @@ tbq_queue_get_stats (TbqQueue * q, TbqStats * st)
   memset (st, 0, sizeof *st);
   writer_stats (q, st);
   pressure_waits = st->extents.pressure_waits;
-  st->records_out = atomic_load_explicit (&q->reader.records_out,
-      memory_order_relaxed);
-  st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
-      memory_order_relaxed);
   st->records_discarded = atomic_load_explicit (&q->records_discarded,
       memory_order_relaxed);
   st->reader_sleeps = tbq_event_sleeps (&q->wake.reader_ev);
+  if (q->readers != NULL) {
+    tbq_readers_stats (q->readers, st);
+  } else {
+    st->records_out = atomic_load_explicit (&q->reader.records_out,
+        memory_order_relaxed);
+    st->bytes_out = atomic_load_explicit (&q->reader.bytes_out,
+        memory_order_relaxed);
+    /* Relaxed: a snapshot of the flag. */
+    st->readers = (uint32_t) atomic_load_explicit (&q->reader_open,
+        memory_order_relaxed);
+  }
   /* Acquire: pairs with the nap count in pull.c. */
   st->reader_naps = atomic_load_explicit (&q->reader.naps,
       memory_order_acquire);

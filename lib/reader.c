@@ -1,11 +1,13 @@
-/* The reader: takes sink blocks in FIFO order and iterates their records.
+/* The reader: the queue's FIFO cursor over the sink layer, its out-of-line
+ * parts (the take itself is inline, in reader.h), and the claim of a batch
+ * for a reader of several.
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Zero-copy consumers keep a record's bytes with tbq_block_ref()
  * (extent.c).
- * The reader's waits are in pull.c.
+ * The reader's waits are in pull.c, the public reader calls in readers.c.
  */
 #include "reader.h"
 
@@ -19,6 +21,7 @@ tbq_reader_init (TbqReader * r, TbqBlock * first, TbqWake * wake,
   r->extent = NULL;
   r->in_unit = false;
   r->io_failed = false;
+  r->readers = NULL;
   r->unit = NULL;
   r->unit_off = 0;
   r->wake = wake;
@@ -41,12 +44,8 @@ tbq_reader_fini (TbqReader * r)
   tbq_block_unref (r->blk);
 }
 
-/* At a spill marker: the next record of the run's units, or NULL with
- * r->in_unit false when the run is over (r->blk and r->off are then where
- * the stream goes on: look there) or nothing is there yet.  *moved says
- * which. */
-static const TbqRecordHeader *
-reader_locate_spilled (TbqReader * r, bool *moved)
+const TbqRecordHeader *
+tbq_cursor_locate_spilled (TbqReader * r, bool *moved)
 {
   TbqBlock *m = r->blk;
 
@@ -93,139 +92,40 @@ reader_locate_spilled (TbqReader * r, bool *moved)
   }
 }
 
-/* The next record of the sink layer, moving past finished blocks (r->blk
- * and r->off end up at it), or NULL. */
-static inline const TbqRecordHeader *
-reader_locate (TbqReader * r)
+TbqStatus
+tbq_cursor_claim (TbqReader * r, uint32_t max, TbqBatch * b)
 {
-  TbqBlock *b = r->blk;
-  uint32_t off = r->off;
-
-  for (;;) {
-    TbqBlock *next;
-
-    /* Acquire: pairs with the copier's release store of `published`. */
-    if (off < atomic_load_explicit (&b->published, memory_order_acquire))
-      break;
-    if (TBQ_UNLIKELY (tbq_block_is_marker (b))) {
-      bool moved;
-      const TbqRecordHeader *h = reader_locate_spilled (r, &moved);
-
-      if (!moved)
-        return h;
-      b = r->blk;
-      off = r->off;
-      continue;
-    }
-    /* Acquire: a non-NULL link makes the block's final length visible. */
-    next = atomic_load_explicit (&b->next, memory_order_acquire);
-    if (next == NULL)
-      return NULL;
-    /* Relaxed: ordered by the acquire load of the link. */
-    if (off < atomic_load_explicit (&b->published, memory_order_relaxed))
-      break;
-    r->blk = next;
-    r->off = 0;
-    /* The last unref of a block wakes an idle copier if there is surplus
-     * to trim (tbq_block_unref). */
-    tbq_block_unref (b);
-    b = next;
-    off = 0;
-  }
-  return tbq_record_at (b->data + off);
-}
-
-/* A large record: its payload is in its extent.  The indirect record and
- * the extent pointer were published with the record (block.h). */
-static void
-reader_fill_indirect (const TbqRecordHeader * h, TbqRecord * rec)
-{
-  TbqIndirect ind = tbq_record_indirect (h);
-
-  rec->data = ind.extent->data;
-  rec->size = (uint32_t) ind.size;
-  rec->block = ind.extent;
-}
-
-/* The record at `h` in `b`. */
-static inline void
-reader_fill (const TbqRecordHeader * h, TbqBlock * b, TbqRecord * rec)
-{
-  rec->type = h->type;
-  if (TBQ_UNLIKELY (tbq_record_is_indirect (h))) {
-    reader_fill_indirect (h, rec);
-    return;
-  }
-  rec->data = (const unsigned char *) h + TBQ_RECORD_HEADER_SIZE;
-  rec->size = h->size;
-  rec->block = b;
-}
-
-/* Take the next record, without counting it; a large record's extent
- * reference passes to the caller in *extent. */
-static inline TbqStatus
-reader_take (TbqReader * r, TbqRecord * rec, TbqBlock ** extent)
-{
-  const TbqRecordHeader *h = reader_locate (r);
+  const TbqRecordHeader *h = tbq_cursor_locate (r);
+  TbqBlock *blk;
+  uint32_t *pos, end, limit, n = 0;
 
   if (h == NULL)
-    return TBQ_EMPTY;
+    return r->io_failed ? TBQ_IO_ERROR : TBQ_EMPTY;
   if (TBQ_UNLIKELY (r->in_unit)) {
-    reader_fill (h, r->unit, rec);
-    r->unit_off += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    if (rec->block != r->unit)
-      *extent = rec->block;
-    return TBQ_OK;
+    blk = r->unit;
+    pos = &r->unit_off;
+    /* Relaxed: the unit came under the spill's lock, and its length is
+     * final. */
+    limit = atomic_load_explicit (&blk->published, memory_order_relaxed);
+  } else {
+    blk = r->blk;
+    pos = &r->off;
+    /* Acquire: pairs with the copier's release store of `published`
+     * (tbq_cursor_locate() saw at least one record below it). */
+    limit = atomic_load_explicit (&blk->published, memory_order_acquire);
   }
-  reader_fill (h, r->blk, rec);
-  r->off += (uint32_t) TBQ_RECORD_SPAN (h->size);
-  if (TBQ_UNLIKELY (rec->block != r->blk))
-    *extent = rec->block;
-  return TBQ_OK;
-}
-
-/* The record returned before is left behind: drop the reader's reference
- * to its extent. */
-static inline void
-reader_leave (TbqReader * r)
-{
-  if (TBQ_UNLIKELY (r->extent != NULL)) {
-    tbq_extent_unref (r->extent);
-    r->extent = NULL;
-  }
-}
-
-TbqStatus
-tbq_reader_next (TbqReader * r, TbqRecord * rec)
-{
-  TbqStatus st;
-
-  if (TBQ_UNLIKELY (r == NULL || rec == NULL))
-    return TBQ_INVALID_ARGUMENT;
-  reader_leave (r);
-  st = reader_take (r, rec, &r->extent);
-  if (st == TBQ_OK) {
-    tbq_count (&r->records_out, 1);
-    tbq_count (&r->bytes_out, rec->size);
-  } else if (TBQ_UNLIKELY (r->io_failed)) {
-    st = TBQ_IO_ERROR;
-  }
-  return st;
-}
-
-TbqStatus
-tbq_reader_peek (TbqReader * r, TbqRecord * rec)
-{
-  const TbqRecordHeader *h;
-
-  if (TBQ_UNLIKELY (r == NULL || rec == NULL))
-    return TBQ_INVALID_ARGUMENT;
-  reader_leave (r);
-  h = reader_locate (r);
-  if (h == NULL)
-    return TBQ_UNLIKELY (r->io_failed) ? TBQ_IO_ERROR : TBQ_EMPTY;
-  /* Not taken: a large record's extent reference stays with the record. */
-  reader_fill (h, r->in_unit ? r->unit : r->blk, rec);
+  end = *pos;
+  do {
+    end += (uint32_t) TBQ_RECORD_SPAN (tbq_record_at (blk->data + end)->size);
+    n++;
+  } while (n < max && end < limit);
+  /* The batch's own reference: the cursor holds one while it is here. */
+  tbq_block_ref (blk);
+  b->blk = blk;
+  b->off = *pos;
+  b->end = end;
+  *pos = end;
+  tbq_count (&r->records_out, n);
   return TBQ_OK;
 }
 
@@ -236,16 +136,9 @@ tbq_reader_prepare_wait (TbqReader * r)
 }
 
 void
-tbq_reader_wake (TbqReader * r)
+tbq_cursor_note_idle (TbqReader * r)
 {
-  if (r != NULL)
-    tbq_wake_kick (r->wake);
-}
-
-void
-tbq_reader_note_idle (TbqReader * r)
-{
-  if (r != NULL && TBQ_UNLIKELY (tbq_block_is_marker (r->blk)))
+  if (TBQ_UNLIKELY (tbq_block_is_marker (r->blk)))
     (void) tbq_spill_ready (r->spill, r->blk);
 }
 
@@ -258,7 +151,7 @@ tbq_reader_ready (TbqReader * r)
     return r->io_failed || (r->unit != NULL && r->unit_off
         < atomic_load_explicit (&r->unit->published, memory_order_relaxed))
         || tbq_spill_ready (r->spill, b) || tbq_wake_take_kick (r->wake);
-  /* Acquire (both): as in reader_take(), which follows. */
+  /* Acquire (both): as in tbq_cursor_take(), which follows. */
   return r->off < atomic_load_explicit (&b->published, memory_order_acquire)
       || atomic_load_explicit (&b->next, memory_order_acquire) != NULL
       || tbq_wake_take_kick (r->wake);
@@ -281,7 +174,7 @@ tbq_reader_discard (TbqReader * r, TbqReleaseFunc release, void *user_data,
   r->discard.release = release;
   r->discard.data = user_data;
   r->discard.count = count;
-  while (reader_take (r, &rec, &extent) == TBQ_OK) {
+  while (tbq_cursor_take (r, &rec, &extent) == TBQ_OK) {
     if (release)
       release (rec.type, rec.data, rec.size, user_data);
     /* A large record's extent: the record's reference goes with it. */

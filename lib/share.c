@@ -217,18 +217,6 @@ tbq_share_charged (TbqShare * s, uint64_t bytes)
 }
 
 void
-tbq_share_charge_over (TbqShare * s, uint64_t floor, uint64_t used,
-    uint64_t bytes)
-{
-  if (s->bytes_max == 0)
-    return;
-  /* Relaxed: as tbq_share_reserve(). */
-  atomic_fetch_add_explicit (&s->committed, tbq_share_delta (floor, used,
-          bytes), memory_order_relaxed);
-  tbq_share_charged (s, bytes);
-}
-
-void
 tbq_share_uncharge (TbqShare * s, uint64_t floor, uint64_t used,
     uint64_t bytes)
 {

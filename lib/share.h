@@ -160,10 +160,6 @@ bool tbq_share_reserve (TbqShare * s, uint64_t floor, uint64_t used,
 void tbq_share_unreserve (TbqShare * s, uint64_t floor, uint64_t used,
     uint64_t bytes);
 void tbq_share_charged (TbqShare * s, uint64_t bytes);
-/* Charge whether it fits or not (a spill's read-back): `used` is the
- * member's counter before it took `bytes`. */
-void tbq_share_charge_over (TbqShare * s, uint64_t floor, uint64_t used,
-    uint64_t bytes);
 /* The member's counter went from `used` down by `bytes`. */
 void tbq_share_uncharge (TbqShare * s, uint64_t floor, uint64_t used,
     uint64_t bytes);

@@ -8,7 +8,22 @@
  * the reader will want it (up to SPILL_AHEAD_UNITS / _BYTES ahead, and
  * first when the reader waits); write a unit when the spill chain has
  * published records.  I/O runs with the lock released and `io_busy` set;
- * a discard sets `paused` and waits for `io_busy` to clear.
+ * a discard sets `paused` and waits for `io_busy` to clear.  With nothing
+ * to do it sleeps on `cond`, or, when the unit the reader waits for found
+ * no room in the budget (`room_wait`), on the extents' event until it
+ * fits (spill.h, "The budget").
+ *
+ * Invariants (lock held, between the loop's steps):
+ *  - every charge of the spill's fits the budget: a unit read back takes
+ *    its extents all or none (spill_read_payloads());
+ *  - a unit written needs, read back, at most the read-back room it had
+ *    when written (spill_pick());
+ *  - `room_wait` stands for the unit at `read_seq` (below `write_seq`, so
+ *    the run cannot end meanwhile); spill_decide() drops it once the
+ *    reader no longer waits at the marker (`reader_at` NULL) or the unit
+ *    fits, a discard drops it with the units;
+ *  - `room_sleeping` only while the thread sleeps on the extents' event,
+ *    which every spill_ring() then wakes.
  */
 #include "spill.h"
 
@@ -37,9 +52,6 @@
 #define SPILL_AHEAD_BYTES ((uint64_t) 4 << 20)
 /* After a failed write, try again after this long (or on a reader's take). */
 #define SPILL_RETRY_NS ((int64_t) 100000000)
-/* No room in the budget for a unit read back: look again after this long
- * (the reader frees room as it goes; zero-copy holders may keep it). */
-#define SPILL_ROOM_RETRY_NS ((int64_t) 2000000)
 /* Give consumed file space back in steps of this much, when the spill
  * thread has nothing else to do, or at once when this much more is
  * consumed and not given back yet: punching frees the file's page cache,
@@ -129,7 +141,15 @@ struct TbqSpill
   uint64_t ready_len[SPILL_AHEAD_UNITS];
   bool write_failing, full, read_failed, read_error_taken;
   bool read_parked;             /* read-ahead waits for the reader */
-  int64_t read_retry_at;
+  /* The unit the reader waits for did not fit the budget: the next read
+   * waits until `room_need` bytes fit (the unit's extents), on the
+   * extents' event (tbq_extents_event()), which every uncharge rings;
+   * `room_sleeping` says the thread sleeps there, and whoever rings the
+   * thread (spill_ring()) then sets `bell` (relaxed: the event's wake
+   * orders it) and wakes that event too. */
+  bool room_wait, room_sleeping;
+  uint64_t room_need;
+  _Atomic int bell;
   char read_error[320];
 
   /* Runs begun and ended, and how far the spill thread told them
@@ -189,6 +209,9 @@ tbq_spill_new (const TbqSpillConfig * cfg, TbqPool * sink,
   s->ahead_max = sink->bytes_max / 8;
   if (s->ahead_max > SPILL_AHEAD_BYTES)
     s->ahead_max = SPILL_AHEAD_BYTES;
+  /* Units come back into the budget: the copier and the writers leave
+   * them the read-back room (pool.h). */
+  tbq_extents_leave_readback_room (extents);
   tbq_extents_hold (extents, s->hold);
   pthread_mutex_init (&s->lock, NULL);
   {
@@ -212,6 +235,20 @@ const char *
 tbq_spill_path (const TbqSpill * s)
 {
   return s == NULL ? NULL : s->path;
+}
+
+/* Lock held: tell the spill thread to look again, wherever it sleeps (on
+ * `cond`, or for room on the extents' event). */
+static void
+spill_ring (TbqSpill * s)
+{
+  pthread_cond_signal (&s->cond);
+  if (s->room_sleeping) {
+    /* Relaxed: the wake below bumps the event's sequence with release,
+     * and the sleeper's acquire of it sees the bell (event.h). */
+    atomic_store_explicit (&s->bell, 1, memory_order_relaxed);
+    tbq_event_wake (tbq_extents_event (s->extents));
+  }
 }
 
 /* ---- the copier's side -------------------------------------------------- */
@@ -276,7 +313,7 @@ tbq_spill_begin_run (TbqSpill * s, TbqBlock * first)
   /* Relaxed: read by the copier only, which sets it. */
   atomic_store_explicit (&s->run_active, 1, memory_order_relaxed);
   tbq_count (&s->runs, 1);
-  pthread_cond_signal (&s->cond);
+  spill_ring (s);
   pthread_mutex_unlock (&s->lock);
   /* What comes now goes to the file: extents may use the whole budget. */
   tbq_extents_hold (s->extents, 0);
@@ -295,7 +332,7 @@ tbq_spill_notify (TbqSpill * s)
   if (!atomic_load_explicit (&s->sleeping, memory_order_relaxed))
     return;
   pthread_mutex_lock (&s->lock);
-  pthread_cond_signal (&s->cond);
+  spill_ring (s);
   pthread_mutex_unlock (&s->lock);
 }
 
@@ -418,14 +455,18 @@ spill_room (const TbqSpill * s)
 }
 
 /* Which records of `blk` from `from` up to `pub` go in the next unit: up
- * to SPILL_UNIT_BYTES (one record may be larger), and never more than
- * `room` bytes (records and padded payloads).  Their payloads' iovecs
- * from iov[2] on.  None (pk->n_records 0) when the first does not fit. */
+ * to SPILL_UNIT_BYTES (one record may be larger), never more than `room`
+ * bytes (records and padded payloads) in the file, and never more than
+ * `mem_max` bytes of the budget once read back (the extent of the records
+ * and one per large record, as tbq_extents_bytes() counts them).  Their
+ * payloads' iovecs from iov[2] on.  None (pk->n_records 0) when the first
+ * does not fit. */
 static void
-spill_pick (TbqBlock * blk, uint32_t from, uint32_t pub, uint64_t room,
-    struct iovec *iov, SpillPick * pk)
+spill_pick (const TbqExtents * x, TbqBlock * blk, uint32_t from,
+    uint32_t pub, uint64_t room, uint64_t mem_max, struct iovec *iov,
+    SpillPick * pk)
 {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, mem_large = 0;
   uint32_t n_large = 0;
 
   pk->to = from;
@@ -446,6 +487,11 @@ spill_pick (TbqBlock * blk, uint32_t from, uint32_t pub, uint64_t room,
       break;
     if ((pk->to - from) + span + pk->payload + padded > room)
       break;
+    /* The budget it takes read back: every extent of the unit at once
+     * (the read takes the records' first, a large payload's then). */
+    if (tbq_extents_bytes (x, (pk->to - from) + span) + mem_large
+        + (size > 0 ? tbq_extents_bytes (x, size) : 0) > mem_max)
+      break;
     bytes += span + size;
     pk->to += (uint32_t) span;
     pk->n_records++;
@@ -459,129 +505,129 @@ spill_pick (TbqBlock * blk, uint32_t from, uint32_t pub, uint64_t room,
         iov[pk->n_iov++].iov_len = padded - size;
       }
       pk->payload += padded;
+      mem_large += tbq_extents_bytes (x, size);
       n_large++;
     }
   }
 }
 
-/* Write one unit from the spill chain's published records at pos (lock
- * held on entry and exit; released during the I/O). */
+/* The header of the unit of `pk`'s records, from `from` in the spill
+ * chain's block (lock held: the sequence number is the next one's). */
 static void
-spill_write_unit (TbqSpill * s, uint32_t pub)
+spill_unit_header (const TbqSpill * s, const SpillPick * pk, uint32_t from,
+    SpillUnitHeader * hdr)
 {
-  TbqBlock *blk = s->pos_blk;
-  uint32_t from = s->pos_off, to;
-  uint64_t payload, off = s->write_off;
-  uint32_t n_records;
-  struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
-  int n_iov;
-  SpillPick pk;
-  SpillUnitHeader hdr;
-  XXH3_state_t *xs;
-  TbqPinned *pins = NULL, **pin_tail = &pins;
+  memset (hdr, 0, sizeof *hdr);
+  hdr->magic = SPILL_MAGIC;
+  hdr->version = SPILL_VERSION;
+  hdr->header_size = sizeof *hdr;
+  hdr->seq = s->write_seq;
+  hdr->records_len = pk->to - from;
+  hdr->n_records = pk->n_records;
+  hdr->payload_len = pk->payload;
+  hdr->unit_len = sizeof *hdr + hdr->records_len + pk->payload;
+}
+
+/* The XXH3-64 of `n` iovecs into hdr->checksum (its own field 0 while
+ * summed): 0, or ENOMEM. */
+static int
+spill_checksum (struct iovec *iov, int n, SpillUnitHeader * hdr)
+{
+  XXH3_state_t *xs = XXH3_createState ();
+  int i;
+
+  if (xs == NULL)
+    return ENOMEM;
+  XXH3_64bits_reset (xs);
+  for (i = 0; i < n; i++)
+    XXH3_64bits_update (xs, iov[i].iov_base, iov[i].iov_len);
+  hdr->checksum = XXH3_64bits_digest (xs);
+  XXH3_freeState (xs);
+  return 0;
+}
+
+/* What the records of `blk` in [from, to) own, copied in order into a
+ * list (*pins; NULL when they own nothing): 0, or ENOMEM (nothing kept). */
+static int
+spill_pin_records (TbqSpill * s, TbqBlock * blk, uint32_t from, uint32_t to,
+    TbqPinned ** pins, TbqPinned *** pin_tail)
+{
   bool ok = true;
-  int err = 0;
+
+  *pins = NULL;
+  *pin_tail = pins;
+  for (uint32_t o = from; o < to && ok;) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+    TbqPinned *p = spill_pin (s, h, &ok);
+
+    if (p != NULL) {
+      **pin_tail = p;
+      *pin_tail = &p->next;
+    }
+    o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  }
+  if (ok)
+    return 0;
+  spill_free_pinned (*pins);
+  *pins = NULL;
+  *pin_tail = pins;
+  return ENOMEM;
+}
+
+/* The records of `blk` in [from, to) are in the file: the extents of the
+ * large ones go (their memory back to the budget). */
+static void
+spill_drop_written (TbqBlock * blk, uint32_t from, uint32_t to)
+{
+  for (uint32_t o = from; o < to;) {
+    const TbqRecordHeader *h = tbq_record_at (blk->data + o);
+
+    if (tbq_record_is_indirect (h))
+      tbq_extent_unref (tbq_record_indirect (h).extent);
+    o += (uint32_t) TBQ_RECORD_SPAN (h->size);
+  }
+}
+
+/* A write failed (lock held): the records stay in the spill chain, and
+ * the first failure of a series is reported. */
+static void
+spill_write_failed (TbqSpill * s, const char *msg)
+{
+  bool first = !s->write_failing;
+
+  s->write_failing = true;
+  tbq_count (&s->write_errors, 1);
+  /* Whoever waits because the spill would free room (a writer told so
+   * by tbq_spill_absorbs()) looks again: it will not, for now. */
+  tbq_wake_sink_published (s->wake);
+  atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
+      memory_order_relaxed);
+  if (first) {
+    pthread_mutex_unlock (&s->lock);
+    spill_report (s, 1, msg);
+    pthread_mutex_lock (&s->lock);
+  }
+}
+
+/* A unit was written (lock held): the spill chain's position moves past
+ * its records (`to`), what they own joins the pinned list, and a failing
+ * series ends. */
+static void
+spill_write_done (TbqSpill * s, const SpillUnitHeader * hdr, uint32_t to,
+    TbqPinned * pins, TbqPinned ** pin_tail)
+{
   char msg[400];
 
-  spill_pick (blk, from, pub, spill_room (s), iov, &pk);
-  if (pk.n_records == 0) {
-    /* The next record would take the file past max_bytes: full, until
-     * the reader takes units back (or the run ends). */
-    s->full = true;
-    /* As for a failed write: waiters for room look again. */
-    tbq_wake_sink_published (s->wake);
-    return;
-  }
-  to = pk.to;
-  n_records = pk.n_records;
-  payload = pk.payload;
-  n_iov = pk.n_iov;
-  memset (&hdr, 0, sizeof hdr);
-  hdr.magic = SPILL_MAGIC;
-  hdr.version = SPILL_VERSION;
-  hdr.header_size = sizeof hdr;
-  hdr.seq = s->write_seq;
-  hdr.records_len = to - from;
-  hdr.n_records = n_records;
-  hdr.payload_len = payload;
-  hdr.unit_len = sizeof hdr + hdr.records_len + payload;
-  s->io_busy = true;
-  pthread_mutex_unlock (&s->lock);
-
-  iov[0].iov_base = &hdr;
-  iov[0].iov_len = sizeof hdr;
-  iov[1].iov_base = blk->data + from;
-  iov[1].iov_len = hdr.records_len;
-  xs = XXH3_createState ();
-  if (xs == NULL) {
-    err = ENOMEM;
-  } else {
-    int i;
-
-    XXH3_64bits_reset (xs);
-    for (i = 0; i < n_iov; i++)
-      XXH3_64bits_update (xs, iov[i].iov_base, iov[i].iov_len);
-    hdr.checksum = XXH3_64bits_digest (xs);
-    XXH3_freeState (xs);
-    /* What the records own stays in memory too. */
-    for (uint32_t o = from; o < to && ok;) {
-      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
-      TbqPinned *p = spill_pin (s, h, &ok);
-
-      if (p != NULL) {
-        *pin_tail = p;
-        pin_tail = &p->next;
-      }
-      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    }
-    err = ok ? write_all (s->fd, iov, n_iov, off) : ENOMEM;
-  }
-  if (err != 0) {
-    spill_free_pinned (pins);
-    snprintf (msg, sizeof msg, "cannot write %" PRIu64 " bytes to the "
-        "spill file %s at offset %" PRIu64 ": %s", hdr.unit_len, s->path,
-        off, strerror (err));
-  } else {
-    /* The records are in the file: the extents of large ones go. */
-    for (uint32_t o = from; o < to;) {
-      const TbqRecordHeader *h = tbq_record_at (blk->data + o);
-
-      if (tbq_record_is_indirect (h))
-        tbq_extent_unref (tbq_record_indirect (h).extent);
-      o += (uint32_t) TBQ_RECORD_SPAN (h->size);
-    }
-  }
-
-  pthread_mutex_lock (&s->lock);
-  s->io_busy = false;
-  pthread_cond_broadcast (&s->idle);
-  if (err != 0) {
-    bool first = !s->write_failing;
-
-    s->write_failing = true;
-    tbq_count (&s->write_errors, 1);
-    /* Whoever waits because the spill would free room (a writer told so
-     * by tbq_spill_absorbs()) looks again: it will not, for now. */
-    tbq_wake_sink_published (s->wake);
-    atomic_store_explicit (&s->retry_at, tbq_now_ns () + SPILL_RETRY_NS,
-        memory_order_relaxed);
-    if (first) {
-      pthread_mutex_unlock (&s->lock);
-      spill_report (s, 1, msg);
-      pthread_mutex_lock (&s->lock);
-    }
-    return;
-  }
   *s->pinned_tail = pins;
   if (pins != NULL)
     s->pinned_tail = pin_tail;
   s->pos_off = to;
-  s->write_off += hdr.unit_len;
+  s->write_off += hdr->unit_len;
   s->write_seq++;
-  tbq_count (&s->bytes_written, hdr.unit_len);
+  tbq_count (&s->bytes_written, hdr->unit_len);
   tbq_count (&s->units_written, 1);
-  tbq_count (&s->records_on_disk, n_records);
-  tbq_count (&s->level, hdr.unit_len);
+  tbq_count (&s->records_on_disk, hdr->n_records);
+  tbq_count (&s->level, hdr->unit_len);
   /* Memory came back: whoever waits for the sink layer to move looks
    * again (a writer told to wait because the spill absorbs, above). */
   tbq_wake_sink_published (s->wake);
@@ -594,6 +640,66 @@ spill_write_unit (TbqSpill * s, uint32_t pub)
     spill_report (s, 0, msg);
     pthread_mutex_lock (&s->lock);
   }
+}
+
+/* Write one unit from the spill chain's published records at pos (lock
+ * held on entry and exit; released during the I/O). */
+static void
+spill_write_unit (TbqSpill * s, uint32_t pub)
+{
+  TbqBlock *blk = s->pos_blk;
+  uint32_t from = s->pos_off;
+  uint64_t off = s->write_off;
+  struct iovec iov[2 + 2 * SPILL_UNIT_LARGE];
+  SpillPick pk;
+  SpillUnitHeader hdr;
+  TbqPinned *pins = NULL, **pin_tail = &pins;
+  int err;
+  char msg[400];
+
+  spill_pick (s->extents, blk, from, pub, spill_room (s),
+      tbq_pool_readback_room (s->sink), iov, &pk);
+  if (pk.n_records == 0) {
+    /* The next record would take the file past max_bytes: full, until
+     * the reader takes units back (or the run ends).  Or it would not fit
+     * the read-back room read back (a record larger than any the element
+     * copies, or a copy group's share that shrank): it stays in memory,
+     * and the reader reads it there once the run ends. */
+    s->full = true;
+    /* As for a failed write: waiters for room look again. */
+    tbq_wake_sink_published (s->wake);
+    return;
+  }
+  spill_unit_header (s, &pk, from, &hdr);
+  s->io_busy = true;
+  pthread_mutex_unlock (&s->lock);
+
+  iov[0].iov_base = &hdr;
+  iov[0].iov_len = sizeof hdr;
+  iov[1].iov_base = blk->data + from;
+  iov[1].iov_len = hdr.records_len;
+  err = spill_checksum (iov, pk.n_iov, &hdr);
+  /* What the records own stays in memory too. */
+  if (err == 0)
+    err = spill_pin_records (s, blk, from, pk.to, &pins, &pin_tail);
+  if (err == 0)
+    err = write_all (s->fd, iov, pk.n_iov, off);
+  if (err != 0) {
+    spill_free_pinned (pins);
+    snprintf (msg, sizeof msg, "cannot write %" PRIu64 " bytes to the "
+        "spill file %s at offset %" PRIu64 ": %s", hdr.unit_len, s->path,
+        off, strerror (err));
+  } else {
+    spill_drop_written (blk, from, pk.to);
+  }
+
+  pthread_mutex_lock (&s->lock);
+  s->io_busy = false;
+  pthread_cond_broadcast (&s->idle);
+  if (err != 0)
+    spill_write_failed (s, msg);
+  else
+    spill_write_done (s, &hdr, pk.to, pins, pin_tail);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -621,7 +727,8 @@ read_all (int fd, void *buf, size_t len, uint64_t off, size_t *got)
 typedef enum
 {
   READ_OK,
-  READ_NO_ROOM,                 /* no budget for it now: later */
+  READ_NO_ROOM,                 /* no budget for it now: when the budget
+                                 * has the room the read said it needs */
   READ_PARKED,                  /* not needed yet, and it would take room
                                  * below the spill mark: when the reader
                                  * comes to the marker */
@@ -640,42 +747,84 @@ unit_drop (TbqBlock * unit, TbqBlock ** large, uint32_t n)
     tbq_extent_unref (unit);
 }
 
-/* An extent for a unit being read back.  The reader waits for it
- * (`urgent`) and the budget is full: then over the budget.  That is the
- * memory of one unit (its records and large payloads) beyond
- * sink-max-bytes, and only when the file and memory are both full (the
- * spill chain holds the budget and cannot be written): without it the
- * reader could never drain the file, which alone would free it. */
-static TbqStatus
-spill_extent (TbqSpill * s, uint64_t payload, bool urgent, TbqBlock ** out)
+/* What a read leaves free of the budget.  Ahead of a reader still busy
+ * in memory, the room below the spill mark and a block: what the reader
+ * has to read first holds the rest, and the writer needs room for what
+ * it spills.  For the unit the reader waits for, nothing: it may take
+ * the last of the budget, whose read-back room (pool.h) the copier and
+ * the writers leave free for it. */
+static uint64_t
+spill_read_keep (const TbqSpill * s, bool urgent)
 {
-  TbqStatus st = tbq_extent_take_back (s->extents, payload, out);
-
-  if (st == TBQ_NO_SPACE && urgent)
-    st = tbq_extent_take_over (s->extents, payload, out);
-  return st;
+  return urgent ? 0 : s->hold + s->sink->cfg.block_size;
 }
 
-/* Read unit number `seq` at `off` into extents (no lock held). */
-static ReadResult
-spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
-    bool urgent, TbqBlock ** out, SpillUnitHeader * hdr, char *msg,
-    size_t msg_size, bool *checksum)
+/* An extent for a unit being read back (`from_file`: for its records,
+ * or a large record's payload), within the budget. */
+static TbqStatus
+spill_extent (TbqSpill * s, uint64_t payload, bool urgent, uint32_t from_file,
+    TbqBlock ** out)
 {
-  TbqBlock *unit = NULL, *large[SPILL_UNIT_LARGE];
-  uint32_t n_large = 0, o, n;
-  uint64_t payload = 0, sum;
-  size_t got;
-  XXH3_state_t *xs;
-  int err;
-  TbqStatus st;
+  return tbq_extent_take_back (s->extents, payload,
+      spill_read_keep (s, urgent), from_file, out);
+}
 
-  *checksum = false;
-  err = read_all (s->fd, hdr, sizeof *hdr, off, &got);
+/* Why unit reading failed, in `msg`: READ_FAILED. */
+static ReadResult
+read_io_error (const TbqSpill * s, uint64_t off, int err, char *msg,
+    size_t msg_size)
+{
+  snprintf (msg, msg_size, "cannot read the spill file %s at offset %"
+      PRIu64 ": %s", s->path, off, strerror (err));
+  return READ_FAILED;
+}
+
+static ReadResult
+read_truncated (const TbqSpill * s, uint64_t off, char *msg,
+    size_t msg_size)
+{
+  snprintf (msg, msg_size, "the spill file %s is truncated: the unit at "
+      "offset %" PRIu64 " is not whole", s->path, off);
+  return READ_FAILED;
+}
+
+static ReadResult
+read_damaged (const TbqSpill * s, uint64_t off, char *msg, size_t msg_size,
+    bool *checksum)
+{
+  *checksum = true;
+  snprintf (msg, msg_size, "the spill file %s has a damaged unit at offset "
+      "%" PRIu64, s->path, off);
+  return READ_FAILED;
+}
+
+/* Read `len` bytes at `at` of the unit at `off` into `buf`, whole. */
+static ReadResult
+read_exactly (const TbqSpill * s, void *buf, size_t len, uint64_t at,
+    uint64_t off, char *msg, size_t msg_size)
+{
+  size_t got;
+  int err = read_all (s->fd, buf, len, at, &got);
+
   if (err != 0)
-    goto io_error;
-  if (got < sizeof *hdr)
-    goto truncated;
+    return read_io_error (s, off, err, msg, msg_size);
+  if (got < len)
+    return read_truncated (s, off, msg, msg_size);
+  return READ_OK;
+}
+
+/* The header of unit number `seq` at `off`, whole and as written, and
+ * within the `avail` bytes written from there. */
+static ReadResult
+spill_read_header (const TbqSpill * s, uint64_t seq, uint64_t off,
+    uint64_t avail, SpillUnitHeader * hdr, char *msg, size_t msg_size,
+    bool *checksum)
+{
+  ReadResult res = read_exactly (s, hdr, sizeof *hdr, off, off, msg,
+      msg_size);
+
+  if (res != READ_OK)
+    return res;
   if (hdr->magic != SPILL_MAGIC || hdr->version != SPILL_VERSION
       || hdr->header_size != sizeof *hdr || hdr->seq != seq
       || hdr->records_len == 0 || hdr->records_len % TBQ_RECORD_ALIGN != 0
@@ -686,101 +835,225 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
         "at offset %" PRIu64, s->path, off);
     return READ_FAILED;
   }
-  /* Reading ahead of a reader still busy in memory takes only room below
-   * the spill mark: what it has to read first holds the rest, and the
-   * writer needs room for what it spills. */
-  if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
-          s->hold + s->sink->cfg.block_size))
-    return READ_PARKED;
-  st = spill_extent (s, hdr->records_len, urgent, &unit);
-  if (st == TBQ_NO_SPACE)
+  return READ_OK;
+}
+
+/* The unit's records, read into an extent of their own (*unit); *need,
+ * without room for that extent, its bytes. */
+static ReadResult
+spill_read_records (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    bool urgent, TbqBlock ** unit, uint64_t * need, char *msg,
+    size_t msg_size)
+{
+  TbqStatus st = spill_extent (s, hdr->records_len, urgent,
+      TBQ_FROM_FILE_RECORDS, unit);
+  ReadResult res;
+
+  if (st == TBQ_NO_SPACE) {
+    *need = tbq_extents_bytes (s->extents, hdr->records_len);
     return READ_NO_ROOM;
+  }
   if (st != TBQ_OK) {
     snprintf (msg, msg_size, "cannot allocate %u bytes to read back the "
         "spill file %s at offset %" PRIu64 ": %s", hdr->records_len, s->path,
         off, tbq_status_to_string (st));
     return READ_FAILED;
   }
-  err = read_all (s->fd, unit->data, hdr->records_len, off + sizeof *hdr,
-      &got);
-  if (err != 0)
-    goto io_error;
-  if (got < hdr->records_len)
-    goto truncated;
+  res = read_exactly (s, (*unit)->data, hdr->records_len, off + sizeof *hdr,
+      off, msg, msg_size);
+  if (res != READ_OK) {
+    tbq_extent_unref (*unit);
+    *unit = NULL;
+  }
+  return res;
+}
+
+/* Start the unit's checksum: its header (with its own field 0, as when it
+ * was summed) and its records. */
+static void
+spill_sum_records (XXH3_state_t * xs, SpillUnitHeader * hdr,
+    const TbqBlock * unit)
+{
+  uint64_t sum = hdr->checksum;
+
+  hdr->checksum = 0;
+  XXH3_64bits_reset (xs);
+  XXH3_64bits_update (xs, hdr, sizeof *hdr);
+  XXH3_64bits_update (xs, unit->data, hdr->records_len);
+  hdr->checksum = sum;
+}
+
+/* The payload of the large record at `o` in the unit, read into an
+ * extent of its own (large[*n_large]), which the record points to from
+ * now on (its reference passes); *payload, the padded payloads read so
+ * far, moves past it. */
+static ReadResult
+spill_read_large (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    TbqBlock * unit, uint32_t o, bool urgent, XXH3_state_t * xs,
+    TbqBlock ** large, uint32_t * n_large, uint64_t * payload, char *msg,
+    size_t msg_size, bool *checksum)
+{
+  const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+  TbqIndirect ind;
+  uint64_t padded;
+  TbqBlock *e;
+  TbqStatus st;
+  ReadResult res;
+
+  if (h->size != sizeof ind || *n_large == SPILL_UNIT_LARGE)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  ind = tbq_record_indirect (h);
+  padded = (ind.size + 7) & ~(uint64_t) 7;
+  if (ind.size == 0 || padded > hdr->payload_len - *payload)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  st = spill_extent (s, ind.size, urgent, TBQ_FROM_FILE_PAYLOAD, &e);
+  if (st == TBQ_NO_SPACE)
+    return READ_NO_ROOM;
+  if (st != TBQ_OK) {
+    snprintf (msg, msg_size, "cannot allocate %" PRIu64 " bytes to read "
+        "back the spill file %s at offset %" PRIu64 ": %s", ind.size,
+        s->path, off, tbq_status_to_string (st));
+    return READ_FAILED;
+  }
+  large[(*n_large)++] = e;
+  res = read_exactly (s, e->data, ind.size, off + sizeof *hdr
+      + hdr->records_len + *payload, off, msg, msg_size);
+  if (res != READ_OK)
+    return res;
+  XXH3_64bits_update (xs, e->data, ind.size);
+  if (padded != ind.size)
+    XXH3_64bits_update (xs, spill_zeros, padded - ind.size);
+  *payload += padded;
+  tbq_record_put_indirect (unit->data + o, h->type, (uint32_t) ind.size, e);
+  return READ_OK;
+}
+
+/* The budget bytes the large records of the unit take read back (their
+ * extents), in *bytes: false when the records are not as written (the
+ * read that follows says so: they are not waited for). */
+static bool
+spill_large_bytes (const TbqSpill * s, const SpillUnitHeader * hdr,
+    const TbqBlock * unit, uint64_t * bytes)
+{
+  uint64_t payload = 0;
+  uint32_t o = 0, n_large = 0;
+
+  *bytes = 0;
+  while (o < hdr->records_len) {
+    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+    uint64_t span, padded;
+    TbqIndirect ind;
+
+    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
+      return false;
+    span = TBQ_RECORD_SPAN (h->size);
+    if (span > hdr->records_len - o)
+      return false;
+    o += (uint32_t) span;
+    if (!tbq_record_is_indirect (h))
+      continue;
+    if (h->size != sizeof ind || n_large++ == SPILL_UNIT_LARGE)
+      return false;
+    ind = tbq_record_indirect (h);
+    padded = (ind.size + 7) & ~(uint64_t) 7;
+    if (ind.size == 0 || padded > hdr->payload_len - payload)
+      return false;
+    payload += padded;
+    /* No overflow: each is below 2^33 bytes (extent.c), 256 at most. */
+    *bytes += tbq_extents_bytes (s->extents, ind.size);
+  }
+  return true;
+}
+
+/* The records: whole, as many as said, each large one's payload read
+ * into an extent of its own (large[], *n_large of them).  They are taken
+ * only when the budget has room for all of them (else *need, the bytes of
+ * the whole unit read back): part of a unit, which the reader cannot
+ * use, never holds room another read needs. */
+static ReadResult
+spill_read_payloads (TbqSpill * s, uint64_t off, const SpillUnitHeader * hdr,
+    TbqBlock * unit, bool urgent, XXH3_state_t * xs, TbqBlock ** large,
+    uint32_t * n_large, uint64_t * need, char *msg, size_t msg_size,
+    bool *checksum)
+{
+  uint64_t payload = 0, bytes;
+  uint32_t o, n;
+
+  if (spill_large_bytes (s, hdr, unit, &bytes) && bytes > 0
+      && !tbq_pool_has_room (s->sink, bytes, spill_read_keep (s, urgent))) {
+    *need = tbq_extents_bytes (s->extents, hdr->records_len) + bytes;
+    /* Only a damaged unit can need more than the whole budget (units
+     * are cut to the read-back room): it is not waited for. */
+    if (*need > s->sink->bytes_max)
+      return read_damaged (s, off, msg, msg_size, checksum);
+    return READ_NO_ROOM;
+  }
+
+  for (o = 0, n = 0; o < hdr->records_len; n++) {
+    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
+    uint64_t span;
+
+    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
+      return read_damaged (s, off, msg, msg_size, checksum);
+    span = TBQ_RECORD_SPAN (h->size);
+    if (span > hdr->records_len - o)
+      return read_damaged (s, off, msg, msg_size, checksum);
+    if (tbq_record_is_indirect (h)) {
+      ReadResult res = spill_read_large (s, off, hdr, unit, o, urgent, xs,
+          large, n_large, &payload, msg, msg_size, checksum);
+
+      if (res == READ_NO_ROOM)
+        *need = tbq_extents_bytes (s->extents, hdr->records_len) + bytes;
+      if (res != READ_OK)
+        return res;
+    }
+    o += (uint32_t) span;
+  }
+  if (n != hdr->n_records || payload != hdr->payload_len)
+    return read_damaged (s, off, msg, msg_size, checksum);
+  return READ_OK;
+}
+
+/* Read unit number `seq` at `off` into extents (no lock held); without
+ * room in the budget, *need is what it takes (READ_NO_ROOM). */
+static ReadResult
+spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
+    bool urgent, TbqBlock ** out, SpillUnitHeader * hdr, uint64_t * need,
+    char *msg, size_t msg_size, bool *checksum)
+{
+  TbqBlock *unit = NULL, *large[SPILL_UNIT_LARGE];
+  uint32_t n_large = 0;
+  XXH3_state_t *xs;
+  ReadResult res;
+
+  *checksum = false;
+  res = spill_read_header (s, seq, off, avail, hdr, msg, msg_size, checksum);
+  if (res != READ_OK)
+    return res;
+  /* Reading ahead of a reader still busy in memory takes only room below
+   * the spill mark (spill_read_keep()). */
+  if (!urgent && !tbq_pool_has_room (s->sink, hdr->unit_len,
+          spill_read_keep (s, false)))
+    return READ_PARKED;
+  res = spill_read_records (s, off, hdr, urgent, &unit, need, msg, msg_size);
+  if (res != READ_OK)
+    return res;
   xs = XXH3_createState ();
   if (xs == NULL) {
     unit_drop (unit, large, n_large);
     snprintf (msg, msg_size, "cannot allocate a checksum state");
     return READ_FAILED;
   }
-  sum = hdr->checksum;
-  hdr->checksum = 0;
-  XXH3_64bits_reset (xs);
-  XXH3_64bits_update (xs, hdr, sizeof *hdr);
-  XXH3_64bits_update (xs, unit->data, hdr->records_len);
-  hdr->checksum = sum;
-  /* The records: whole, as many as said, each large one's payload read
-   * into an extent of its own. */
-  for (o = 0, n = 0; o < hdr->records_len; n++) {
-    const TbqRecordHeader *h = tbq_record_at (unit->data + o);
-    uint64_t span;
-
-    if (hdr->records_len - o < TBQ_RECORD_HEADER_SIZE)
-      goto damaged;
-    span = TBQ_RECORD_SPAN (h->size);
-    if (span > hdr->records_len - o)
-      goto damaged;
-    if (tbq_record_is_indirect (h)) {
-      TbqIndirect ind;
-      uint64_t padded;
-      TbqBlock *e;
-
-      if (h->size != sizeof ind || n_large == SPILL_UNIT_LARGE)
-        goto damaged;
-      ind = tbq_record_indirect (h);
-      padded = (ind.size + 7) & ~(uint64_t) 7;
-      if (ind.size == 0 || padded > hdr->payload_len - payload)
-        goto damaged;
-      st = spill_extent (s, ind.size, urgent, &e);
-      if (st == TBQ_NO_SPACE) {
-        XXH3_freeState (xs);
-        unit_drop (unit, large, n_large);
-        return READ_NO_ROOM;
-      }
-      if (st != TBQ_OK) {
-        XXH3_freeState (xs);
-        unit_drop (unit, large, n_large);
-        snprintf (msg, msg_size, "cannot allocate %" PRIu64 " bytes to read "
-            "back the spill file %s at offset %" PRIu64 ": %s", ind.size,
-            s->path, off, tbq_status_to_string (st));
-        return READ_FAILED;
-      }
-      large[n_large++] = e;
-      err = read_all (s->fd, e->data, ind.size, off + sizeof *hdr
-          + hdr->records_len + payload, &got);
-      if (err != 0) {
-        XXH3_freeState (xs);
-        goto io_error;
-      }
-      if (got < ind.size) {
-        XXH3_freeState (xs);
-        goto truncated;
-      }
-      XXH3_64bits_update (xs, e->data, ind.size);
-      if (padded != ind.size)
-        XXH3_64bits_update (xs, spill_zeros, padded - ind.size);
-      payload += padded;
-      /* The record points to its new extent (its reference passes). */
-      tbq_record_put_indirect (unit->data + o, h->type, (uint32_t) ind.size,
-          e);
-    }
-    o += (uint32_t) span;
-  }
-  if (n != hdr->n_records || payload != hdr->payload_len) {
+  spill_sum_records (xs, hdr, unit);
+  res = spill_read_payloads (s, off, hdr, unit, urgent, xs, large, &n_large,
+      need, msg, msg_size, checksum);
+  if (res != READ_OK) {
     XXH3_freeState (xs);
-    goto damaged;
+    /* Large records read so far point to extents in `large`. */
+    unit_drop (unit, large, n_large);
+    return res;
   }
-  if (XXH3_64bits_digest (xs) != sum) {
+  if (XXH3_64bits_digest (xs) != hdr->checksum) {
     XXH3_freeState (xs);
     *checksum = true;
     /* The large records' extents are the records': drop them with the
@@ -797,24 +1070,6 @@ spill_read_at (TbqSpill * s, uint64_t seq, uint64_t off, uint64_t avail,
       memory_order_relaxed);
   *out = unit;
   return READ_OK;
-
-damaged:
-  *checksum = true;
-  /* Large records read so far point to extents in `large`. */
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "the spill file %s has a damaged unit at offset "
-      "%" PRIu64, s->path, off);
-  return READ_FAILED;
-truncated:
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "the spill file %s is truncated: the unit at "
-      "offset %" PRIu64 " is not whole", s->path, off);
-  return READ_FAILED;
-io_error:
-  unit_drop (unit, large, n_large);
-  snprintf (msg, msg_size, "cannot read the spill file %s at offset %"
-      PRIu64 ": %s", s->path, off, strerror (err));
-  return READ_FAILED;
 }
 
 /* Pinned records of a unit read back get what they own from memory
@@ -879,12 +1134,13 @@ spill_read_unit (TbqSpill * s)
   SpillUnitHeader hdr;
   TbqBlock *unit = NULL;
   ReadResult res;
+  uint64_t need = 0;
   bool checksum;
   char msg[320];
 
   s->io_busy = true;
   pthread_mutex_unlock (&s->lock);
-  res = spill_read_at (s, seq, off, avail, urgent, &unit, &hdr, msg,
+  res = spill_read_at (s, seq, off, avail, urgent, &unit, &hdr, &need, msg,
       sizeof msg, &checksum);
   if (res == READ_OK
       && off + hdr.unit_len - s->punched_off >= SPILL_PUNCH_LAG)
@@ -900,14 +1156,21 @@ spill_read_unit (TbqSpill * s)
         PRIu64 " does not match what was written", s->path, off);
     res = READ_FAILED;
   }
-  if (res == READ_PARKED) {
+  /* Ahead of the reader, no room is not needed yet. */
+  if (res == READ_PARKED || (res == READ_NO_ROOM && !urgent)) {
     s->read_parked = true;
     return;
   }
   if (res == READ_NO_ROOM) {
-    s->read_retry_at = tbq_now_ns () + SPILL_ROOM_RETRY_NS;
+    /* The reader waits for it: read it once `need` fits (spill_decide()),
+     * which what the copier and the writers leave free makes sure of as
+     * soon as the reader's own and its zero-copy holders' references to
+     * units read before are gone (spill.h, "The budget"). */
+    s->room_wait = true;
+    s->room_need = need;
     return;
   }
+  s->room_wait = false;
   if (res == READ_FAILED) {
     s->read_failed = true;
     s->read_error_taken = false;
@@ -994,14 +1257,16 @@ typedef enum
 } SpillAction;
 
 /* What the spill thread does next (lock held); *until: when to look
- * again without being told (-1: only when told). */
+ * again without being told (-1: only when told); *room: also when the
+ * budget has the room the unit the reader waits for needs. */
 static SpillAction
-spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
+spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until, bool *room)
 {
   bool can_read, can_write = false;
   int64_t now = 0;
 
   *until = -1;
+  *room = false;
   if (s->paused)
     return ACT_NONE;
   if (s->marker != NULL && s->reader_at == s->marker
@@ -1009,15 +1274,24 @@ spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
     spill_end_run (s);
     return ACT_AGAIN;
   }
-  if (s->read_retry_at != 0 || s->write_failing)
+  if (s->write_failing)
     now = tbq_now_ns ();
   can_read = !s->read_failed && s->read_seq < s->write_seq
       && (!s->read_parked || s->reader_at != NULL)
       && s->ready_units < SPILL_AHEAD_UNITS
-      && (s->ready_units == 0 || s->ready_bytes < s->ahead_max)
-      && now >= s->read_retry_at;
-  if (s->read_retry_at != 0 && now >= s->read_retry_at)
-    s->read_retry_at = 0;
+      && (s->ready_units == 0 || s->ready_bytes < s->ahead_max);
+  if (can_read && s->room_wait) {
+    /* The unit the reader waits for did not fit: again once it does (or
+     * once the reader no longer waits for it).  Relaxed: the budget
+     * counts bytes; its uncharges notify the event the thread sleeps on
+     * for it (spill_wait()). */
+    if (s->reader_at == NULL || tbq_pool_has_room (s->sink, s->room_need, 0)) {
+      s->room_wait = false;
+    } else {
+      can_read = false;
+      *room = true;
+    }
+  }
   if (s->marker != NULL) {
     TbqBlock *b = s->pos_blk;
     /* Acquire: pairs with the copier's release stores (block.h). */
@@ -1045,8 +1319,6 @@ spill_decide (TbqSpill * s, uint32_t * pub, int64_t * until)
     return ACT_WRITE;
   if (can_read)
     return ACT_READ;
-  if (s->read_retry_at != 0 && (*until < 0 || s->read_retry_at < *until))
-    *until = s->read_retry_at;
   /* Nothing else to do: give back what was read (SPILL_PUNCH_LAG). */
   if (s->punched_off + SPILL_PUNCH_STEP <= s->read_off)
     return ACT_PUNCH;
@@ -1069,8 +1341,27 @@ spill_can_write_more (TbqSpill * s)
       || atomic_load_explicit (&b->next, memory_order_acquire) != NULL;
 }
 
+/* The spill thread's wait for room (spill_wait()): rung, or the unit the
+ * reader waits for fits.  On the spill thread, which alone writes
+ * `room_need`. */
+static bool
+spill_room_ready (void *arg)
+{
+  TbqSpill *s = arg;
+
+  /* Relaxed: see spill_ring() and spill_decide(). */
+  return atomic_load_explicit (&s->bell, memory_order_relaxed)
+      || tbq_pool_has_room (s->sink, s->room_need, 0);
+}
+
+/* Lock held: sleep until rung (spill_ring()), or until `until` (>= 0);
+ * with `room`, also until the unit the reader waits for fits, on the
+ * extents' event: every uncharge of the budget (a reader's, a discard's,
+ * a zero-copy holder's last unref, the spill thread's own writes) and
+ * every lift of its limit notify it (pool.h), and a member leaving a
+ * copy group wakes it (share.h).  The lock is released meanwhile. */
 static void
-spill_wait (TbqSpill * s, int64_t until)
+spill_wait (TbqSpill * s, int64_t until, bool room)
 {
   /* Relaxed store, then a seq_cst fence (tbq_spill_notify()). */
   atomic_store_explicit (&s->sleeping, 1, memory_order_relaxed);
@@ -1082,7 +1373,18 @@ spill_wait (TbqSpill * s, int64_t until)
     atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
     return;
   }
-  if (until < 0) {
+  if (room) {
+    /* Under the lock, as every ring: a ring from here on sees
+     * `room_sleeping` and wakes the event, and the wait's predicate sees
+     * its bell (event.h: the wake's release, the sleeper's acquire). */
+    atomic_store_explicit (&s->bell, 0, memory_order_relaxed);
+    s->room_sleeping = true;
+    pthread_mutex_unlock (&s->lock);
+    (void) tbq_wait (tbq_extents_event (s->extents), NULL, 0,
+        spill_room_ready, s, until);
+    pthread_mutex_lock (&s->lock);
+    s->room_sleeping = false;
+  } else if (until < 0) {
     pthread_cond_wait (&s->cond, &s->lock);
   } else {
     struct timespec ts;
@@ -1131,10 +1433,11 @@ spill_main (void *arg)
   while (!s->stop) {
     uint32_t pub = 0;
     int64_t until;
+    bool room;
 
     if (spill_tell (s))
       continue;
-    switch (spill_decide (s, &pub, &until)) {
+    switch (spill_decide (s, &pub, &until, &room)) {
       case ACT_AGAIN:
         break;
       case ACT_READ:
@@ -1156,7 +1459,7 @@ spill_main (void *arg)
         break;
       }
       case ACT_NONE:
-        spill_wait (s, until);
+        spill_wait (s, until, room);
         break;
     }
   }
@@ -1184,7 +1487,7 @@ tbq_spill_free (TbqSpill * s)
   if (s->thread_started) {
     pthread_mutex_lock (&s->lock);
     s->stop = true;
-    pthread_cond_signal (&s->cond);
+    spill_ring (s);
     pthread_mutex_unlock (&s->lock);
     pthread_join (s->thread, NULL);
   }
@@ -1251,13 +1554,13 @@ tbq_spill_take (TbqSpill * s, TbqBlock * m, TbqBlock ** unit,
     s->read_parked = false;
     *unit = u;
     st = TBQ_OK;
-    pthread_cond_signal (&s->cond);
+    spill_ring (s);
   } else if (s->read_failed) {
     st = TBQ_IO_ERROR;
   } else {
     if (s->reader_at != m) {
       s->reader_at = m;
-      pthread_cond_signal (&s->cond);
+      spill_ring (s);
     }
   }
   pthread_mutex_unlock (&s->lock);
@@ -1273,7 +1576,7 @@ tbq_spill_ready (TbqSpill * s, TbqBlock * m)
   ready = marker_done (s, m) || s->ready_head != NULL || s->read_failed;
   if (!ready && s->reader_at != m) {
     s->reader_at = m;
-    pthread_cond_signal (&s->cond);
+    spill_ring (s);
   }
   pthread_mutex_unlock (&s->lock);
   return ready;
@@ -1318,12 +1621,12 @@ tbq_spill_discard (TbqSpill * s, TbqReleaseFunc release, void *user_data)
   s->read_off = s->write_off;
   s->read_failed = false;
   s->read_parked = false;
-  s->read_retry_at = 0;
+  s->room_wait = false;
   if (s->marker != NULL)
     spill_end_run (s);
   spill_rewind (s);
   s->paused = false;
-  pthread_cond_signal (&s->cond);
+  spill_ring (s);
   pthread_mutex_unlock (&s->lock);
   return n;
 }

@@ -27,6 +27,29 @@
  * bytes) is also kept in memory, in order: the copy read back is replaced
  * by it, and a discard releases it without reading the file.
  *
+ * The budget.  Everything the spill holds in memory is the sink budget's
+ * (pool.h) and never takes it past its end: the spill chain and its
+ * extents until written, and the units read back (their records and
+ * large payloads), read ahead or taken by the reader.  The copier's
+ * blocks and the writers' extents leave the last eighth of the budget
+ * free, the *read-back room* (tbq_pool_readback_room()), and a unit is cut
+ * so that, read back, it fits that room (spill_pick(); a record that
+ * alone would not stays in memory: the spill thread writes nothing past
+ * it, and the run ends before it).  So when the reader waits at the
+ * marker, whatever the copier and the writers hold (the spill chain the
+ * file has no room for, or whose writes fail, frames not moved yet,
+ * what zero-copy holders keep of theirs) leaves room for its unit as
+ * soon as nothing holds memory read back before: the unit the reader
+ * waits for may take the budget's last byte, reading ahead of a reader
+ * busy in memory only room below the spill mark.  A read that finds no
+ * room waits for it on the extents' event (tbq_extents_event()), which
+ * every uncharge of the budget, every lift of its limit and a member
+ * leaving a copy group wake, and so does whoever rings the spill thread
+ * (spill_ring()).  A zero-copy holder that keeps memory read back while
+ * it waits for more would hold up the file: the element takes a large
+ * record's extent out of the budget as it hands it on
+ * (tbq_block_leave_budget()) and copies a small record.
+ *
  * Errors.  A write that fails (ENOSPC, EIO, EFBIG, EROFS, ...) leaves its
  * records in the spill chain, in memory, reports once through
  * TbqSpillConfig.on_error, and is retried after a pause (or when space is

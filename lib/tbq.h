@@ -7,9 +7,11 @@
  * pool* whose few blocks stay in the producer's cache.  A *copier* moves
  * published ranges, in batches, into a large *sink pool* that holds the
  * backlog, and returns each source block as soon as it is consumed.  A
- * *reader* takes sink blocks in FIFO order and iterates their records.
+ * *reader* takes sink blocks in FIFO order and iterates their records;
+ * with several readers (TbqConfig.max_readers), each claims batches of
+ * records from the queue's FIFO order, whichever asks first.
  *
- *   writer ──► source pool ──► copier ──► sink pool ──► reader
+ *   writer ──► source pool ──► copier ──► sink pool ──► reader(s)
  *
  * Records are 8-byte aligned, carry a 32-bit length and a 16-bit type tag,
  * and never straddle blocks.  A record larger than the inline limit
@@ -18,17 +20,20 @@
  * the sink pool's byte budget, and a small record pointing to it keeps its
  * place in the source block; the reader hands the payload out as one
  * contiguous range.  Every record offered to a writer is either delivered
- * by the reader exactly once, in order, or counted as dropped (or
- * discarded by tbq_queue_discard()).
+ * by a reader exactly once, in order (per writer; with several readers,
+ * per batch), or counted as dropped (or discarded by tbq_queue_discard()).
  *
  * Threading contract:
  *   - a TbqWriter is used by one thread at a time;
  *   - the copier runs in one thread (tbq_queue_start(), tbq_copier_run() or
  *     tbq_copier_step());
- *   - a TbqReader is used by one thread at a time;
+ *   - a TbqReader is used by one thread at a time; a queue has up to
+ *     TbqConfig.max_readers of them open (1 by default), each on a thread
+ *     of its own if wanted;
  *   - tbq_block_ref()/tbq_block_unref(), tbq_queue_interrupt(),
  *     tbq_queue_resume(), tbq_queue_is_interrupted(), tbq_queue_get_stats(),
- *     tbq_queue_take_error(), tbq_reader_wake() and
+ *     tbq_queue_take_error(), tbq_reader_wake(), tbq_reader_get_stats(),
+ *     tbq_reader_set_batch(), tbq_reader_set_coalesce() and
  *     tbq_writer_wait_copied() may be called from any thread.
  *
  * Argument contract:
@@ -106,6 +111,12 @@ extern "C" {
 #define TBQ_COALESCE_MIN_NS ((int64_t) 1000)
 #define TBQ_COALESCE_MAX_NS ((int64_t) 60000000000)
 
+/* The most readers a queue may have open (TbqConfig.max_readers), and the
+ * most records a reader of several claims at once (TbqConfig.reader_batch,
+ * tbq_reader_set_batch()). */
+#define TBQ_MAX_READERS 1024u
+#define TBQ_READER_BATCH_MAX 65536u
+
 typedef enum
 {
   TBQ_OK = 0,
@@ -118,7 +129,8 @@ typedef enum
   TBQ_INVALID_CONFIG,           /* configuration refused by validation */
   TBQ_INVALID_ARGUMENT,         /* NULL, out-of-range argument, or misuse */
   TBQ_NO_MEMORY,                /* allocation failed (see tbq_queue_take_error()) */
-  TBQ_BUSY,                     /* resource already in use (second reader, copier running) */
+  TBQ_BUSY,                     /* resource already in use (as many readers
+                                 * as max_readers open, copier running) */
   TBQ_LIMIT,                    /* too many writers */
   TBQ_IO_ERROR,                 /* the spill file: a unit could not be read
                                  * back whole and intact (tbq_queue_take_error()) */
@@ -196,11 +208,17 @@ typedef struct
                                  * naps to coalesce wake-ups (0 = woken per record) */
   uint32_t spin_iterations;     /* busy-wait rounds before sleeping in the copier and reader */
   uint32_t max_writers;         /* writers open at once */
+  /* Readers open at once, 1 to TBQ_MAX_READERS.  With 1 the reader reads
+   * the queue's FIFO order itself; with more, each reader claims batches
+   * of up to `reader_batch` records from it (tbq_reader_new()). */
+  uint32_t max_readers;
+  uint32_t reader_batch;        /* 1 to TBQ_READER_BATCH_MAX */
 } TbqConfig;
 
 /* Fill `cfg` with the defaults: source 4 x 4 KiB (16 KiB), sink 64 KiB blocks,
  * 4 pre-allocated, up to 4096 (256 MiB), 16 idle kept; BLOCK forever; publish
- * every record; immediate wake; no coalescing. */
+ * every record; immediate wake; no coalescing; 64 writers; 1 reader (a
+ * reader of several claims 32 records at once). */
 TBQ_API void tbq_config_init (TbqConfig * cfg);
 
 /* TBQ_OK, or TBQ_INVALID_CONFIG with a human-readable reason in `msg` (may
@@ -228,9 +246,11 @@ typedef void (*TbqReleaseFunc) (uint16_t type, const void *data, uint32_t size, 
 TBQ_API TbqStatus tbq_queue_new (const TbqConfig * cfg, TbqQueue ** out,
     char *msg, size_t msg_size);
 
-/* Stops the copier thread if running, discards every queued record (calling
- * `release` for each, may be NULL), frees every writer, the reader and the
- * pools.  No other thread may use the queue. */
+/* Stops the copier thread if running and every callback consumer,
+ * discards every queued record (calling `release` for each, may be NULL;
+ * the records in readers' batches not taken yet too), frees every writer,
+ * every reader still open and the pools.  No other thread may use the
+ * queue. */
 TBQ_API void tbq_queue_free (TbqQueue * q, TbqReleaseFunc release,
     void *user_data);
 
@@ -251,11 +271,14 @@ TBQ_API uint32_t tbq_queue_max_inline_size (const TbqQueue * q);
 /* Largest payload of a record that travels out of line: what the sink
  * pool's budget (max_blocks x block size) can hold next to two sink
  * blocks, less the extent's 64-byte header and rounding; with spill
- * (tbq_queue_enable_spill()), what a quarter of the budget holds next to
+ * (tbq_queue_enable_spill()), what an eighth of the budget holds next to
  * four sink blocks and 128 KiB, so that a stalled reader never holds up a
- * record that goes to the file.  0 when the sink pool is too small for
- * any extent.  A record larger than this and than
- * tbq_queue_max_record_size() is refused with TBQ_TOO_LARGE. */
+ * record that goes to the file, and the record comes back within the
+ * budget.  0 when the sink pool is too small for any extent.  A record
+ * larger than both this without spill and tbq_queue_max_record_size() is
+ * refused with TBQ_TOO_LARGE; with spill, a record above this is taken
+ * (up to the budget less two sink blocks and its read-back room, an
+ * eighth) but stays in memory: the spill ends before it. */
 TBQ_API uint32_t tbq_queue_max_extent_size (const TbqQueue * q);
 
 /* Run the copier on a thread of the library's own (TBQ_BUSY if it runs
@@ -271,10 +294,11 @@ TBQ_API void tbq_queue_interrupt (TbqQueue * q);
 TBQ_API void tbq_queue_resume (TbqQueue * q);
 TBQ_API int tbq_queue_is_interrupted (const TbqQueue * q);
 
-/* Drop every queued record — in the writers' source blocks, in flight and in
- * the sink layer — calling `release` for each, oldest first per layer.  The
- * caller guarantees that no writer, copier or reader call runs meanwhile
- * (stop or interrupt-and-join them first).  Writers and reader stay usable. */
+/* Drop every queued record — in the writers' source blocks, in flight, in
+ * the sink layer and in readers' batches not taken yet — calling `release`
+ * for each, exactly once, oldest first per layer.  The caller guarantees
+ * that no writer, copier or reader call runs meanwhile (stop or
+ * interrupt-and-join them first).  Writers and readers stay usable. */
 TBQ_API void tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release,
     void *user_data);
 
@@ -736,13 +760,33 @@ typedef struct
                                  * record's extent (a large record) */
 } TbqRecord;
 
-/* The queue's single reader. TBQ_BUSY if one is open. */
+/* Open a reader: TBQ_BUSY when TbqConfig.max_readers of them are open
+ * (with the default 1: a second reader), TBQ_NO_MEMORY.  Any thread.
+ *
+ * Several readers (max_readers above 1): the queue keeps one FIFO order,
+ * and each reader *claims a batch* from it when it has taken its last
+ * record: up to TbqConfig.reader_batch records (tbq_reader_set_batch()),
+ * never past the end of a sink block or a unit of the spill file.
+ * Whichever reader asks first gets the next batch.  Every record goes to
+ * exactly one reader.  The records one reader takes are in the queue's
+ * order (per writer), but readers are not ordered among one another: a
+ * record another reader took later may be older.  A reader holds its
+ * batch until it takes the records: one that stalls holding nothing
+ * stops nobody.  Each reader is used by one thread at a time; the
+ * readers' calls run in parallel (a claim takes a short lock, taking a
+ * record from a batch none).  Waits: see tbq_reader_wait(). */
 TBQ_API TbqStatus tbq_reader_new (TbqQueue * q, TbqReader ** out);
-/* Stop its callback consumer, if any, and give the reader back (the read
- * position is kept for the next tbq_reader_new()). */
+/* Stop its callback consumer, if any, and give the reader back.  A lone
+ * reader's read position is kept for the next tbq_reader_new().  A reader
+ * of several gives back the records of its batch it did not take: the
+ * next claim of any reader takes them first (the one order that may then
+ * look backwards, to that reader); the bytes of the record it took last
+ * are no longer valid (unless referenced, tbq_block_ref()). */
 TBQ_API void tbq_reader_free (TbqReader * r);
 
 /* Take the next record in FIFO order: TBQ_OK or TBQ_EMPTY. Never waits.
+ * A reader of several takes the next record of its batch, and claims the
+ * next batch when it has none (TBQ_EMPTY: nothing to claim).
  * With spill: TBQ_IO_ERROR when the next records are in a unit of the
  * file that could not be read back (nothing after it is delivered). 
  * A large record's payload is one contiguous range in its extent.  Drops
@@ -757,7 +801,12 @@ TBQ_API TbqStatus tbq_reader_next (TbqReader * r, TbqRecord * rec);
 TBQ_API TbqStatus tbq_reader_peek (TbqReader * r, TbqRecord * rec);
 
 /* Wait until a record may be available: TBQ_OK (check with next), TBQ_TIMEOUT,
- * TBQ_INTERRUPTED. Returns at once when a record is ready. */
+ * TBQ_INTERRUPTED. Returns at once when a record is ready.
+ * Several readers: the readers that wait take turns, one at a time, to
+ * wait for the queue (that one pulls through the copier and naps as a
+ * lone reader does); the others sleep until it returns, then look again.
+ * A record that another reader claims first may leave the wait's TBQ_OK
+ * without a record to take (check with next, and wait again). */
 TBQ_API TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
 
 /* Split wait, for a host that serialises reader calls with a lock of its own
@@ -768,7 +817,9 @@ TBQ_API TbqStatus tbq_reader_wait (TbqReader * r, int64_t timeout_ns);
  *   }
  * tbq_reader_sleep does not touch the read position; it returns TBQ_OK when
  * the copier published records after the key was taken or on
- * tbq_reader_wake(), TBQ_INTERRUPTED on an interrupt, TBQ_TIMEOUT. */
+ * tbq_reader_wake(), TBQ_INTERRUPTED on an interrupt, TBQ_TIMEOUT.  With
+ * several readers each reader's sleep is its own (the peek claims); a
+ * batch another reader gives back counts as published. */
 TBQ_API uint32_t tbq_reader_prepare_wait (TbqReader * r);
 TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
     int64_t timeout_ns);
@@ -779,7 +830,8 @@ TBQ_API TbqStatus tbq_reader_sleep (TbqReader * r, uint32_t key,
  * unless the reader is at a marker. */
 TBQ_API void tbq_reader_note_idle (TbqReader * r);
 
-/* Make a current or the next tbq_reader_wait() return TBQ_OK. Any thread. */
+/* Make a current or the next tbq_reader_wait() (or tbq_reader_sleep()) of
+ * `r` return TBQ_OK, wherever it waits.  Any thread. */
 TBQ_API void tbq_reader_wake (TbqReader * r);
 
 /* Change the reader's coalescing bound (TbqConfig.max_coalesce_ns): 0, or
@@ -788,20 +840,61 @@ TBQ_API void tbq_reader_wake (TbqReader * r);
  * wait that sees it (order it before the waits it is meant for: a lock
  * the reader's thread takes before waiting, or tbq_reader_wake()), with
  * a fresh arrival estimate; a nap in progress keeps its deadline
- * (tbq_reader_wake() ends it). */
+ * (tbq_reader_wake() ends it).  With several readers the bound is the
+ * queue's: any reader sets it for the waits of all. */
 TBQ_API TbqStatus tbq_reader_set_coalesce (TbqReader * r, int64_t bound_ns);
+
+/* How many records a reader of several claims at once, from its next
+ * claim: 1 to TBQ_READER_BATCH_MAX, else TBQ_INVALID_ARGUMENT.  Larger
+ * batches take the claim lock less often; smaller ones share a burst
+ * among more readers.  A lone reader keeps the value and reads as
+ * before.  Any thread. */
+TBQ_API TbqStatus tbq_reader_set_batch (TbqReader * r, uint32_t records);
+
+/* One reader's counters (TbqStats sums them over every reader, open and
+ * freed). */
+typedef struct
+{
+  uint64_t records_out;         /* records this reader took */
+  uint64_t bytes_out;           /* their payload bytes */
+  uint64_t batches;             /* batches it claimed (0 for a lone reader) */
+  uint64_t claim_waits;         /* of its claims, those that found the claim
+                                 * lock held by another reader */
+} TbqReaderStats;
+
+/* A snapshot of `r`'s counters; any thread. */
+TBQ_API void tbq_reader_get_stats (TbqReader * r, TbqReaderStats * st);
 
 /* Zero-copy: keep a record's bytes after moving on (`b` is TbqRecord.block:
  * a sink block or an extent).  It returns to the sink pool (an extent to
  * its idle cache) when its last reference is released, also after
- * tbq_queue_free(). Any thread. */
+ * tbq_queue_free(). Any thread.  A kept block counts against the sink
+ * budget while kept. */
 TBQ_API void tbq_block_ref (TbqBlock * b);
 TBQ_API void tbq_block_unref (TbqBlock * b);
+/* 1 when `b` (TbqRecord.block) holds records read back from the spill
+ * file, else 0 (0 for NULL).  Such memory comes out of the budget's
+ * read-back room (tbq_queue_enable_spill()): while a reference to it is
+ * kept, the reader may wait at the file for the room to read the next
+ * unit back.  A consumer that lets others keep records for long takes a
+ * large record's memory out of the budget (tbq_block_leave_budget()) and
+ * copies a small one's.  Any thread holding a reference. */
+TBQ_API int tbq_block_from_file (const TbqBlock * b);
+/* Take `b`, the extent of one large record read back from the spill file
+ * (TbqRecord.block: tbq_block_from_file() says 1, and it holds that record
+ * alone), out of the sink budget: from now on it counts as its holders'
+ * memory, as a copy of it would, and its last unref returns it to the idle
+ * cache.  1 when `b` is such an extent (out of the budget now, or already);
+ * 0 for anything else (NULL, a sink block, the records of a unit, which
+ * small records share, a writer's extent).  Any thread holding a
+ * reference. */
+TBQ_API int tbq_block_leave_budget (TbqBlock * b);
 
 /* ---- callback consumer: a thread of the library's own that calls `cb` for
  * every record (the record's bytes are valid during the call only).  With
  * spill, at a unit that cannot be read back (TBQ_IO_ERROR) it delivers
- * nothing more and sleeps; tbq_queue_take_error() says why. */
+ * nothing more and sleeps; tbq_queue_take_error() says why.  One per
+ * reader: with several readers, each may run one. */
 typedef void (*TbqConsumeFunc) (const TbqRecord * rec, void *user_data);
 
 TBQ_API TbqStatus tbq_consumer_start (TbqReader * r, TbqConsumeFunc cb,
@@ -871,7 +964,7 @@ typedef struct
 typedef struct
 {
   uint64_t records_in;          /* accepted by writers */
-  uint64_t records_out;         /* taken by the reader */
+  uint64_t records_out;         /* taken by the readers */
   uint64_t records_dropped;     /* refused: backpressure, timeout, interrupt, too large, no memory */
   uint64_t records_discarded;   /* removed by tbq_queue_discard()/free */
   uint64_t bytes_in;            /* payload bytes accepted */
@@ -886,15 +979,20 @@ typedef struct
   uint64_t writer_wakeups;      /* wake-ups (system calls) made by writers:
                                  * publishes, hand-offs, flushes */
   uint64_t writer_sleeps;       /* times a writer (or a sync) went to sleep */
-  uint64_t reader_sleeps;       /* times the reader went to sleep (or another
-                                 * thread on its event: a paused consumer) */
+  uint64_t reader_sleeps;       /* times a reader went to sleep (or another
+                                 * thread on its event: a paused consumer);
+                                 * several readers: waiting for the queue, or
+                                 * for the reader that waits for it */
   uint64_t reader_naps;         /* reader waits that napped (coalescing) */
   uint64_t reader_naps_woken;   /* naps that ended before their deadline: a
                                  * flush, a writer short of blocks, the copier
                                  * thread, a kick or an interrupt */
+  uint64_t reader_batches;      /* batches readers of several claimed */
+  uint64_t reader_claim_waits;  /* claims that found the claim lock held */
   uint64_t pressure_waits;      /* writer waits for a free source block */
   uint64_t sink_pressure_waits; /* copier waits for a free sink block */
   uint32_t writers;             /* writers open */
+  uint32_t readers;             /* readers open */
   TbqPoolStats source;          /* summed over every writer's source pool */
   TbqPoolStats sink;
   TbqExtentStats extents;       /* sink side: large records' memory */

@@ -713,7 +713,9 @@ GST_END_TEST;
 
 /* Frames in extents and a backlog that spills: the level is the whole
  * backlog's, memory and file together (max-size-bytes bounds both, as on
- * queue), and every frame comes back. */
+ * queue), and every frame comes back.  (Sink blocks of 16 KiB: while
+ * spilling, a sink pool of 4 MiB copies frames of up to an eighth of it
+ * less four blocks and 128 KiB, 320 KiB.) */
 GST_START_TEST (test_the_level_counts_frames_and_the_spilled_backlog)
 {
   const gsize frame = 256 * 1024;
@@ -722,7 +724,8 @@ GST_START_TEST (test_the_level_counts_frames_and_the_spilled_backlog)
   Buffering b = buffering_start (tbq_link_new ("tbqueue", "use-buffering",
           TRUE, "max-size-buffers", 0, "max-size-bytes", 12 * 1024 * 1024,
           "max-size-time", (guint64) 0, "transfer", 1, "temp-template", tmpl,
-          "sink-max-bytes", (guint64) 4 * 1024 * 1024, NULL), frame);
+          "sink-max-bytes", (guint64) 4 * 1024 * 1024, "sink-block-size",
+          16384, NULL), frame);
   GArray *a;
   guint i;
   /* 24 frames, 6 MiB: half of max-size-bytes, more than sink-max-bytes. */

@@ -744,9 +744,9 @@ GST_END_TEST;
 /* A stream of buffer lists of 2 to 7 buffers: the first one small, every
  * other one larger than a unit of the file holds (1 MiB), so that each of
  * those is a unit of its own, and a unit with a payload never begins a
- * list.  A quarter of a sink pool of 8 MiB holds such a buffer: it is
- * copied, and spilled. */
-#define LIST_SINK_MAX (8u << 20)
+ * list.  An eighth of a sink pool of 10 MiB, less four blocks and
+ * 128 KiB, holds such a buffer: it is copied, and spilled. */
+#define LIST_SINK_MAX (10u << 20)
 #define LIST_BIG ((1u << 20) + 4096u)
 
 static guint
@@ -1053,7 +1053,12 @@ GST_END_TEST;
 /* spill-max-bytes bounds what the file holds unread, whatever a unit
  * would hold (up to 1 MiB): here below a frame, which then stays in
  * memory, while small buffers still spill.  The file full, the queue is
- * (leaky=upstream drops). */
+ * (leaky=upstream drops).  Small buffers come first, until some are in
+ * the file: a spill that begins with a frame writes nothing (nothing
+ * after the frame goes to the file before it), and whether the first
+ * record past the spill mark is a frame or a small buffer is the
+ * schedule's (a frame refused its memory starts the spill, the copy
+ * task's blocks do too). */
 #define SPILL_MAX 100000u
 GST_START_TEST (test_spill_max_bytes_bounds_the_file)
 {
@@ -1066,8 +1071,15 @@ GST_START_TEST (test_spill_max_bytes_bounds_the_file)
   g_object_set (l->element, "spill-max-bytes", (guint64) SPILL_MAX,
       "leaky", 1 /* upstream */ , NULL);
   tbq_link_start_held (l);
-  /* Buffers only (an event waits for room, as a buffer with leaky=no). */
-  for (k = 0; pushed < 3 * SINK_MAX; k++) {
+  /* Buffers only (an event waits for room, as a buffer with leaky=no);
+   * no frame until the file holds small ones. */
+  for (k = 0; tbq_stat (l->element, "spill-bytes-written") == 0; k++) {
+    fail_unless (k < 1000000, "nothing spilled");
+    if (kind_of (k) != ITEM_FRAME)
+      fail_unless_equals_int (tbq_link_push (l, make_buffer (k, 0)),
+          GST_FLOW_OK);
+  }
+  for (; pushed < 3 * SINK_MAX; k++) {
     fail_unless_equals_int (tbq_link_push (l, make_buffer (k, 0)),
         GST_FLOW_OK);
     pushed += size_of (k, 0);
@@ -1182,6 +1194,92 @@ GST_START_TEST (test_a_full_spill_file_is_an_overrun)
   tbq_link_release (l);
   g_thread_join (th);
   tbq_link_wait_buffers (l, p.n);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* What sink-max-bytes bounds while spilling, and what the tests below
+ * check through sink-bytes-peak: sink-bytes-in-use, all the sink pool
+ * memory in use, whoever holds it.  That is the sink blocks in use (the
+ * copy task's, those queued in memory, those on their way to the file,
+ * those a copied buffer downstream still holds) and the memory of copied
+ * frames (queued, on their way to the file, held downstream), and of what
+ * comes back from the file (read ahead, or being taken by the src task).
+ * Not in it: idle blocks and idle frame memory kept for reuse (bounded by
+ * idle-blocks and by their own trim), and the memory of its own in which
+ * what comes back from the file goes downstream. */
+static void
+check_sink_peak (TbqLink * l)
+{
+  guint64 peak = tbq_stat (l->element, "sink-bytes-peak");
+
+  fail_unless (peak <= SINK_MAX, "sink-bytes-peak %" G_GUINT64_FORMAT
+      " is above sink-max-bytes %u", peak, SINK_MAX);
+}
+
+/* The file full (spill-max-bytes) and the sink pool full of what cannot
+ * go to it, downstream held: then downstream takes everything while more
+ * frames come, as fast as there is room.  Every frame is copied
+ * (transfer=copy).  Whichever way the threads go, the sink pool's memory
+ * never passes sink-max-bytes, and every frame comes out whole and in
+ * order. */
+GST_START_TEST (test_sink_max_bytes_bounds_memory_while_the_file_is_read_back)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  FramePusher p = { l, 6 * SINK_MAX / FRAME };
+  GThread *th;
+  guint k;
+
+  gst_util_set_object_arg (G_OBJECT (l->element), "transfer", "copy");
+  g_object_set (l->element, "spill-max-bytes", (guint64) SINK_MAX, NULL);
+  tbq_link_start_held (l);
+  th = g_thread_new ("tbq-test-frames", push_frames, &p);
+  /* Full: the file and the sink pool. */
+  tbq_link_wait_signal (l, TBQ_SIGNAL_OVERRUN, 1);
+  fail_unless (tbq_stat (l->element, "spill-level-bytes") > 0);
+  check_sink_peak (l);
+  tbq_link_release (l);
+  g_thread_join (th);
+  tbq_link_wait_buffers (l, p.n);
+  for (k = 0; k < p.n; k++)
+    check_buffer (tbq_link_buffer (l, k), k * 9 + 4, 0);
+  fail_unless (tbq_stat (l->element, "spill-bytes-read") > 0);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "referenced-too-large"),
+      0);
+  check_sink_peak (l);
+  spill_link_free (l, bus);
+  spill_dir_free (dir);
+}
+
+GST_END_TEST;
+
+/* Downstream that keeps every buffer it gets (zero copy, as it came),
+ * first held while a backlog goes to the file: what came back from the
+ * file goes downstream in memory of its own, so that what downstream
+ * keeps never keeps the rest of the file from coming back.  Everything
+ * comes out, and the sink pool's memory never passes sink-max-bytes. */
+GST_START_TEST (test_downstream_keeping_buffers_never_holds_up_the_file)
+{
+  gchar *dir = spill_dir_new ();
+  GstBus *bus;
+  TbqLink *l = spill_link (dir, TRUE, &bus);
+  guint n;
+
+  l->keep_copies = FALSE;
+  gst_util_set_object_arg (G_OBJECT (l->element), "transfer", "copy");
+  tbq_link_start_held (l);
+  n = push_bytes (l, 0, 4 * SINK_MAX, NULL);
+  fail_unless (tbq_stat (l->element, "spill-bytes-written") > 0);
+  tbq_link_release (l);
+  tbq_link_wait_buffers (l, buffers_of (0, n));
+  check_items (l, HEAD_ITEMS, 0, n);
+  fail_unless_equals_uint64 (tbq_stat (l->element, "spill-bytes-read"),
+      tbq_stat (l->element, "spill-bytes-written"));
+  check_sink_peak (l);
   spill_link_free (l, bus);
   spill_dir_free (dir);
 }
@@ -1352,7 +1450,9 @@ spills_into (GPid pid, const gchar * dir)
 }
 
 /* A process killed while it spills: with temp-remove (the default)
- * nothing is left behind; with temp-remove=false the file is. */
+ * nothing is left behind; with temp-remove=false the file is.  (The
+ * frames, 600 KiB, are copied and spilled within an eighth of the sink
+ * pool, less four blocks and 128 KiB.) */
 GST_START_TEST (test_sigkill_leaves_nothing_behind_with_temp_remove)
 {
   gboolean remove = __i__ == 0;
@@ -1361,8 +1461,9 @@ GST_START_TEST (test_sigkill_leaves_nothing_behind_with_temp_remove)
   gchar *desc = g_strdup_printf ("videotestsrc is-live=false ! "
       "video/x-raw,width=320,height=240,framerate=5/1 ! tbqueue "
       "temp-template=%s temp-remove=%s sink-max-bytes=%u "
-      "max-size-buffers=0 max-size-bytes=0 max-size-time=0 ! "
-      "fakesink sync=true", tmpl, remove ? "true" : "false", SINK_MAX);
+      "sink-block-size=%u max-size-buffers=0 max-size-bytes=0 "
+      "max-size-time=0 ! fakesink sync=true", tmpl,
+      remove ? "true" : "false", 2 * SINK_MAX, SINK_BLOCK);
   gchar *argv[] = { (gchar *) "/proc/self/exe", NULL };
   gchar **envp = g_environ_setenv (g_get_environ (), "TBQ_SPILL_CHILD", desc,
       TRUE);
@@ -1499,6 +1600,9 @@ tbqueue_spill_suite (void)
   tcase_add_test (tc, test_spilling_with_room_is_no_overrun);
   tcase_add_loop_test (tc, test_leaky_spilling_with_room_drops_nothing, 0, 2);
   tcase_add_test (tc, test_a_full_spill_file_is_an_overrun);
+  tcase_add_test (tc,
+      test_sink_max_bytes_bounds_memory_while_the_file_is_read_back);
+  tcase_add_test (tc, test_downstream_keeping_buffers_never_holds_up_the_file);
   tcase_add_test (tc, test_a_flush_empties_the_file_and_the_queue_goes_on);
   tcase_add_test (tc, test_eos_comes_after_the_spilled_backlog);
   tcase_add_loop_test (tc, test_a_state_change_drops_the_file, 0, 2);

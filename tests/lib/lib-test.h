@@ -228,6 +228,121 @@ blocking_call_join (BlockingCall * c)
   return c->st;
 }
 
+/* ---- several readers of one queue (TbqConfig.max_readers), each on a
+ * thread of its own, until every record came: exactly once among them,
+ * and to each reader in the queue's order ---- */
+
+/* Check one record's bytes; its number, 0 .. total - 1 in the order the
+ * records were written. */
+typedef uint64_t (*RecordNumberFunc) (const TbqRecord * rec, void *data);
+
+typedef struct Crew Crew;
+
+typedef struct
+{
+  Crew *crew;
+  TbqReader *r;
+  uint64_t got;                 /* records it took */
+  uint64_t next;                /* the least number it may take next */
+  pthread_t th;
+} CrewReader;
+
+struct Crew
+{
+  uint64_t total;
+  RecordNumberFunc number;
+  void *data;
+  _Atomic uint64_t delivered;
+  _Atomic unsigned char *seen;  /* per record: times delivered */
+  int n;
+  CrewReader reader[16];
+};
+
+static inline void *
+crew_reader_main (void *arg)
+{
+  CrewReader *cr = arg;
+  Crew *c = cr->crew;
+  int k;
+
+  for (;;) {
+    TbqRecord rec;
+    TbqStatus st = tbq_reader_next (cr->r, &rec);
+
+    if (st == TBQ_OK) {
+      uint64_t i = c->number (&rec, c->data);
+
+      CHECK (i < c->total);
+      if (i < cr->next) {
+        printf ("# a reader took record %" PRIu64 " after %" PRIu64 "\n", i,
+            cr->next - 1);
+        CHECK (0);
+      }
+      cr->next = i + 1;
+      CHECK_EQ (atomic_fetch_add (&c->seen[i], 1), 0);
+      cr->got++;
+      /* The last record: nobody waits for more. */
+      if (atomic_fetch_add (&c->delivered, 1) + 1 == c->total)
+        for (k = 0; k < c->n; k++)
+          tbq_reader_wake (c->reader[k].r);
+      continue;
+    }
+    CHECK_STATUS (st, TBQ_EMPTY);
+    if (atomic_load (&c->delivered) == c->total)
+      break;
+    if (tbq_reader_wait (cr->r, EVENTUALLY_NS) == TBQ_TIMEOUT
+        && atomic_load (&c->delivered) < c->total) {
+      printf ("# a reader had nothing for %d s: %" PRIu64 " of %" PRIu64
+          " records came\n", (int) (EVENTUALLY_NS / SEC_NS),
+          atomic_load (&c->delivered), c->total);
+      CHECK (0);
+    }
+  }
+  return NULL;
+}
+
+/* Run the `n` readers `r` (up to 16) on threads of their own until the
+ * `total` records came among them. */
+static inline void
+crew_start (Crew * c, TbqReader ** r, int n, uint64_t total,
+    RecordNumberFunc number, void *data)
+{
+  int k;
+
+  memset (c, 0, sizeof *c);
+  CHECK (n <= 16);
+  c->total = total;
+  c->number = number;
+  c->data = data;
+  c->n = n;
+  c->seen = calloc (total, 1);
+  for (k = 0; k < n; k++) {
+    c->reader[k].crew = c;
+    c->reader[k].r = r[k];
+  }
+  for (k = 0; k < n; k++)
+    CHECK (pthread_create (&c->reader[k].th, NULL, crew_reader_main,
+            &c->reader[k]) == 0);
+}
+
+/* Wait for the readers; every record came exactly once. */
+static inline void
+crew_join (Crew * c)
+{
+  uint64_t i, sum = 0;
+  int k;
+
+  for (k = 0; k < c->n; k++) {
+    pthread_join (c->reader[k].th, NULL);
+    printf ("# reader %d: %" PRIu64 " records\n", k, c->reader[k].got);
+    sum += c->reader[k].got;
+  }
+  CHECK_EQ (sum, c->total);
+  for (i = 0; i < c->total; i++)
+    CHECK_EQ (atomic_load (&c->seen[i]), 1);
+  free ((void *) c->seen);
+}
+
 /* ---- payloads derived from a sequence number ---- */
 
 static inline uint64_t

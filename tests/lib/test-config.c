@@ -63,6 +63,9 @@ defaults_match_the_documentation (void)
   CHECK_EQ (cfg.publish, TBQ_PUBLISH_EVERY_RECORD);
   CHECK_EQ (cfg.wake, TBQ_WAKE_IMMEDIATE);
   CHECK_EQ (cfg.max_coalesce_ns, 0);
+  CHECK_EQ (cfg.max_writers, 64);
+  CHECK_EQ (cfg.max_readers, 1);
+  CHECK_EQ (cfg.reader_batch, 32);
 }
 
 static void
@@ -341,6 +344,26 @@ max_writers_zero_is_refused (void)
 }
 
 static void
+max_readers_and_reader_batch_out_of_range_are_refused (void)
+{
+  TbqConfig cfg;
+
+  tbq_config_init (&cfg);
+  cfg.max_readers = 0;
+  REFUSED (&cfg, "max_readers 0", "1..1024");
+  cfg.max_readers = TBQ_MAX_READERS + 1;
+  REFUSED (&cfg, "max_readers 1025");
+  cfg.max_readers = TBQ_MAX_READERS;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+  cfg.reader_batch = 0;
+  REFUSED (&cfg, "reader_batch 0");
+  cfg.reader_batch = TBQ_READER_BATCH_MAX + 1;
+  REFUSED (&cfg, "reader_batch 65537", "1..65536");
+  cfg.reader_batch = TBQ_READER_BATCH_MAX;
+  CHECK_OK (tbq_config_validate (&cfg, NULL, 0));
+}
+
+static void
 missing_config_is_refused (void)
 {
   char msg[128] = "";
@@ -408,6 +431,7 @@ TAP_MAIN (TAP_TEST (defaults_validate),
     TAP_TEST (coalescing_bound_needs_on_demand_wake),
     TAP_TEST (preallocation_beyond_physical_memory_is_refused),
     TAP_TEST (max_writers_zero_is_refused),
+    TAP_TEST (max_readers_and_reader_batch_out_of_range_are_refused),
     TAP_TEST (missing_config_is_refused),
     TAP_TEST (refusal_message_is_truncated_to_the_buffer),
     TAP_TEST (status_to_string_covers_every_status))

@@ -225,14 +225,52 @@ reader_entry_points_refuse_null (void)
   CHECK_STATUS (tbq_reader_sleep (NULL, 0, 0), TBQ_INVALID_ARGUMENT);
   tbq_reader_wake (NULL);
   CHECK_STATUS (tbq_reader_set_coalesce (NULL, 0), TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_set_batch (NULL, 1), TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_set_batch (f.r, 0), TBQ_INVALID_ARGUMENT);
+  tbq_reader_get_stats (NULL, NULL);
+  tbq_reader_get_stats (f.r, NULL);
+  tbq_reader_note_idle (NULL);
   tbq_reader_free (NULL);
   tbq_block_ref (NULL);
   tbq_block_unref (NULL);
+  CHECK (tbq_block_from_file (NULL) == 0);
+  CHECK (tbq_block_leave_budget (NULL) == 0);
   CHECK_STATUS (tbq_consumer_start (NULL, NULL, NULL), TBQ_INVALID_ARGUMENT);
   CHECK_STATUS (tbq_consumer_start (f.r, NULL, NULL), TBQ_INVALID_ARGUMENT);
   tbq_consumer_stop (NULL);
   /* A consumer that never started stops at once. */
   tbq_consumer_stop (f.r);
+  fixture_still_works_and_close (&f, 0);
+}
+
+static void
+a_reader_of_several_refuses_null_and_bad_values (void)
+{
+  Fixture f;
+  TbqConfig cfg;
+  TbqRecord rec;
+  TbqReaderStats rs;
+
+  tbq_config_init (&cfg);
+  cfg.max_readers = 2;
+  f.q = open_queue (&cfg, &f.w, &f.r);
+  CHECK_STATUS (tbq_reader_next (f.r, NULL), TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_peek (f.r, NULL), TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_set_batch (f.r, 0), TBQ_INVALID_ARGUMENT);
+  CHECK_STATUS (tbq_reader_set_batch (f.r, TBQ_READER_BATCH_MAX + 1),
+      TBQ_INVALID_ARGUMENT);
+  /* Immediate wake: no coalescing bound but 0. */
+  CHECK_STATUS (tbq_reader_set_coalesce (f.r, TBQ_COALESCE_MIN_NS),
+      TBQ_INVALID_ARGUMENT);
+  CHECK_OK (tbq_reader_set_coalesce (f.r, 0));
+  CHECK_STATUS (tbq_consumer_start (f.r, NULL, NULL), TBQ_INVALID_ARGUMENT);
+  tbq_consumer_stop (f.r);
+  tbq_reader_get_stats (f.r, NULL);
+  tbq_reader_note_idle (f.r);
+  tbq_reader_get_stats (f.r, &rs);
+  CHECK_EQ (rs.records_out, 0);
+  CHECK_EQ (rs.batches, 0);
+  CHECK_STATUS (tbq_reader_next (f.r, &rec), TBQ_EMPTY);
   fixture_still_works_and_close (&f, 0);
 }
 
@@ -292,4 +330,5 @@ TAP_MAIN (TAP_TEST (config_and_queue_entry_points_refuse_null),
     TAP_TEST (unknown_writer_modes_are_refused_and_change_nothing),
     TAP_TEST (session_on_a_null_writer_refuses_every_record),
     TAP_TEST (reader_entry_points_refuse_null),
+    TAP_TEST (a_reader_of_several_refuses_null_and_bad_values),
     TAP_TEST (debug_builds_assert_the_inline_session_arguments))

@@ -219,6 +219,69 @@ two_copy_threads_serve_every_queue (void)
   queues_share_a_copier_and_a_stalled_reader_stops_no_other (2);
 }
 
+/* Crew (lib-test.h): a record of queue *(uint32_t *) data. */
+static uint64_t
+member_record_number (const TbqRecord * rec, void *data)
+{
+  uint32_t id = *(uint32_t *) data;
+  uint64_t seq;
+
+  CHECK (rec->size >= 8);
+  memcpy (&seq, rec->data, 8);
+  check_rec (rec, id, seq);
+  return seq;
+}
+
+/* A member with three readers, next to a member with one, on one copy
+ * thread under a cap: every record of each comes once, each reader's in
+ * order. */
+static void
+a_member_with_several_readers (void)
+{
+  TbqGroupConfig gc;
+  TbqConfig cfg;
+  TbqGroup *g;
+  Stream s[2];
+  TbqReader *r[3];
+  Crew crew;
+  uint32_t i;
+  int k;
+
+  tbq_group_config_init (&gc);
+  gc.max_bytes = 512 * 1024;
+  g = group_new_or_fail (&gc);
+  member_config (&cfg);
+  for (i = 0; i < 2; i++) {
+    cfg.max_readers = i == 0 ? 3 : 1;
+    s[i].q = member_new_or_fail (&cfg, g, NULL, NULL);
+    s[i].id = i;
+    s[i].n = scaled (30000);
+    s[i].st = TBQ_OK;
+    s[i].got = 0;
+    atomic_init (&s[i].written, 0);
+    atomic_init (&s[i].reading, 1);
+    tbq_queue_resume (s[i].q);
+  }
+  for (k = 0; k < 3; k++)
+    CHECK_OK (tbq_reader_new (s[0].q, &r[k]));
+  CHECK_OK (tbq_group_start (g));
+  crew_start (&crew, r, 3, s[0].n, member_record_number, &s[0].id);
+  for (i = 0; i < 2; i++)
+    CHECK (pthread_create (&s[i].wth, NULL, writer_main, &s[i]) == 0);
+  CHECK (pthread_create (&s[1].rth, NULL, reader_main, &s[1]) == 0);
+  crew_join (&crew);
+  for (i = 0; i < 2; i++) {
+    pthread_join (s[i].wth, NULL);
+    CHECK_OK (s[i].st);
+  }
+  pthread_join (s[1].rth, NULL);
+  CHECK_EQ (s[1].got, s[1].n);
+  CHECK_EQ (stats_of (s[0].q).records_out, s[0].n);
+  for (i = 0; i < 2; i++)
+    tbq_queue_free (s[i].q, NULL, NULL);
+  CHECK_OK (tbq_group_free (g));
+}
+
 typedef struct
 {
   _Atomic int enters;
@@ -595,6 +658,7 @@ group_configuration_is_validated (void)
 
 TAP_MAIN (TAP_TEST (one_copy_thread_serves_every_queue),
     TAP_TEST (two_copy_threads_serve_every_queue),
+    TAP_TEST (a_member_with_several_readers),
     TAP_TEST (a_host_round_serves_every_member_in_turn),
     TAP_TEST (the_cap_holds_all_members_together),
     TAP_TEST (the_reserve_lends_blocks_and_takes_them_back),

@@ -16,15 +16,24 @@ set_state (GstState state)
 {
   GstStateChangeReturn ret;
 
-  /* What spilled before the file goes (its stats go with it). */
+  /* What spilled before the file goes (its stats go with it).  The sink
+   * pool never held more than sink-max-bytes (in use since READY to
+   * PAUSED: it cannot change in PAUSED or PLAYING), spilling or not. */
   if (soak.is_tbqueue && state <= GST_STATE_READY) {
     GstStructure *st = NULL;
-    guint64 n = 0;
+    guint64 n = 0, peak = 0, max = 0;
 
     g_object_get (soak.element, "stats", &st, NULL);
     if (st != NULL && gst_structure_get_uint64 (st, "spill-bytes-written",
             &n))
       soak.spilled += n;
+    if (st != NULL && GST_STATE (soak.element) >= GST_STATE_PAUSED
+        && gst_structure_get_uint64 (st, "sink-bytes-peak", &peak)) {
+      g_object_get (soak.element, "sink-max-bytes", &max, NULL);
+      if (peak > max)
+        soak_fail ("sink-max-bytes", "sink-bytes-peak %" G_GUINT64_FORMAT
+            " is above sink-max-bytes %" G_GUINT64_FORMAT, peak, max);
+    }
     if (st != NULL)
       gst_structure_free (st);
   }
