@@ -1308,6 +1308,8 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
    * A stalled branch stalls the stream once the window is full.  0: twice
    * the number of branches.  Applies only when a tbqjoin closes the
    * branches.
+   *
+   * Since: 0.2
    */
   g_object_class_install_property (gobject_class, PROP_MAX_IN_FLIGHT,
       g_param_spec_uint ("max-in-flight", "Max in flight",
@@ -1315,10 +1317,27 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
           "branches)", 0, G_MAXINT, 0,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstTbqSplit:current-in-flight:
+   *
+   * Items between the split and its tbqjoin now (handed out, not yet out
+   * of the join); never above #GstTbqSplit:max-in-flight.
+   *
+   * Since: 0.2
+   */
   g_object_class_install_property (gobject_class, PROP_CURRENT_IN_FLIGHT,
       g_param_spec_uint ("current-in-flight", "Current in flight",
           "Items between the split and its tbqjoin now", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbqSplit:branch-stats:
+   *
+   * A structure "tbqsplit-branches" whose field "branches" is a list of
+   * one structure per branch: "pad" (its name), "buffers" and "bytes"
+   * (what it pushed).
+   *
+   * Since: 0.2
+   */
   g_object_class_install_property (gobject_class, PROP_BRANCH_STATS,
       g_param_spec_boxed ("branch-stats", "Branch statistics",
           "Buffers and bytes each branch pushed (a list of structures)",
