@@ -126,6 +126,7 @@ worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   fail_unless (tbq_input_index (buffer, &index), "a worker got a bad input");
   TBQ_LOCK (w);
   n = w->n_in++;
+  TBQ_BROADCAST (w);
   if (w->stall_at >= 0 && n == (guint) w->stall_at) {
     w->stalled = w->has_stalled = TRUE;
     TBQ_BROADCAST (w);
@@ -228,6 +229,18 @@ tbq_worker_wait_stalled (TbqTestWorker * w)
     fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->has_stalled,
         "the worker did not stall (%u inputs, stall at %d)", w->n_in,
         w->stall_at);
+  TBQ_UNLOCK (w);
+}
+
+void
+tbq_worker_wait_inputs (TbqTestWorker * w, guint n)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  TBQ_LOCK (w);
+  while (w->n_in < n)
+    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->n_in >= n,
+        "the worker took %u inputs, not %u", w->n_in, n);
   TBQ_UNLOCK (w);
 }
 
@@ -473,9 +486,15 @@ sink_of (GstPad * pad)
 }
 
 static gboolean
+sink_locked_held (TbqTestSink * s)
+{
+  return s->hold || (s->hold_after > 0 && s->indices->len >= s->hold_after);
+}
+
+static gboolean
 sink_locked_wait_hold (TbqTestSink * s)
 {
-  while (s->hold && !s->flushing) {
+  while (sink_locked_held (s) && !s->flushing) {
     s->holding++;
     TBQ_BROADCAST (s);
     pthread_cond_wait (&s->cond, &s->lock);
@@ -603,6 +622,20 @@ sink_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
   return TRUE;
 }
 
+/* An event sent to the element (a seek sent to the pipeline goes to its
+ * sinks): upstream from its pad, as a sink sends it. */
+static gboolean
+sink_send_event (GstElement * element, GstEvent * event)
+{
+  TbqTestSink *s = TBQ_TEST_SINK (element);
+
+  if (!GST_EVENT_IS_UPSTREAM (event)) {
+    gst_event_unref (event);
+    return FALSE;
+  }
+  return gst_pad_push_event (s->pad, event);
+}
+
 static void
 tbq_test_sink_finalize (GObject * object)
 {
@@ -622,6 +655,7 @@ tbq_test_sink_class_init (TbqTestSinkClass * klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->finalize = tbq_test_sink_finalize;
+  element_class->send_event = sink_send_event;
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "Test sink",
       "Sink", "Records and checks what reaches it", "The tbqueue authors");
@@ -712,6 +746,7 @@ tbq_test_sink_release (TbqTestSink * s)
 {
   TBQ_LOCK (s);
   s->hold = FALSE;
+  s->hold_after = 0;
   TBQ_BROADCAST (s);
   TBQ_UNLOCK (s);
 }

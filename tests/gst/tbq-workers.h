@@ -27,7 +27,8 @@
  * `digests`, a digest of its bytes, for buffers that are not inputs: a
  * decoder's frames), and each event with the number of buffers before
  * it.  It can hold its chain (downstream stalled), return an error, and
- * posts EOS on the bus of the pipeline it is in, as a sink does.
+ * posts EOS on the bus of the pipeline it is in, as a sink does; an
+ * upstream event sent to it (a seek sent to the pipeline) goes upstream.
  *
  * LOCKS.  Each element has a POSIX lock and condition (tbq-check.h's:
  * ThreadSanitizer sees them) guarding its fields below marked so; the
@@ -115,6 +116,8 @@ void tbq_worker_unstall (TbqTestWorker * w);
 /* Wait until the worker came to its stall (it may be past it by now:
  * the test may have let it go on). */
 void tbq_worker_wait_stalled (TbqTestWorker * w);
+/* Wait until the worker has taken `n` inputs. */
+void tbq_worker_wait_inputs (TbqTestWorker * w, guint n);
 /* How many inputs it made nothing of. */
 guint tbq_worker_n_lost (TbqTestWorker * w);
 /* Every tbqtestworker in `bin`, recursively (references). */
@@ -142,6 +145,8 @@ typedef struct
   GArray *event_at;             /* guint: buffers before each event */
   guint bad;                    /* buffers that were not inputs */
   gboolean hold;                /* chain and serialized events wait */
+  guint hold_after;             /* ... once this many buffers came (0:
+                                 * no); tbq_test_sink_release() clears */
   guint holding;
   gboolean flushing;
   guint error_at;               /* return ERROR for this buffer (from 1;
