@@ -286,6 +286,9 @@ struct _GstTbqJoin
   guint64 next;                 /* the next number to send */
   gboolean next_had_output;     /* `next` got an output already */
   gboolean eos_sent;
+  GstTbqJoinPad *last_out;      /* the pad whose item went out last (a
+                                 * reference, or NULL): its sticky state
+                                 * goes out before EOS */
   GQueue arrival;               /* JoinItem *: records of arrival pads */
   guint held;                   /* items in the FIFOs */
   JoinSlot slots[JOIN_SLOT_RING];

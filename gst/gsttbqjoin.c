@@ -329,6 +329,7 @@ gst_tbq_join_finalize (GObject * object)
 {
   GstTbqJoin *join = GST_TBQ_JOIN (object);
 
+  gst_clear_object (&join->last_out);
   g_ptr_array_unref (join->pads);
   g_ptr_array_unref (join->by_branch);
   g_hash_table_unref (join->released);

@@ -1210,6 +1210,33 @@ GST_START_TEST (test_arrival_sticky_sent_where_they_differ)
 
 GST_END_TEST;
 
+/* A sticky event after a producer's last buffer (tags found at the end)
+ * goes out once, before EOS. */
+GST_START_TEST (test_arrival_sticky_before_eos)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  GstTagList *tags;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
+  gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_tag (
+              gst_tag_list_copy (tags))));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_tag (tags)));
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_eos ()));
+  tbq_test_sink_wait_eos (f->sink);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_TAG, NULL, 2);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_EOS, NULL, 2);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 /* In arrival order the limits block a producer (downstream held), and a
  * flush ends the wait. */
 GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
@@ -1430,6 +1457,7 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
   tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
+  tcase_add_test (arrival, test_arrival_sticky_before_eos);
   tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
   tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);

@@ -745,6 +745,40 @@ GST_START_TEST (test_eos_once_after_everything)
 
 GST_END_TEST;
 
+/* Sticky events after the last buffer (tags, as a demuxer sends the
+ * tags it finds at the end of a file, and a custom sticky event): out
+ * once each, before EOS, as every element passes them on. */
+GST_START_TEST (test_sticky_events_before_eos)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  guint64 n = tbq_scaled (500, 100);
+  GstTagList *tags;
+  Rig *r;
+
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  cfg[1].queue_inside = TRUE;
+  r = rig_new (3, cfg, FALSE, NULL);
+  rig_play (r);
+  rig_push (r, 0, n);
+  tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
+  gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_tag (tags)));
+  fail_unless (gst_pad_push_event (r->src,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY,
+              gst_structure_new_empty ("tp-sticky"))));
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  tbq_test_sink_check_event_once_at (r->sink, GST_EVENT_TAG, NULL, n);
+  tbq_test_sink_check_event_once_at (r->sink,
+      GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, "tp-sticky", n);
+  tbq_test_sink_check_event_once_at (r->sink, GST_EVENT_EOS, NULL, n);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* ---- a flushing seek through a real decoder ---- */
 
 #define JPEG_FRAMES 40
@@ -1355,6 +1389,7 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_caps_and_segment_change);
   tcase_add_test (events, test_custom_event_at_its_place);
   tcase_add_test (events, test_eos_once_after_everything);
+  tcase_add_test (events, test_sticky_events_before_eos);
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
