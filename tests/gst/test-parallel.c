@@ -861,7 +861,8 @@ remove_dir (const gchar * dir)
  * it.  (multifilesrc seeks in bytes, and takes the position for the time
  * of a file at its framerate: the seek's position in bytes is the
  * frame's time.) */
-GST_START_TEST (test_flushing_seek_through_jpegdec)
+static void
+run_seek_through_jpegdec (gboolean bin)
 {
   gchar *dir = g_dir_make_tmp ("tbq-jpeg-XXXXXX", NULL);
   guint seek_to = JPEG_FRAMES / 2, held_at = 10, i, stop_at = 0;
@@ -887,9 +888,13 @@ GST_START_TEST (test_flushing_seek_through_jpegdec)
         != g_array_index (ref, guint64, i - 1), "frames %u and %u are the "
         "same picture", i - 1, i);
 
-  desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j ! "
-      "tbqtestsink name=out  s. ! jpegdec ! j.  s. ! jpegdec ! j.  "
-      "s. ! jpegdec ! j.", src);
+  if (bin)
+    desc = g_strdup_printf ("%s ! tbqparallel workers=3 worker=jpegdec ! "
+        "tbqtestsink name=out", src);
+  else
+    desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j ! "
+        "tbqtestsink name=out  s. ! jpegdec ! j.  s. ! jpegdec ! j.  "
+        "s. ! jpegdec ! j.", src);
   r = g_new0 (Rig, 1);
   r->pipeline = gst_parse_launch (desc, NULL);
   g_free (desc);
@@ -957,6 +962,19 @@ GST_START_TEST (test_flushing_seek_through_jpegdec)
   g_free (src);
   remove_dir (dir);
   g_free (dir);
+}
+
+GST_START_TEST (test_flushing_seek_through_jpegdec)
+{
+  run_seek_through_jpegdec (FALSE);
+}
+
+GST_END_TEST;
+
+/* The same through tbqparallel: the bin passes the seek and the flush. */
+GST_START_TEST (test_flushing_seek_through_tbqparallel)
+{
+  run_seek_through_jpegdec (TRUE);
 }
 
 GST_END_TEST;
@@ -1119,6 +1137,31 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
 
 GST_END_TEST;
 
+/* PLAYING to NULL while downstream holds the join and the split waits for
+ * room in a full window (workers with a queue inside hold more): nothing
+ * hangs, nothing is left behind (the leak check). */
+GST_START_TEST (test_stop_with_a_full_window)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint window = 6;
+  Pusher *p;
+  Rig *r;
+
+  cfg.queue_inside = TRUE;
+  r = rig_new (3, &cfg, TRUE, "max-in-flight", window, NULL);
+  tbq_test_sink_hold (r->sink);
+  rig_play (r);
+  p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
+  tbq_test_sink_wait_holding (r->sink);
+  wait_property_at_least (r->split, "current-in-flight", window);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* ---- nested pairs ---- */
 
 /* Each join of `bin` bound to its split: sequence order, no gap, no late
@@ -1182,6 +1225,25 @@ GST_START_TEST (test_nested_tbqparallel)
     g_ptr_array_unref (workers);
   }
   check_pairs (r->pipeline, 3);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* Two pairs one after the other: the second split stamps its own
+ * numbers beside the first's, and each join follows its own. */
+GST_START_TEST (test_two_pairs_in_series)
+{
+  guint64 n = tbq_scaled (3000, 300);
+  Rig *r;
+
+  r = rig_launch ("tbqparallel name=in workers=3 worker=\"tbqtestworker "
+      "delay-us=500\" ! tbqparallel workers=2 worker=\"tbqtestworker "
+      "delay-us=700 dup=true\" ! tbqtestsink name=out");
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 2);
   rig_free (r);
 }
 
@@ -1391,12 +1453,15 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_eos_once_after_everything);
   tcase_add_test (events, test_sticky_events_before_eos);
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
+  tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
   tcase_add_test (flow, test_branch_added_and_released_while_playing);
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
+  tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (nested, test_nested_tbqparallel);
   tcase_add_test (nested, test_pair_inside_a_branch);
+  tcase_add_test (nested, test_two_pairs_in_series);
   tcase_add_test (bin, test_tbqparallel_from_a_description);
   tcase_add_test (bin, test_tbqparallel_from_c);
   tcase_add_test (bin, test_tbqparallel_worker_does_not_parse);
