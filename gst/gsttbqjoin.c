@@ -374,6 +374,11 @@ gst_tbq_join_request_new_pad (GstElement * element, GstPadTemplate * templ,
   GST_PAD_SET_PROXY_CAPS (pad);
 
   JOIN_LOCK (join);
+  /* In the join's generation: a pad requested during a flush has nothing
+   * of before it. */
+  atomic_store_explicit (&GST_TBQ_JOIN_PAD (pad)->gen,
+      atomic_load_explicit (&join->gen, memory_order_seq_cst),
+      memory_order_seq_cst);
   g_ptr_array_add (join->pads, gst_object_ref (pad));
   JOIN_UNLOCK (join);
   /* Activated here when the element runs (its writer opens then). */

@@ -1137,6 +1137,61 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
 
 GST_END_TEST;
 
+/* A flush from upstream mid-stream, workers with a queue inside (not
+ * synchronous: their numbers are resolved by the split's markers), then
+ * a new stream: what came before the flush is in order from the start,
+ * what comes after it is the new stream from its start, in order. */
+GST_START_TEST (test_flush_mid_stream_then_more_data)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n1 = tbq_scaled (100000, 10000), n2 = tbq_scaled (2000, 200);
+  guint64 base2 = 1000000;
+  guint i, stop_at = 0;
+  GstSegment segment;
+  Pusher *p;
+  Rig *r;
+
+  cfg.delay_us = 300;
+  cfg.queue_inside = TRUE;
+  r = rig_new (3, &cfg, TRUE, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, n1);
+  tbq_test_sink_wait_buffers (r->sink, 50);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_flush_start ()));
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&segment)));
+  rig_push (r, base2, n2);
+  rig_eos (r);
+
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_STOP), 1);
+  for (i = 0; i < r->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (r->sink->events, i))
+        == GST_EVENT_FLUSH_STOP)
+      stop_at = g_array_index (r->sink->event_at, guint, i);
+  fail_unless_equals_int (r->sink->bad, 0);
+  fail_unless (stop_at >= 50);
+  for (i = 0; i < stop_at; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i) == i,
+        "before the flush, position %u", i);
+  fail_unless_equals_int (r->sink->indices->len - stop_at, n2);
+  for (i = stop_at; i < r->sink->indices->len; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        == base2 + i - stop_at, "after the flush, position %u", i);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (stat_of (r->join, "late"), 0);
+  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* PLAYING to NULL while downstream holds the join and the split waits for
  * room in a full window (workers with a queue inside hold more): nothing
  * hangs, nothing is left behind (the leak check). */
@@ -1458,6 +1513,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_branches_not_linked);
   tcase_add_test (flow, test_branch_added_and_released_while_playing);
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
+  tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (nested, test_nested_tbqparallel);
   tcase_add_test (nested, test_pair_inside_a_branch);
