@@ -85,7 +85,8 @@ typedef struct
   JoinState join;
   gboolean released;            /* release_pad() runs */
   gboolean warned_no_join;
-  /* Statistics: written by the branch's task, read anywhere (relaxed). */
+  /* Statistics: written by the branch's task, read anywhere (relaxed).
+   * A list counts its buffers. */
   _Atomic guint64 buffers;
   _Atomic guint64 bytes;
 } Branch;
@@ -331,6 +332,9 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   GstTbqPairPush saved;
   GstFlowReturn ret;
   gsize bytes;
+  /* A list counts its buffers (as the join counts them). */
+  guint buffers = GST_IS_BUFFER (data) ? 1 :
+      gst_buffer_list_length (GST_BUFFER_LIST_CAST (data));
 
   if (!p->numbered) {
     bytes = GST_IS_BUFFER (data) ? gst_buffer_get_size (GST_BUFFER_CAST (data))
@@ -363,7 +367,7 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
             p->seq));
 counted:
   if (ret == GST_FLOW_OK) {
-    TBQ_ADD (p->b->buffers, 1);
+    TBQ_ADD (p->b->buffers, buffers);
     TBQ_ADD (p->b->bytes, bytes);
   }
   return ret;

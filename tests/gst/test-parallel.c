@@ -520,6 +520,34 @@ GST_START_TEST (test_drops_in_one_branch)
 
 GST_END_TEST;
 
+/* Buffer lists: each goes whole to one branch, with one number (its
+ * outputs in their order at its place); the split counts its buffers. */
+GST_START_TEST (test_buffer_lists)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 lists = tbq_scaled (500, 50), per = 4, i, j;
+  Rig *r;
+
+  cfg.delay_us = 300;
+  r = rig_new (3, &cfg, TRUE, NULL);
+  rig_play (r);
+  for (i = 0; i < lists; i++) {
+    GstBufferList *list = gst_buffer_list_new ();
+
+    for (j = 0; j < per; j++)
+      gst_buffer_list_add (list, tbq_input_new (i * per + j));
+    fail_unless_equals_int (gst_pad_push_list (r->src, list), GST_FLOW_OK);
+  }
+  rig_eos (r);
+  rig_check_in_order (r, lists * per, 1);
+  fail_unless_equals_int (split_pushed (r->split), lists * per);
+  fail_unless_equals_int (stat_of (r->join, "buffers-out"), lists * per);
+  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* Stream `n` inputs through `cfg` workers to EOS. */
 static Rig *
 stream_through (guint branches, const TbqWorkerConfig * cfg, guint64 n)
@@ -1501,6 +1529,7 @@ tbqparallel_suite (void)
   tcase_add_test (order, test_order_eight_workers);
   tcase_add_test (workers, test_drops_in_one_branch);
   tcase_add_test (workers, test_two_outputs_per_input);
+  tcase_add_test (workers, test_buffer_lists);
   tcase_add_test (workers, test_merge_two_into_one);
   tcase_add_test (workers, test_strip_metas_synchronous);
   tcase_add_test (workers, test_strip_metas_with_queue_inside);
