@@ -353,6 +353,8 @@ gst_tbq_parallel_class_init (GstTbqParallelClass * klass)
    * How many copies of the worker run side by side.  0 (the default): as
    * many as the machine has online CPUs, counted when the workers are
    * made.  Applies at the next NULL to READY.
+   *
+   * Since: 0.5
    */
   g_object_class_install_property (gobject_class, PROP_WORKERS,
       g_param_spec_uint ("workers", "Workers",
@@ -364,6 +366,8 @@ gst_tbq_parallel_class_init (GstTbqParallelClass * klass)
    * The worker, as a gst-launch-1.0 description with one unlinked sink pad
    * and one unlinked src pad ("jpegenc quality=85", "videoconvert !
    * jpegenc").  Applies at the next NULL to READY.
+   *
+   * Since: 0.5
    */
   g_object_class_install_property (gobject_class, PROP_WORKER,
       g_param_spec_string ("worker", "Worker",

@@ -1308,10 +1308,13 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
    * GstTbqSplit:max-in-flight:
    *
    * At most this many items are between the split and its tbqjoin
-   * (handed out and not yet out of the join): the join's reorder window.
-   * A stalled branch stalls the stream once the window is full.  0: twice
-   * the number of branches.  Applies only when a tbqjoin closes the
-   * branches.
+   * (numbered and handed to a branch, and not yet resolved by the join:
+   * everything made of them out, or found a gap): the join's reorder
+   * window.  A stalled branch stalls the stream once the window is full.
+   * 0: twice the number of branches.  Applies only when a tbqjoin closes
+   * the branches.
+   *
+   * Since: 0.5
    */
   g_object_class_install_property (gobject_class, PROP_MAX_IN_FLIGHT,
       g_param_spec_uint ("max-in-flight", "Max in flight",
@@ -1319,10 +1322,27 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
           "branches)", 0, G_MAXINT, 0,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstTbqSplit:current-in-flight:
+   *
+   * Items between the split and its tbqjoin now (see
+   * #GstTbqSplit:max-in-flight); 0 without a join.
+   *
+   * Since: 0.5
+   */
   g_object_class_install_property (gobject_class, PROP_CURRENT_IN_FLIGHT,
       g_param_spec_uint ("current-in-flight", "Current in flight",
           "Items between the split and its tbqjoin now", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstTbqSplit:branch-stats:
+   *
+   * What each branch pushed: a structure "tbqsplit-branches" with a list
+   * `branches` of one structure per branch, `pad` (its name), `buffers`
+   * (the buffers of a list counted) and `bytes`.
+   *
+   * Since: 0.5
+   */
   g_object_class_install_property (gobject_class, PROP_BRANCH_STATS,
       g_param_spec_boxed ("branch-stats", "Branch statistics",
           "Buffers and bytes each branch pushed (a list of structures)",
