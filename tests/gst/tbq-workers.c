@@ -177,6 +177,40 @@ worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   return gst_pad_push (w->srcpad, out);
 }
 
+/* A list: its buffers taken out of it first, one after the other, so
+ * that each buffer's last reference goes on with it (not held by the list
+ * until all are done, where ThreadSanitizer would not see the hand-over
+ * of its memory through GStreamer's atomic reference counts). */
+static gboolean
+take_buffer (GstBuffer ** buffer, guint idx, gpointer user_data)
+{
+  g_ptr_array_add (user_data, *buffer);
+  *buffer = NULL;
+  return TRUE;
+}
+
+static GstFlowReturn
+worker_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
+{
+  GPtrArray *buffers = g_ptr_array_new ();
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i;
+
+  list = gst_buffer_list_make_writable (list);
+  gst_buffer_list_foreach (list, take_buffer, buffers);
+  gst_buffer_list_unref (list);
+  for (i = 0; i < buffers->len; i++) {
+    GstBuffer *buffer = g_ptr_array_index (buffers, i);
+
+    if (ret == GST_FLOW_OK)
+      ret = worker_chain (pad, parent, buffer);
+    else
+      gst_buffer_unref (buffer);
+  }
+  g_ptr_array_unref (buffers);
+  return ret;
+}
+
 static gboolean
 worker_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -427,6 +461,7 @@ tbq_test_worker_init (TbqTestWorker * w)
 {
   w->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (w->sinkpad, worker_chain);
+  gst_pad_set_chain_list_function (w->sinkpad, worker_chain_list);
   gst_pad_set_event_function (w->sinkpad, worker_event);
   GST_PAD_SET_PROXY_CAPS (w->sinkpad);
   GST_PAD_SET_PROXY_ALLOCATION (w->sinkpad);
@@ -824,6 +859,127 @@ tbq_test_sink_check_event_once_at (TbqTestSink * s, GstEventType type,
   }
   TBQ_UNLOCK (s);
   fail_unless_equals_int (seen, 1);
+}
+
+void
+tbq_test_sink_check_workers (TbqTestSink * s, GPtrArray * workers,
+    guint64 n, guint times)
+{
+  GHashTable *lost = tbq_lost_set_new ();
+  guint i;
+
+  for (i = 0; i < workers->len; i++)
+    tbq_lost_set_add (lost, g_ptr_array_index (workers, i));
+  tbq_test_sink_check_in_order (s, 0, n, times, lost);
+  g_hash_table_unref (lost);
+}
+
+/* ---- the join's promises ---- */
+
+guint64
+tbq_join_stat (GstElement * join, const gchar * field)
+{
+  GstStructure *st;
+  guint64 v = 0;
+  guint u;
+
+  g_object_get (join, "stats", &st, NULL);
+  fail_unless (st != NULL);
+  if (!gst_structure_get_uint64 (st, field, &v)) {
+    fail_unless (gst_structure_get_uint (st, field, &u), "no field %s",
+        field);
+    v = u;
+  }
+  gst_structure_free (st);
+  return v;
+}
+
+guint
+tbq_bus_count (GstBus * bus, GstMessageType type, const gchar * text)
+{
+  GstMessage *m;
+  guint n = 0;
+
+  while ((m = gst_bus_pop_filtered (bus, type)) != NULL) {
+    GError *err = NULL;
+
+    if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
+      gst_message_parse_warning (m, &err, NULL);
+    else
+      gst_message_parse_error (m, &err, NULL);
+    if (text == NULL || strstr (err->message, text) != NULL)
+      n++;
+    g_error_free (err);
+    gst_message_unref (m);
+  }
+  return n;
+}
+
+TbqWorkerConfig
+tbq_scenario_config (TbqScenario scenario)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+
+  cfg.delay_us = 500;
+  switch (scenario) {
+    case TBQ_SCENARIO_DELAYS:
+      cfg.delay_us = 2000;
+      break;
+    case TBQ_SCENARIO_DROPS:
+      cfg.delay_us = 0;
+      cfg.drop_every = 3;
+      break;
+    case TBQ_SCENARIO_DUP:
+      cfg.dup = TRUE;
+      break;
+    case TBQ_SCENARIO_MERGE:
+      cfg.merge = TRUE;
+      break;
+    case TBQ_SCENARIO_STRIP_SYNC:
+      cfg.strip = TRUE;
+      break;
+    case TBQ_SCENARIO_STRIP_QUEUE:
+      cfg.strip = TRUE;
+      cfg.queue_inside = TRUE;
+      break;
+  }
+  return cfg;
+}
+
+void
+tbq_scenario_check (TbqScenario scenario, TbqTestSink * sink,
+    GstElement * join, GstBus * bus, GPtrArray * workers, guint64 n)
+{
+  guint times = scenario == TBQ_SCENARIO_DUP ? 2 : 1;
+  guint lost = 0, i;
+
+  for (i = 0; i < workers->len; i++)
+    lost += tbq_worker_n_lost (g_ptr_array_index (workers, i));
+  tbq_test_sink_check_workers (sink, workers, n, times);
+  fail_unless_equals_int (tbq_test_sink_count (sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (tbq_join_stat (join, "late"), 0);
+  fail_unless_equals_int (tbq_join_stat (join, "gaps"), lost);
+  fail_unless_equals_int (tbq_join_stat (join, "buffers-out"),
+      (n - lost) * times);
+  switch (scenario) {
+    case TBQ_SCENARIO_DROPS:
+      fail_unless (lost > 0, "no worker dropped");
+      break;
+    case TBQ_SCENARIO_MERGE:
+      fail_unless (lost >= n / 2);
+      break;
+    case TBQ_SCENARIO_STRIP_SYNC:
+      fail_unless_equals_int (tbq_bus_count (bus, GST_MESSAGE_WARNING,
+              "strips"), 0);
+      break;
+    case TBQ_SCENARIO_STRIP_QUEUE:
+      fail_unless_equals_int (tbq_bus_count (bus, GST_MESSAGE_WARNING,
+              "strips"), 1);
+      break;
+    default:
+      fail_unless_equals_int (lost, 0);
+      break;
+  }
 }
 
 /* ---- registration ---- */

@@ -204,8 +204,49 @@ void tbq_test_sink_check_in_order (TbqTestSink * s, guint64 base, guint64 n,
 void tbq_test_sink_check_event_once_at (TbqTestSink * s, GstEventType type,
     const gchar * name, guint at);
 
+/* Every input from 0 to n - 1 (but those `workers`, TbqTestWorker *,
+ * made nothing of) came out `times` times each, in order. */
+void tbq_test_sink_check_workers (TbqTestSink * s, GPtrArray * workers,
+    guint64 n, guint times);
+
 /* A digest of a buffer's bytes (the sink's `digests` mode). */
 guint64 tbq_buffer_digest (GstBuffer * buffer);
+
+/* ---- the join's promises ---- */
+
+/* A field of a tbqjoin's stats (guint64 or guint). */
+guint64 tbq_join_stat (GstElement * join, const gchar * field);
+/* Pop the bus's messages of `type` (WARNING or ERROR): how many say
+ * `text` (NULL: any). */
+guint tbq_bus_count (GstBus * bus, GstMessageType type, const gchar * text);
+
+/* What the workers do, each a way real workers behave, and what the join
+ * promises then: test-join (the join with a split of the test's own) and
+ * test-parallel (the real split) run each with their split, and check it
+ * with tbq_scenario_check(). */
+typedef enum
+{
+  TBQ_SCENARIO_DELAYS,          /* random delays: every input once, in
+                                 * order, nothing lost or late */
+  TBQ_SCENARIO_DROPS,           /* some drop inputs: the rest in order, the
+                                 * gaps counted exactly */
+  TBQ_SCENARIO_DUP,             /* two outputs per input: both at its place */
+  TBQ_SCENARIO_MERGE,           /* one output of two inputs: at the later
+                                 * one's place, the earlier one a gap */
+  TBQ_SCENARIO_STRIP_SYNC,      /* new buffers without metas, synchronous:
+                                 * placed exactly, no warning */
+  TBQ_SCENARIO_STRIP_QUEUE,     /* the same behind a queue: one output per
+                                 * input in turn, said once */
+} TbqScenario;
+
+/* The workers of a scenario (every branch alike; DROPS: the one that
+ * drops). */
+TbqWorkerConfig tbq_scenario_config (TbqScenario scenario);
+/* After `n` inputs (0 to n - 1) went through `workers` (TbqTestWorker *)
+ * and `join` to `sink`, EOS included: what the join promises.  `bus`: the
+ * join's pipeline's (its warnings are popped). */
+void tbq_scenario_check (TbqScenario scenario, TbqTestSink * sink,
+    GstElement * join, GstBus * bus, GPtrArray * workers, guint64 n);
 
 G_END_DECLS
 #endif /* __TBQ_WORKERS_H__ */

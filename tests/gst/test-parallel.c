@@ -194,6 +194,29 @@ rig_play (Rig * r)
   fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&segment)));
 }
 
+/* Three branches whose workers each take up to half a millisecond, the
+ * middle one behind a queue (not synchronous: placed by its metas and
+ * the split's markers), playing: the events tests' rig.  `mark_caps`:
+ * the workers mark the caps they send on. */
+static Rig *
+rig_mixed (gboolean mark_caps)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  Rig *r;
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    cfg[i].delay_us = 500;
+    cfg[i].mark_caps = mark_caps;
+  }
+  cfg[1].queue_inside = TRUE;
+  r = rig_new (3, cfg, FALSE, NULL);
+  rig_play (r);
+  return r;
+}
+
 static void
 rig_push (Rig * r, guint64 base, guint64 n)
 {
@@ -247,23 +270,38 @@ rig_eos (Rig * r)
   tbq_test_sink_wait_eos (r->sink);
 }
 
+/* Every test worker of the rig (references): those in the pipeline, and
+ * those of released branches. */
+static GPtrArray *
+rig_workers (Rig * r)
+{
+  GPtrArray *workers = tbq_workers_in (GST_BIN (r->pipeline));
+  guint i;
+
+  for (i = 0; i < r->n; i++)
+    if (r->branches[i].worker == NULL)
+      g_ptr_array_add (workers, gst_object_ref (r->branches[i].w));
+  return workers;
+}
+
 /* Every input 0..n-1 out `times` times in order, but those the workers
  * lost. */
 static void
 rig_check_in_order (Rig * r, guint64 n, guint times)
 {
-  GHashTable *lost = tbq_lost_set_new ();
-  GPtrArray *workers = tbq_workers_in (GST_BIN (r->pipeline));
-  guint i;
+  GPtrArray *workers = rig_workers (r);
 
-  for (i = 0; i < workers->len; i++)
-    tbq_lost_set_add (lost, g_ptr_array_index (workers, i));
-  /* Released branches' workers are no longer in the pipeline. */
-  for (i = 0; i < r->n; i++)
-    if (r->branches[i].worker == NULL)
-      tbq_lost_set_add (lost, r->branches[i].w);
-  tbq_test_sink_check_in_order (r->sink, 0, n, times, lost);
-  g_hash_table_unref (lost);
+  tbq_test_sink_check_workers (r->sink, workers, n, times);
+  g_ptr_array_unref (workers);
+}
+
+/* A scenario of tbq-workers.h checked on the rig after its EOS. */
+static void
+rig_check_scenario (Rig * r, TbqScenario scenario, guint64 n)
+{
+  GPtrArray *workers = rig_workers (r);
+
+  tbq_scenario_check (scenario, r->sink, r->join, r->bus, workers, n);
   g_ptr_array_unref (workers);
 }
 
@@ -296,24 +334,6 @@ rig_free (Rig * r)
 }
 
 /* ---- reading the elements ---- */
-
-static guint64
-stat_of (GstElement * join, const gchar * field)
-{
-  GstStructure *st;
-  guint64 v = 0;
-  guint u;
-
-  g_object_get (join, "stats", &st, NULL);
-  fail_unless (st != NULL);
-  if (!gst_structure_get_uint64 (st, field, &v)) {
-    fail_unless (gst_structure_get_uint (st, field, &u), "no field %s",
-        field);
-    v = u;
-  }
-  gst_structure_free (st);
-  return v;
-}
 
 static gchar *
 stat_string (GstElement * join, const gchar * field)
@@ -348,28 +368,6 @@ split_pushed (GstElement * split)
   }
   gst_structure_free (st);
   return total;
-}
-
-/* The bus's messages of `type` whose error text contains `text`. */
-static guint
-count_messages (GstBus * bus, GstMessageType type, const gchar * text)
-{
-  GstMessage *m;
-  guint n = 0;
-
-  while ((m = gst_bus_pop_filtered (bus, type)) != NULL) {
-    GError *err = NULL;
-
-    if (type == GST_MESSAGE_WARNING)
-      gst_message_parse_warning (m, &err, NULL);
-    else
-      gst_message_parse_error (m, &err, NULL);
-    if (text == NULL || strstr (err->message, text) != NULL)
-      n++;
-    g_error_free (err);
-    gst_message_unref (m);
-  }
-  return n;
 }
 
 /* Every tbqsplit and tbqjoin in `bin`, recursively (references). */
@@ -416,23 +414,36 @@ wait_property_at_least (GstElement * element, const gchar * property,
 
 /* ---- order ---- */
 
-static void
-run_order (guint branches)
+/* `n` inputs through `branches` branches whose workers are `cfg`, to
+ * EOS. */
+static Rig *
+stream_through (guint branches, const TbqWorkerConfig * cfg, guint64 n)
 {
-  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
-  guint64 n = tbq_scaled (10000, 500);
-  Rig *r;
+  Rig *r = rig_new (branches, cfg, TRUE, NULL);
 
-  cfg.delay_us = 2000;
-  r = rig_new (branches, &cfg, TRUE, NULL);
   rig_play (r);
   rig_push (r, 0, n);
   rig_eos (r);
-  rig_check_in_order (r, n, 1);
-  fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  fail_unless_equals_int (stat_of (r->join, "buffers-out"), n);
+  return r;
+}
+
+/* A scenario of tbq-workers.h through `branches` branches. */
+static Rig *
+run_scenario (TbqScenario scenario, guint branches, guint64 n)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (scenario);
+  Rig *r = stream_through (branches, &cfg, n);
+
+  rig_check_scenario (r, scenario, n);
+  return r;
+}
+
+static void
+run_order (guint branches)
+{
+  guint64 n = tbq_scaled (10000, 500);
+  Rig *r = run_scenario (TBQ_SCENARIO_DELAYS, branches, n);
+
   fail_unless_equals_int (split_pushed (r->split), n);
   fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
   rig_free (r);
@@ -498,8 +509,8 @@ GST_START_TEST (test_drops_in_one_branch)
   Rig *r;
 
   cfg[0].delay_us = cfg[2].delay_us = 500;
+  cfg[1] = tbq_scenario_config (TBQ_SCENARIO_DROPS);
   cfg[0].stall_at = cfg[1].stall_at = cfg[2].stall_at = 0;
-  cfg[1].drop_every = 3;
   r = rig_new (3, cfg, FALSE, "max-in-flight", 6, NULL);
   rig_play (r);
   p = rig_push_async (r, 0, n);
@@ -508,13 +519,9 @@ GST_START_TEST (test_drops_in_one_branch)
   gate_others (r, 1, 4);
   fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
   rig_eos (r);
-  rig_check_in_order (r, n, 1);
-  fail_unless (tbq_worker_n_lost (r->branches[1].w) > 0);
-  fail_unless_equals_int (stat_of (r->join, "gaps"),
+  rig_check_scenario (r, TBQ_SCENARIO_DROPS, n);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"),
       tbq_worker_n_lost (r->branches[1].w));
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  fail_unless_equals_int (stat_of (r->join, "buffers-out"),
-      n - tbq_worker_n_lost (r->branches[1].w));
   rig_free (r);
 }
 
@@ -541,39 +548,17 @@ GST_START_TEST (test_buffer_lists)
   rig_eos (r);
   rig_check_in_order (r, lists * per, 1);
   fail_unless_equals_int (split_pushed (r->split), lists * per);
-  fail_unless_equals_int (stat_of (r->join, "buffers-out"), lists * per);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "buffers-out"), lists * per);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
   rig_free (r);
 }
 
 GST_END_TEST;
 
-/* Stream `n` inputs through `cfg` workers to EOS. */
-static Rig *
-stream_through (guint branches, const TbqWorkerConfig * cfg, guint64 n)
-{
-  Rig *r = rig_new (branches, cfg, TRUE, NULL);
-
-  rig_play (r);
-  rig_push (r, 0, n);
-  rig_eos (r);
-  return r;
-}
-
 /* Two outputs of one input: both at its place. */
 GST_START_TEST (test_two_outputs_per_input)
 {
-  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  Rig *r;
-
-  cfg.dup = TRUE;
-  cfg.delay_us = 500;
-  r = stream_through (3, &cfg, n);
-  rig_check_in_order (r, n, 2);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
-  fail_unless_equals_int (stat_of (r->join, "buffers-out"), 2 * n);
-  rig_free (r);
+  rig_free (run_scenario (TBQ_SCENARIO_DUP, 3, tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -582,21 +567,7 @@ GST_END_TEST;
  * earlier one a gap. */
 GST_START_TEST (test_merge_two_into_one)
 {
-  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  guint lost = 0, i;
-  Rig *r;
-
-  cfg.merge = TRUE;
-  cfg.delay_us = 500;
-  r = stream_through (3, &cfg, n);
-  rig_check_in_order (r, n, 1);
-  for (i = 0; i < r->n; i++)
-    lost += tbq_worker_n_lost (r->branches[i].w);
-  fail_unless (lost >= n / 2);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), lost);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  rig_free (r);
+  rig_free (run_scenario (TBQ_SCENARIO_MERGE, 3, tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -605,18 +576,8 @@ GST_END_TEST;
  * exactly, and nothing to warn about. */
 GST_START_TEST (test_strip_metas_synchronous)
 {
-  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  Rig *r;
-
-  cfg.strip = TRUE;
-  cfg.delay_us = 500;
-  r = stream_through (3, &cfg, n);
-  rig_check_in_order (r, n, 1);
-  fail_unless_equals_int (count_messages (r->bus, GST_MESSAGE_WARNING,
-          "strips"), 0);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  rig_free (r);
+  rig_free (run_scenario (TBQ_SCENARIO_STRIP_SYNC, 3,
+          tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -625,20 +586,8 @@ GST_END_TEST;
  * record, one output per input in turn; said once. */
 GST_START_TEST (test_strip_metas_with_queue_inside)
 {
-  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  Rig *r;
-
-  cfg.strip = TRUE;
-  cfg.queue_inside = TRUE;
-  cfg.delay_us = 500;
-  r = stream_through (3, &cfg, n);
-  rig_check_in_order (r, n, 1);
-  fail_unless_equals_int (count_messages (r->bus, GST_MESSAGE_WARNING,
-          "strips"), 1);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
-  rig_free (r);
+  rig_free (run_scenario (TBQ_SCENARIO_STRIP_QUEUE, 3,
+          tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -649,21 +598,11 @@ GST_END_TEST;
  * the caps the workers made (one worker with a queue inside). */
 GST_START_TEST (test_caps_and_segment_change)
 {
-  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
-    TBQ_WORKER_DEFAULT
-  };
   guint64 n = tbq_scaled (1000, 200), caps_at = n / 3, seg_at = 2 * n / 3;
   GstSegment segment;
   guint i, caps_seen = 0, seg_seen = 0;
-  Rig *r;
+  Rig *r = rig_mixed (TRUE);
 
-  for (i = 0; i < 3; i++) {
-    cfg[i].mark_caps = TRUE;
-    cfg[i].delay_us = 500;
-  }
-  cfg[2].queue_inside = TRUE;
-  r = rig_new (3, cfg, FALSE, NULL);
-  rig_play (r);
   rig_push (r, 0, caps_at);
   fail_unless (gst_pad_push_event (r->src,
           tbq_caps_event (gst_caps_new_simple ("test/x-input", "changed",
@@ -713,16 +652,9 @@ GST_END_TEST;
  * ones through the workers, one with a queue inside, are dropped). */
 GST_START_TEST (test_custom_event_at_its_place)
 {
-  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
-    TBQ_WORKER_DEFAULT
-  };
   guint64 n = tbq_scaled (1000, 200), at = n / 2;
-  Rig *r;
+  Rig *r = rig_mixed (FALSE);
 
-  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
-  cfg[1].queue_inside = TRUE;
-  r = rig_new (3, cfg, FALSE, NULL);
-  rig_play (r);
   rig_push (r, 0, at);
   fail_unless (gst_pad_push_event (r->src,
           gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
@@ -741,18 +673,10 @@ GST_END_TEST;
 /* EOS: once, after every output, the last event. */
 GST_START_TEST (test_eos_once_after_everything)
 {
-  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
-    TBQ_WORKER_DEFAULT
-  };
   guint64 n = tbq_scaled (1000, 200);
   GstMessage *msg;
-  Rig *r;
+  Rig *r = rig_mixed (FALSE);
 
-  cfg[0].delay_us = 2000;
-  cfg[1].queue_inside = TRUE;
-  cfg[1].delay_us = 1000;
-  r = rig_new (3, cfg, FALSE, NULL);
-  rig_play (r);
   rig_push (r, 0, n);
   rig_eos (r);
   rig_check_in_order (r, n, 1);
@@ -778,17 +702,10 @@ GST_END_TEST;
  * once each, before EOS, as every element passes them on. */
 GST_START_TEST (test_sticky_events_before_eos)
 {
-  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
-    TBQ_WORKER_DEFAULT
-  };
   guint64 n = tbq_scaled (500, 100);
   GstTagList *tags;
-  Rig *r;
+  Rig *r = rig_mixed (FALSE);
 
-  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
-  cfg[1].queue_inside = TRUE;
-  r = rig_new (3, cfg, FALSE, NULL);
-  rig_play (r);
   rig_push (r, 0, n);
   tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
   gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
@@ -863,23 +780,6 @@ decode_digests (const gchar * desc)
   gst_object_unref (bus);
   gst_object_unref (p);
   return out;
-}
-
-static void
-remove_dir (const gchar * dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const gchar *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL) {
-    gchar *path = g_build_filename (dir, name, NULL);
-
-    g_unlink (path);
-    g_free (path);
-  }
-  if (d != NULL)
-    g_dir_close (d);
-  g_rmdir (dir);
 }
 
 /* An image sequence decoded by three jpegdec workers, a flushing seek
@@ -977,7 +877,7 @@ run_seek_through_jpegdec (gboolean bin)
         "after the seek, position %u is not frame %u", i,
         seek_to + i - stop_at);
   TBQ_UNLOCK (r->sink);
-  fail_unless_equals_int (count_messages (r->bus, GST_MESSAGE_ERROR, NULL),
+  fail_unless_equals_int (tbq_bus_count (r->bus, GST_MESSAGE_ERROR, NULL),
       0);
 
   fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
@@ -988,7 +888,7 @@ run_seek_through_jpegdec (gboolean bin)
   g_free (r);
   g_array_unref (ref);
   g_free (src);
-  remove_dir (dir);
+  tbq_remove_dir (dir);
   g_free (dir);
 }
 
@@ -1068,8 +968,8 @@ GST_START_TEST (test_branches_not_linked)
   TBQ_LOCK (w);
   fail_unless_equals_int (w->n_in, 0);
   TBQ_UNLOCK (w);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
-  fail_unless_equals_int (count_messages (r->bus, GST_MESSAGE_WARNING,
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_bus_count (r->bus, GST_MESSAGE_WARNING,
           "does not lead to the tbqjoin"), 1);
   fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
       == GST_STATE_CHANGE_SUCCESS);
@@ -1112,9 +1012,9 @@ GST_START_TEST (test_branch_added_and_released_while_playing)
   TBQ_LOCK (added->w);
   fail_unless (added->w->n_in > 0);
   TBQ_UNLOCK (added->w);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
-  fail_unless_equals_int (stat_of (r->join, "branches"), 1);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "late"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "branches"), 1);
   rig_free (r);
 }
 
@@ -1159,7 +1059,7 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
   fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
   rig_eos (r);
   rig_check_in_order (r, n, 1);
-  fail_unless_equals_int (stat_of (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
   rig_free (r);
 }
 
@@ -1213,7 +1113,7 @@ GST_START_TEST (test_flush_mid_stream_then_more_data)
         == base2 + i - stop_at, "after the flush, position %u", i);
   TBQ_UNLOCK (r->sink);
   fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
-  fail_unless_equals_int (stat_of (r->join, "late"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "late"), 0);
   fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
   rig_free (r);
 }
@@ -1275,9 +1175,9 @@ check_pairs (GstElement * bin, guint expect_pairs)
     }
     fail_unless (split != NULL);
     fail_unless_equals_string (order, "sequence");
-    fail_unless_equals_int (stat_of (join, "gaps"), 0);
-    fail_unless_equals_int (stat_of (join, "late"), 0);
-    fail_unless_equals_int (stat_of (join, "buffers-out"),
+    fail_unless_equals_int (tbq_join_stat (join, "gaps"), 0);
+    fail_unless_equals_int (tbq_join_stat (join, "late"), 0);
+    fail_unless_equals_int (tbq_join_stat (join, "buffers-out"),
         split_pushed (split));
     g_free (order);
     gst_object_unref (parent);
