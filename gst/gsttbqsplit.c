@@ -42,10 +42,12 @@
  *  `branch_idle`, broadcast whenever a branch finishes a push, events are
  *  queued to the branches, the barrier ends or the flow changes.
  *
- * A branch that returns NOT_LINKED, EOS or FLUSHING (its pad released or
- * flushed alone) stops taking work; the others go on.  When none can
- * take work any more, the element's flow is NOT_LINKED, or EOS if any
- * ended with EOS.  An error is the element's flow at once, as in tbqueue.
+ * A branch that returns NOT_LINKED, EOS or FLUSHING (its pad released,
+ * flushed alone, or its downstream stopping) stops taking work; the
+ * others go on.  When none can take work any more, the element's flow is
+ * FLUSHING if any ended with FLUSHING, else EOS if any ended with EOS,
+ * else NOT_LINKED.  An error is the element's flow at once, as in
+ * tbqueue.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -762,7 +764,7 @@ static gboolean
 locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
 {
   GstTbQueue *tbq = &split->queue;
-  gboolean eos = FALSE;
+  gboolean eos = FALSE, flushing = FALSE;
   guint i;
 
   if (ret != GST_FLOW_NOT_LINKED && ret != GST_FLOW_EOS
@@ -780,9 +782,14 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
     if (o->flow == GST_FLOW_OK)
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
+    flushing |= o->flow == GST_FLOW_FLUSHING;
   }
-  /* No branch takes work any more: the element's flow says why. */
-  gst_tbqueue_locked_set_flow (tbq, eos ? GST_FLOW_EOS : GST_FLOW_NOT_LINKED);
+  /* No branch takes work any more: the element's flow says why, as
+   * GstFlowCombiner would: FLUSHING first (downstream stops first in a
+   * pipeline that stops: upstream must pause, not fail with NOT_LINKED),
+   * then EOS, then NOT_LINKED. */
+  gst_tbqueue_locked_set_flow (tbq, flushing ? GST_FLOW_FLUSHING : eos ?
+      GST_FLOW_EOS : GST_FLOW_NOT_LINKED);
   return TRUE;
 }
 

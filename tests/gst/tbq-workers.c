@@ -405,6 +405,18 @@ worker_get_property (GObject * object, guint prop_id, GValue * value,
   }
 }
 
+/* A stall ends when the worker stops (PAUSED to READY), as a worker that
+ * waits for something must stop waiting then: its pads could not be
+ * deactivated while its chain waits. */
+static GstStateChangeReturn
+worker_change_state (GstElement * element, GstStateChange transition)
+{
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    tbq_worker_unstall (TBQ_TEST_WORKER (element));
+  return GST_ELEMENT_CLASS (tbq_test_worker_parent_class)->change_state
+      (element, transition);
+}
+
 static void
 tbq_test_worker_finalize (GObject * object)
 {
@@ -425,6 +437,7 @@ tbq_test_worker_class_init (TbqTestWorkerClass * klass)
   GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
 
   gobject_class->finalize = tbq_test_worker_finalize;
+  element_class->change_state = worker_change_state;
   gobject_class->set_property = worker_set_property;
   gobject_class->get_property = worker_get_property;
   g_object_class_install_property (gobject_class, PROP_DELAY_US,

@@ -1145,6 +1145,34 @@ GST_START_TEST (test_stop_with_a_full_window)
 
 GST_END_TEST;
 
+/* The pipeline stops (PLAYING to NULL: downstream first) while every
+ * branch is inside a worker and upstream waits on a full split: each
+ * branch's push returns FLUSHING as its worker stops, and upstream's wait
+ * ends with FLUSHING, as a queue's does (not NOT_LINKED: a source would
+ * post a not-linked error for a pipeline being stopped). */
+GST_START_TEST (test_stop_while_every_branch_pushes)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint limit = 5;
+  Pusher *p;
+  Rig *r;
+
+  cfg.stall_at = 0;
+  r = rig_new (2, &cfg, TRUE, "max-size-buffers", limit, "max-size-bytes",
+      0, "max-size-time", (guint64) 0, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
+  tbq_worker_wait_stalled (r->branches[0].w);
+  tbq_worker_wait_stalled (r->branches[1].w);
+  wait_property_at_least (r->split, "current-level-buffers", limit);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* ---- nested pairs ---- */
 
 /* Each join of `bin` bound to its split: sequence order, no gap, no late
@@ -1445,6 +1473,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
+  tcase_add_test (flow, test_stop_while_every_branch_pushes);
   tcase_add_test (nested, test_nested_tbqparallel);
   tcase_add_test (nested, test_pair_inside_a_branch);
   tcase_add_test (nested, test_two_pairs_in_series);
