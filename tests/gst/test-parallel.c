@@ -370,7 +370,7 @@ split_pushed (GstElement * split)
   return total;
 }
 
-/* Every tbqsplit and tbqjoin in `bin`, recursively (references). */
+/* Every element of `factory` in `bin`, recursively (references). */
 static void
 find_factory (GstBin * bin, const gchar * factory, GPtrArray * out)
 {
