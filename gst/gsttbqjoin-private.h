@@ -62,9 +62,10 @@
  *    when the src task takes it: read == written under qlock means the
  *    src side has every record of the pad that can still come (with eos
  *    or released set, which are set after the pad's last write).
- *  - Every record carries the generation of flushes (`gen`) it was
- *    written in: one written before a flush began is dropped when it is
- *    read; nothing of libtbq is discarded while producers may write.
+ *  - Every record carries the generation of flushes its pad was in
+ *    (`gen`) when it was written: one of a pad that had not had its
+ *    FLUSH_START (or the flush's end) yet is dropped when it is read;
+ *    nothing of libtbq is discarded while producers may write.
  *  - Only the src task pushes buffers and serialized events downstream,
  *    so the src pad's sticky events are what it pushed.
  */
@@ -190,6 +191,11 @@ struct _GstTbqJoinPad
   /* Set by the thread that deactivates the pad or gets FLUSH_START
    * (seq_cst: ordered against the generation, gsttbqjoin-sink.c). */
   _Atomic gboolean flushing;
+  /* The generation of flushes the pad is in, which its records carry:
+   * the join's as it was when the pad got its FLUSH_START, or when the
+   * last flush ended.  Written under qlock (seq_cst, after `flushing`),
+   * read by the pad's writes (gsttbqjoin-sink.c). */
+  _Atomic guint gen;
 
   /* Both sides: qlock (mode, branch and pair also under the stream lock
    * for the sink side). */
@@ -286,6 +292,9 @@ struct _GstTbqJoin
   guint64 next;                 /* the next number to send */
   gboolean next_had_output;     /* `next` got an output already */
   gboolean eos_sent;
+  GstTbqJoinPad *last_out;      /* the pad whose item went out last (a
+                                 * reference, or NULL): its sticky state
+                                 * goes out before EOS */
   GQueue arrival;               /* JoinItem *: records of arrival pads */
   guint held;                   /* items in the FIFOs */
   JoinSlot slots[JOIN_SLOT_RING];

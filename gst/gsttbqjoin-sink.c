@@ -41,13 +41,21 @@
  *    input, said once in a warning.
  *  Events get the number of the push they arrive in, or none.
  *
- * FLUSHING AND THE GENERATION.  A flush drops what was written before it
- * began, without a discard (another branch may be writing): every record
- * carries the generation (`gen`) read before its pad's `flushing` was
- * checked, and FLUSH_START sets `flushing` before it bumps `gen`, both
+ * FLUSHING AND THE GENERATION.  A flush drops what each pad received
+ * before its own FLUSH_START, without a discard (another branch may be
+ * writing): the first FLUSH_START of a flush bumps the join's generation
+ * (`gen`); a pad takes the new generation when it gets its FLUSH_START
+ * (or, a pad that gets none, when the flush ends), and every record
+ * carries its pad's generation, read before the pad's `flushing` is
+ * checked; the src side drops a record of an older generation than the
+ * join's.  FLUSH_START sets `flushing` before the pad's `gen`, both
  * seq_cst.  So a record written past the check either saw `flushing`
- * FALSE, and its generation was read before the bump (it is dropped when
- * read), or was written after the flush ended, with the new generation.
+ * FALSE and the pad's old generation (it came before the pad's
+ * FLUSH_START: dropped when read), or was written after the pad's
+ * FLUSH_STOP, with the new one.  The join's generation alone would not
+ * do: the flush begins at the first pad's FLUSH_START, and another
+ * branch still delivers what it had before its own (the split sends
+ * FLUSH_START down one branch after the other).
  */
 #include "gsttbqjoin-private.h"
 
@@ -59,12 +67,12 @@ pad_flushing (GstTbqJoinPad * pad)
   return atomic_load_explicit (&pad->flushing, memory_order_seq_cst);
 }
 
-/* The generation a record about to be written carries: read before the
- * pad's flushing is checked (see the top of the file). */
+/* The generation a record of `pad` about to be written carries: read
+ * before the pad's flushing is checked (see the top of the file). */
 static guint
-current_gen (GstTbqJoin * join)
+pad_gen (GstTbqJoinPad * pad)
 {
-  return atomic_load_explicit (&join->gen, memory_order_seq_cst);
+  return atomic_load_explicit (&pad->gen, memory_order_seq_cst);
 }
 
 /* What the pad returns now besides what a write says. */
@@ -405,7 +413,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
 {
   GstTbqJoin *join = data;
   GstTbqJoinPad *pad = NULL;
-  guint gen = current_gen (join);
+  guint gen;
 
   JOIN_LOCK (join);
   if (join->pair != NULL && branch < join->by_branch->len)
@@ -417,6 +425,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
     return;
   /* The writer is the pad's: as its streaming thread. */
   GST_PAD_STREAM_LOCK (pad);
+  gen = pad_gen (pad);
   if (pad->mode == JOIN_PAD_SEQUENCE && sink_flow (join, pad) == GST_FLOW_OK)
     sink_done (join, pad, gen, epoch, seq);
   GST_PAD_STREAM_UNLOCK (pad);
@@ -505,7 +514,7 @@ static GstFlowReturn
 sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     GstMiniObject * object)
 {
-  guint gen = current_gen (join);
+  guint gen = pad_gen (pad);
   guint64 seq = JOIN_NO_SEQ, epoch = 0;
   GstFlowReturn ret;
   guint buffers;
@@ -576,7 +585,7 @@ static GstFlowReturn
 sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     GstEvent * event)
 {
-  guint gen = current_gen (join);
+  guint gen = pad_gen (pad);
   GstEventType type = GST_EVENT_TYPE (event);
   guint64 seq = JOIN_NO_SEQ, epoch = 0, pair_id, mseq, mepoch;
   const GstTbqPairPush *cur;
@@ -651,6 +660,10 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   pad->flush_started = TRUE;
   if (begins)
     atomic_fetch_add_explicit (&join->gen, 1, memory_order_seq_cst);
+  /* From here on the pad's records are of this flush's generation (after
+   * `flushing`: see the top of the file). */
+  atomic_store_explicit (&pad->gen, atomic_load_explicit (&join->gen,
+          memory_order_seq_cst), memory_order_seq_cst);
   join->flushing = TRUE;
   forward = !join->have_flush_seqnum || join->flush_seqnum != seqnum;
   join->have_flush_seqnum = TRUE;
@@ -705,6 +718,14 @@ sink_flush_end (GstTbqJoin * join, GstEvent * event)
   gst_tbq_join_pause_task (join);
   JOIN_LOCK (join);
   if (join->flushing && !locked_any_flushing (join)) {
+    guint i, gen = atomic_load_explicit (&join->gen, memory_order_seq_cst);
+
+    /* A pad that got no FLUSH_START (not flushed by its upstream) is in
+     * the new generation from now on: what it wrote during the flush is
+     * dropped with the rest. */
+    for (i = 0; i < join->pads->len; i++)
+      atomic_store_explicit (&((GstTbqJoinPad *) g_ptr_array_index
+              (join->pads, i))->gen, gen, memory_order_seq_cst);
     gst_tbq_join_locked_clear_src (join);
     gst_tbq_join_locked_drain (join);
     if (JOIN_FLOW (join) != GST_FLOW_FLUSHING || gst_pad_is_active

@@ -35,7 +35,9 @@
  *  epoch; and a pad that must get on (a serialized query waits on it, or
  *  it is at EOS or released) sends the events at its head.
  *  EOS goes out once every sink pad has EOS, the src side has all their
- *  records and every number handed out is resolved.
+ *  records and every number handed out is resolved; before it, the
+ *  sticky events that came after the last output (the state of the pad
+ *  that went out last, where it differs from the src pad's).
  *
  * WAITS.  The task sleeps on the reader (tbq_reader_sleep) with the wait
  * key taken under qlock before it looked: a record published after that,
@@ -351,6 +353,8 @@ locked_emit (GstTbqJoin * join, JoinItem * item, gboolean fifo, JoinOut * out)
   GstMiniObject *object = item->object;
 
   locked_sticky_diff (join, pad, out);
+  if (join->last_out != pad)
+    gst_object_replace ((GstObject **) & join->last_out, GST_OBJECT (pad));
   if (GST_IS_EVENT (object)) {
     JOIN_ADD (join->events_out, 1);
   } else {
@@ -803,12 +807,41 @@ locked_all_eos (GstTbqJoin * join)
       join->epoch, join->next, NULL) == GST_TBQ_PAIR_NOT_ASSIGNED;
 }
 
+/* The pad whose sticky state goes out before EOS: the one whose item
+ * went out last, or (released, or none went out) the first one there. */
+static GstTbqJoinPad *
+locked_eos_state_pad (GstTbqJoin * join)
+{
+  guint i;
+
+  if (join->last_out != NULL && !join->last_out->released)
+    return join->last_out;
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    if (!pad->released)
+      return pad;
+  }
+  return NULL;
+}
+
 static void
 locked_send_eos (GstTbqJoin * join, JoinOut * out)
 {
+  GstTbqJoinPad *state;
   GstEvent *eos = NULL;
   guint i;
 
+  /* Sticky events that came after the last output (the tags a demuxer
+   * finds at the end of a file, a last segment or caps) go out before
+   * EOS, as a pad sends its sticky events before EOS: a pad's state
+   * where it differs from the src pad's.  In sequence order every
+   * branch has the stream's last state by its EOS (the split gives each
+   * branch its sticky events before EOS); in arrival order, the state of
+   * the stream that went out last. */
+  state = locked_eos_state_pad (join);
+  if (state != NULL)
+    locked_sticky_diff (join, state, out);
   for (i = 0; i < join->pads->len; i++) {
     GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
     JoinItem *item;
@@ -881,6 +914,7 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
   join->next = 0;
   join->next_had_output = FALSE;
   join->n_slots = 0;
+  gst_clear_object (&join->last_out);
   if (join->pair != NULL)
     join->epoch = gst_tbq_pair_epoch (join->pair);
   for (i = 0; i < join->pads->len; i++)

@@ -329,6 +329,7 @@ gst_tbq_join_finalize (GObject * object)
 {
   GstTbqJoin *join = GST_TBQ_JOIN (object);
 
+  gst_clear_object (&join->last_out);
   g_ptr_array_unref (join->pads);
   g_ptr_array_unref (join->by_branch);
   g_hash_table_unref (join->released);
@@ -373,6 +374,11 @@ gst_tbq_join_request_new_pad (GstElement * element, GstPadTemplate * templ,
   GST_PAD_SET_PROXY_CAPS (pad);
 
   JOIN_LOCK (join);
+  /* In the join's generation: a pad requested during a flush has nothing
+   * of before it. */
+  atomic_store_explicit (&GST_TBQ_JOIN_PAD (pad)->gen,
+      atomic_load_explicit (&join->gen, memory_order_seq_cst),
+      memory_order_seq_cst);
   g_ptr_array_add (join->pads, gst_object_ref (pad));
   JOIN_UNLOCK (join);
   /* Activated here when the element runs (its writer opens then). */

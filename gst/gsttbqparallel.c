@@ -53,7 +53,7 @@ typedef struct
   GPtrArray *workers;           /* the worker bins now in the bin (the
                                  * state-change thread's) */
   /* Object lock: as set; applied at the next NULL to READY. */
-  guint n_workers;
+  guint n_workers;              /* 0: the online CPUs, counted then */
   gchar *worker;
   gboolean stale;               /* changed since the workers were made */
 } GstTbqParallel;
@@ -175,7 +175,7 @@ make_workers (GstTbqParallel * self)
     return TRUE;
   }
   desc = g_strdup (self->worker);
-  n = self->n_workers;
+  n = self->n_workers > 0 ? self->n_workers : g_get_num_processors ();
   self->stale = FALSE;
   GST_OBJECT_UNLOCK (self);
   if (self->join == NULL) {
@@ -236,8 +236,6 @@ parallel_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_WORKERS:
       GST_OBJECT_LOCK (self);
       self->n_workers = g_value_get_uint (value);
-      if (self->n_workers == 0)
-        self->n_workers = g_get_num_processors ();
       self->stale = TRUE;
       GST_OBJECT_UNLOCK (self);
       break;
@@ -352,8 +350,9 @@ gst_tbq_parallel_class_init (GstTbqParallelClass * klass)
   /**
    * GstTbqParallel:workers:
    *
-   * How many copies of the worker run side by side.  0 (or unset): the
-   * number of online CPUs.  Applies at the next NULL to READY.
+   * How many copies of the worker run side by side.  0 (the default): as
+   * many as the machine has online CPUs, counted when the workers are
+   * made.  Applies at the next NULL to READY.
    *
    * Since: 0.2
    */
@@ -398,7 +397,7 @@ gst_tbq_parallel_init (GstTbqParallel * self)
   GstPad *pad, *ghost;
 
   self->workers = g_ptr_array_new ();
-  self->n_workers = g_get_num_processors ();
+  self->n_workers = 0;
   self->worker = g_strdup (DEFAULT_WORKER);
   self->stale = TRUE;
   self->split = gst_element_factory_make ("tbqsplit", "split");

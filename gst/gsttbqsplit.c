@@ -42,10 +42,12 @@
  *  `branch_idle`, broadcast whenever a branch finishes a push, events are
  *  queued to the branches, the barrier ends or the flow changes.
  *
- * A branch that returns NOT_LINKED, EOS or FLUSHING (its pad released or
- * flushed alone) stops taking work; the others go on.  When none can
- * take work any more, the element's flow is NOT_LINKED, or EOS if any
- * ended with EOS.  An error is the element's flow at once, as in tbqueue.
+ * A branch that returns NOT_LINKED, EOS or FLUSHING (its pad released,
+ * flushed alone, or its downstream stopping) stops taking work; the
+ * others go on.  When none can take work any more, the element's flow is
+ * FLUSHING if any ended with FLUSHING, else EOS if any ended with EOS,
+ * else NOT_LINKED.  An error is the element's flow at once, as in
+ * tbqueue.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -85,7 +87,8 @@ typedef struct
   JoinState join;
   gboolean released;            /* release_pad() runs */
   gboolean warned_no_join;
-  /* Statistics: written by the branch's task, read anywhere (relaxed). */
+  /* Statistics: written by the branch's task, read anywhere (relaxed).
+   * A list counts its buffers. */
   _Atomic guint64 buffers;
   _Atomic guint64 bytes;
 } Branch;
@@ -331,6 +334,9 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   GstTbqPairPush saved;
   GstFlowReturn ret;
   gsize bytes;
+  /* A list counts its buffers (as the join counts them). */
+  guint buffers = GST_IS_BUFFER (data) ? 1 :
+      gst_buffer_list_length (GST_BUFFER_LIST_CAST (data));
 
   if (!p->numbered) {
     bytes = GST_IS_BUFFER (data) ? gst_buffer_get_size (GST_BUFFER_CAST (data))
@@ -363,7 +369,7 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
             p->seq));
 counted:
   if (ret == GST_FLOW_OK) {
-    TBQ_ADD (p->b->buffers, 1);
+    TBQ_ADD (p->b->buffers, buffers);
     TBQ_ADD (p->b->bytes, bytes);
   }
   return ret;
@@ -758,7 +764,7 @@ static gboolean
 locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
 {
   GstTbQueue *tbq = &split->queue;
-  gboolean eos = FALSE;
+  gboolean eos = FALSE, flushing = FALSE;
   guint i;
 
   if (ret != GST_FLOW_NOT_LINKED && ret != GST_FLOW_EOS
@@ -776,9 +782,14 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
     if (o->flow == GST_FLOW_OK)
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
+    flushing |= o->flow == GST_FLOW_FLUSHING;
   }
-  /* No branch takes work any more: the element's flow says why. */
-  gst_tbqueue_locked_set_flow (tbq, eos ? GST_FLOW_EOS : GST_FLOW_NOT_LINKED);
+  /* No branch takes work any more: the element's flow says why, as
+   * GstFlowCombiner would: FLUSHING first (downstream stops first in a
+   * pipeline that stops: upstream must pause, not fail with NOT_LINKED),
+   * then EOS, then NOT_LINKED. */
+  gst_tbqueue_locked_set_flow (tbq, flushing ? GST_FLOW_FLUSHING : eos ?
+      GST_FLOW_EOS : GST_FLOW_NOT_LINKED);
   return TRUE;
 }
 
@@ -1304,10 +1315,11 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
    * GstTbqSplit:max-in-flight:
    *
    * At most this many items are between the split and its tbqjoin
-   * (handed out and not yet out of the join): the join's reorder window.
-   * A stalled branch stalls the stream once the window is full.  0: twice
-   * the number of branches.  Applies only when a tbqjoin closes the
-   * branches.
+   * (numbered and handed to a branch, and not yet resolved by the join:
+   * everything made of them out, or found a gap): the join's reorder
+   * window.  A stalled branch stalls the stream once the window is full.
+   * 0: twice the number of branches.  Applies only when a tbqjoin closes
+   * the branches.
    *
    * Since: 0.2
    */
@@ -1320,8 +1332,8 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
   /**
    * GstTbqSplit:current-in-flight:
    *
-   * Items between the split and its tbqjoin now (handed out, not yet out
-   * of the join); never above #GstTbqSplit:max-in-flight.
+   * Items between the split and its tbqjoin now (see
+   * #GstTbqSplit:max-in-flight); 0 without a join.
    *
    * Since: 0.2
    */
@@ -1332,9 +1344,9 @@ gst_tbq_split_class_init (GstTbqSplitClass * klass)
   /**
    * GstTbqSplit:branch-stats:
    *
-   * A structure "tbqsplit-branches" whose field "branches" is a list of
-   * one structure per branch: "pad" (its name), "buffers" and "bytes"
-   * (what it pushed).
+   * What each branch pushed: a structure "tbqsplit-branches" with a list
+   * `branches` of one structure per branch, `pad` (its name), `buffers`
+   * (the buffers of a list counted) and `bytes`.
    *
    * Since: 0.2
    */

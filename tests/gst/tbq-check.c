@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -1124,4 +1125,21 @@ tbq_bus_wait (GstBus * bus, GstMessageType types)
 {
   return gst_bus_timed_pop_filtered (bus, TBQ_WAIT_SECONDS * GST_SECOND,
       types);
+}
+
+void
+tbq_remove_dir (const gchar * dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (dir, name, NULL);
+
+    g_unlink (path);
+    g_free (path);
+  }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
 }

@@ -234,5 +234,8 @@ gboolean tbq_query_join (TbqQueryThread * t);
 /* Wait for a bus message of `types` with a deadline; NULL on timeout. */
 GstMessage *tbq_bus_wait (GstBus * bus, GstMessageType types);
 
+/* Remove a directory a test made, and the files in it. */
+void tbq_remove_dir (const gchar * dir);
+
 G_END_DECLS
 #endif /* __TBQ_CHECK_H__ */

@@ -9,587 +9,31 @@
  * API (gst/gsttbqpair.h), in one copy with the element's: the
  * thread-local "inside a split push" is the element's own.
  *
- * The test split: one pad of ours per branch, linked to a worker (a test
- * element, or a bin with a queue inside: not synchronous), linked to a
+ * The test split: one pad of ours per branch, linked to a worker (the
+ * test worker of tbq-workers.h, or a bin with a queue and the worker: not
+ * synchronous), linked to a
  * request sink pad of the join; one thread per branch doing what tbqsplit
  * does: it takes the next input under the split's lock when the window
  * has room (work-claiming), gives it the next number
  * (gst_tbq_pair_assign), stamps it, pushes the events due on its branch
  * first, then the buffer inside gst_tbq_pair_push_begin/end, and a marker
- * when push_end did not call the join's done hook.  Every input is 16
- * bytes naming its index; downstream checks every byte and the order.
+ * when push_end did not call the join's done hook.  Every input names its
+ * index (tbq_input_new()); downstream, the test sink of tbq-workers.h
+ * checks every byte and the order.
  *
  * Every wait has a deadline (a hang fails the test, never passes it); no
  * test waits for a time to let something happen.
  */
-#include "tbq-check.h"
+#include "tbq-workers.h"
 #undef GST_CAT_DEFAULT
 #include "gsttbqpair.h"
 
 GST_PLUGIN_STATIC_DECLARE (tbqueue);
 
 #define MAX_BRANCHES 8
-#define PAYLOAD 16
-#define LOCK(x) pthread_mutex_lock (&(x)->lock)
-#define UNLOCK(x) pthread_mutex_unlock (&(x)->lock)
-#define BROADCAST(x) pthread_cond_broadcast (&(x)->cond)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
-
-/* ---- inputs ---- */
-
-/* A CAPS event of `caps` (gst_event_new_caps() takes a reference of its
- * own: ours goes). */
-static GstEvent *
-caps_event (GstCaps * caps)
-{
-  GstEvent *event = gst_event_new_caps (caps);
-
-  gst_caps_unref (caps);
-  return event;
-}
-
-static GstBuffer *
-input_new (guint64 index)
-{
-  GstBuffer *buffer = gst_buffer_new_allocate (NULL, PAYLOAD, NULL);
-  guint8 data[PAYLOAD];
-  guint i;
-
-  for (i = 0; i < 8; i++)
-    data[i] = (guint8) (index >> (8 * i));
-  for (i = 8; i < PAYLOAD; i++)
-    data[i] = (guint8) (index * 31 + i);
-  gst_buffer_fill (buffer, 0, data, PAYLOAD);
-  GST_BUFFER_PTS (buffer) = index * GST_MSECOND;
-  GST_BUFFER_DURATION (buffer) = GST_MSECOND;
-  return buffer;
-}
-
-/* The index an input names: FALSE when a byte is not what input_new()
- * wrote. */
-static gboolean
-input_index (GstBuffer * buffer, guint64 * index)
-{
-  guint8 data[PAYLOAD];
-  guint64 v = 0;
-  guint i;
-
-  if (gst_buffer_get_size (buffer) != PAYLOAD
-      || gst_buffer_extract (buffer, 0, data, PAYLOAD) != PAYLOAD)
-    return FALSE;
-  for (i = 0; i < 8; i++)
-    v |= (guint64) data[i] << (8 * i);
-  for (i = 8; i < PAYLOAD; i++)
-    if (data[i] != (guint8) (v * 31 + i))
-      return FALSE;
-  if (GST_BUFFER_PTS (buffer) != v * GST_MSECOND)
-    return FALSE;
-  *index = v;
-  return TRUE;
-}
-
-/* ---- the worker ---- */
-
-/* What a branch does with an input.  Each is a way real workers behave:
- * a filter that takes its time, one that drops (QoS, a rate), one that
- * makes two outputs of an input or one of two, one that makes new
- * buffers without the input's metas, one that marks its caps (an encoder
- * changing the media type). */
-typedef struct
-{
-  GstElement parent;
-  GstPad *sinkpad, *srcpad;
-
-  guint delay_us;               /* sleeps a random 0..delay_us per input */
-  guint drop_every;             /* drops every n-th input (0: none) */
-  gboolean dup;                 /* two outputs per input */
-  gboolean merge;               /* one output per two inputs */
-  gboolean strip;               /* outputs without the input's metas */
-  gboolean mark_caps;           /* caps with a "worker" field */
-  gint stall_at;                /* waits at its n-th input until released
-                                 * (-1: never) */
-
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  gboolean stalled;             /* waiting at stall_at */
-  gboolean has_stalled;         /* came to stall_at (and may be past it) */
-  gboolean unstall;
-  guint n_in;
-  GArray *lost;                 /* indices of inputs it made nothing of */
-  GstBuffer *held;              /* merge: the first of two */
-} TestWorker;
-
-typedef struct
-{
-  GstElementClass parent_class;
-} TestWorkerClass;
-
-GType test_worker_get_type (void);
-G_DEFINE_TYPE (TestWorker, test_worker, GST_TYPE_ELEMENT);
-#define TEST_WORKER(o) ((TestWorker *) (o))
-
-static void
-worker_lose (TestWorker * w, guint64 index)
-{
-  LOCK (w);
-  g_array_append_val (w->lost, index);
-  UNLOCK (w);
-}
-
-static GstFlowReturn
-worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
-{
-  TestWorker *w = TEST_WORKER (parent);
-  GstBuffer *out = buffer;
-  GstFlowReturn ret;
-  guint64 index;
-  guint n;
-
-  fail_unless (input_index (buffer, &index), "a worker got a bad input");
-  LOCK (w);
-  n = w->n_in++;
-  if (w->stall_at >= 0 && n == (guint) w->stall_at) {
-    w->stalled = w->has_stalled = TRUE;
-    BROADCAST (w);
-    while (!w->unstall)
-      pthread_cond_wait (&w->cond, &w->lock);
-    w->stalled = FALSE;
-  }
-  UNLOCK (w);
-  if (w->delay_us > 0)
-    g_usleep (g_random_int_range (0, w->delay_us + 1));
-  if (w->drop_every > 0 && n % w->drop_every == w->drop_every - 1) {
-    worker_lose (w, index);
-    gst_buffer_unref (buffer);
-    return GST_FLOW_OK;
-  }
-  if (w->merge) {
-    guint64 first;
-
-    if (w->held == NULL) {
-      w->held = buffer;
-      return GST_FLOW_OK;
-    }
-    fail_unless (input_index (w->held, &first));
-    worker_lose (w, first);
-    gst_clear_buffer (&w->held);
-  }
-  if (w->strip) {
-    out = gst_buffer_copy_region (buffer, GST_BUFFER_COPY_FLAGS
-        | GST_BUFFER_COPY_TIMESTAMPS | GST_BUFFER_COPY_DEEP
-        | GST_BUFFER_COPY_MEMORY, 0, -1);
-    gst_buffer_unref (buffer);
-    fail_unless (gst_buffer_get_meta (out, GST_TBQ_SEQ_META_API_TYPE) == NULL);
-  }
-  if (w->dup && (ret = gst_pad_push (w->srcpad, gst_buffer_copy (out)))
-      != GST_FLOW_OK) {
-    gst_buffer_unref (out);
-    return ret;
-  }
-  return gst_pad_push (w->srcpad, out);
-}
-
-static gboolean
-worker_event (GstPad * pad, GstObject * parent, GstEvent * event)
-{
-  TestWorker *w = TEST_WORKER (parent);
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_CAPS:
-      if (w->mark_caps) {
-        GstCaps *caps;
-
-        gst_event_parse_caps (event, &caps);
-        caps = gst_caps_copy (caps);
-        gst_caps_set_simple (caps, "worker", G_TYPE_BOOLEAN, TRUE, NULL);
-        gst_event_unref (event);
-        event = gst_event_new_caps (caps);
-        gst_caps_unref (caps);
-      }
-      break;
-    case GST_EVENT_EOS:
-    case GST_EVENT_FLUSH_STOP:
-      if (w->held != NULL) {
-        guint64 first;
-
-        fail_unless (input_index (w->held, &first));
-        worker_lose (w, first);
-        gst_clear_buffer (&w->held);
-      }
-      break;
-    default:
-      break;
-  }
-  return gst_pad_event_default (pad, parent, event);
-}
-
-static void
-worker_unstall (TestWorker * w)
-{
-  LOCK (w);
-  w->unstall = TRUE;
-  BROADCAST (w);
-  UNLOCK (w);
-}
-
-/* Wait until the worker came to its stall (it may be past it by now:
- * the test may have let it go on). */
-static void
-worker_wait_stalled (TestWorker * w)
-{
-  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-
-  LOCK (w);
-  while (!w->has_stalled)
-    fail_unless (tbq_timed_wait (&w->cond, &w->lock, end) || w->has_stalled,
-        "the worker did not stall (%u inputs, stall at %d)", w->n_in,
-        w->stall_at);
-  UNLOCK (w);
-}
-
-static void
-test_worker_finalize (GObject * object)
-{
-  TestWorker *w = TEST_WORKER (object);
-
-  gst_clear_buffer (&w->held);
-  g_array_unref (w->lost);
-  pthread_mutex_destroy (&w->lock);
-  pthread_cond_destroy (&w->cond);
-  G_OBJECT_CLASS (test_worker_parent_class)->finalize (object);
-}
-
-static void
-test_worker_class_init (TestWorkerClass * klass)
-{
-  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-
-  G_OBJECT_CLASS (klass)->finalize = test_worker_finalize;
-  gst_element_class_add_static_pad_template (element_class, &src_template);
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_set_static_metadata (element_class, "Test worker",
-      "Filter", "What a branch's worker may do", "The tbqueue authors");
-}
-
-static void
-test_worker_init (TestWorker * w)
-{
-  w->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (w->sinkpad, worker_chain);
-  gst_pad_set_event_function (w->sinkpad, worker_event);
-  GST_PAD_SET_PROXY_CAPS (w->sinkpad);
-  GST_PAD_SET_PROXY_ALLOCATION (w->sinkpad);
-  gst_element_add_pad (GST_ELEMENT (w), w->sinkpad);
-  w->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  GST_PAD_SET_PROXY_CAPS (w->srcpad);
-  gst_element_add_pad (GST_ELEMENT (w), w->srcpad);
-  tbq_init_lock (&w->lock, &w->cond);
-  w->lost = g_array_new (FALSE, FALSE, sizeof (guint64));
-  w->stall_at = -1;
-}
-
-/* How a test sets up its branches' workers. */
-typedef struct
-{
-  guint delay_us;
-  guint drop_every;
-  gboolean dup, merge, strip, mark_caps;
-  gboolean queue_inside;        /* not synchronous: a queue before it */
-  gint stall_at;
-} WorkerConfig;
-
-#define WORKER_DEFAULT { 0, 0, FALSE, FALSE, FALSE, FALSE, FALSE, -1 }
-
-/* A worker (or a bin with a queue and the worker) for one branch; `*w`
- * is the worker in it. */
-static GstElement *
-worker_new (const WorkerConfig * cfg, TestWorker ** w)
-{
-  TestWorker *worker = g_object_new (test_worker_get_type (), NULL);
-  GstElement *bin, *queue;
-  GstPad *pad;
-
-  worker->delay_us = cfg->delay_us;
-  worker->drop_every = cfg->drop_every;
-  worker->dup = cfg->dup;
-  worker->merge = cfg->merge;
-  worker->strip = cfg->strip;
-  worker->mark_caps = cfg->mark_caps;
-  worker->stall_at = cfg->stall_at;
-  *w = worker;
-  if (!cfg->queue_inside)
-    return GST_ELEMENT (worker);
-  bin = gst_bin_new (NULL);
-  queue = gst_element_factory_make ("queue", NULL);
-  fail_unless (queue != NULL);
-  gst_bin_add_many (GST_BIN (bin), queue, GST_ELEMENT (worker), NULL);
-  fail_unless (gst_element_link (queue, GST_ELEMENT (worker)));
-  pad = gst_element_get_static_pad (queue, "sink");
-  gst_element_add_pad (bin, gst_ghost_pad_new ("sink", pad));
-  gst_object_unref (pad);
-  gst_element_add_pad (bin, gst_ghost_pad_new ("src", worker->srcpad));
-  return bin;
-}
-
-/* ---- downstream ---- */
-
-/* What reached the join's src pad: buffers' indices in order, events
- * with the number of buffers before them. */
-typedef struct
-{
-  GstPad *pad;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  GArray *indices;              /* guint64 */
-  GPtrArray *events;            /* GstEvent * */
-  GArray *event_at;             /* guint: buffers before each event */
-  guint bad;                    /* buffers whose bytes were wrong */
-  gboolean hold;                /* chain and serialized events wait */
-  guint holding;
-  gboolean flushing;
-  guint error_at;               /* return ERROR for this buffer (0: never) */
-  gint64 progress;              /* monotonic us of the last item */
-  guint allocation_queries;
-  gint query_at;                /* buffers before the "tj-query" (-1) */
-} Sink;
-
-static gboolean
-sink_locked_wait_hold (Sink * s)
-{
-  while (s->hold && !s->flushing) {
-    s->holding++;
-    BROADCAST (s);
-    pthread_cond_wait (&s->cond, &s->lock);
-    s->holding--;
-  }
-  return !s->flushing;
-}
-
-static GstFlowReturn
-sink_take (Sink * s, GstBuffer * buffer)
-{
-  guint64 index;
-
-  if (!input_index (buffer, &index)) {
-    s->bad++;
-    index = G_MAXUINT64;
-  }
-  g_array_append_val (s->indices, index);
-  s->progress = g_get_monotonic_time ();
-  if (s->error_at != 0 && s->indices->len >= s->error_at)
-    return GST_FLOW_ERROR;
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn
-sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
-{
-  Sink *s = gst_pad_get_element_private (pad);
-  GstFlowReturn ret;
-
-  LOCK (s);
-  if (!sink_locked_wait_hold (s)) {
-    UNLOCK (s);
-    gst_buffer_unref (buffer);
-    return GST_FLOW_FLUSHING;
-  }
-  ret = sink_take (s, buffer);
-  BROADCAST (s);
-  UNLOCK (s);
-  gst_buffer_unref (buffer);
-  return ret;
-}
-
-static GstFlowReturn
-sink_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
-{
-  Sink *s = gst_pad_get_element_private (pad);
-  GstFlowReturn ret = GST_FLOW_OK;
-  guint i;
-
-  LOCK (s);
-  for (i = 0; i < gst_buffer_list_length (list) && ret == GST_FLOW_OK; i++)
-    ret = sink_take (s, gst_buffer_list_get (list, i));
-  BROADCAST (s);
-  UNLOCK (s);
-  gst_buffer_list_unref (list);
-  return ret;
-}
-
-static gboolean
-sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
-{
-  Sink *s = gst_pad_get_element_private (pad);
-  guint at;
-
-  LOCK (s);
-  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_START)
-    s->flushing = TRUE;
-  else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
-    s->flushing = FALSE;
-  if (GST_EVENT_IS_SERIALIZED (event)
-      && GST_EVENT_TYPE (event) != GST_EVENT_FLUSH_STOP)
-    sink_locked_wait_hold (s);
-  at = s->indices->len;
-  g_ptr_array_add (s->events, event);
-  g_array_append_val (s->event_at, at);
-  s->progress = g_get_monotonic_time ();
-  BROADCAST (s);
-  UNLOCK (s);
-  return TRUE;
-}
-
-/* ALLOCATION is answered at once, whatever holds the chain; a
- * serialized "tj-query" notes how many buffers came before it. */
-static gboolean
-sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
-{
-  Sink *s = gst_pad_get_element_private (pad);
-  const GstStructure *st = gst_query_get_structure (query);
-
-  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION) {
-    LOCK (s);
-    s->allocation_queries++;
-    UNLOCK (s);
-    return TRUE;
-  }
-  if (st != NULL && gst_structure_has_name (st, "tj-query")) {
-    LOCK (s);
-    s->query_at = (gint) s->indices->len;
-    BROADCAST (s);
-    UNLOCK (s);
-    return TRUE;
-  }
-  return gst_pad_query_default (pad, parent, query);
-}
-
-/* Downstream stops first, as in a pipeline: a held chain returns. */
-static gboolean
-sink_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
-    gboolean active)
-{
-  Sink *s = gst_pad_get_element_private (pad);
-
-  LOCK (s);
-  s->flushing = !active;
-  BROADCAST (s);
-  UNLOCK (s);
-  return TRUE;
-}
-
-static Sink *
-sink_new (GstElement * join)
-{
-  Sink *s = g_new0 (Sink, 1);
-  GstPad *src;
-
-  tbq_init_lock (&s->lock, &s->cond);
-  s->indices = g_array_new (FALSE, FALSE, sizeof (guint64));
-  s->events = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_event_unref);
-  s->event_at = g_array_new (FALSE, FALSE, sizeof (guint));
-  s->pad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_element_private (s->pad, s);
-  gst_pad_set_chain_function (s->pad, sink_chain);
-  gst_pad_set_chain_list_function (s->pad, sink_chain_list);
-  gst_pad_set_event_function (s->pad, sink_event);
-  gst_pad_set_query_function (s->pad, sink_query);
-  gst_pad_set_activatemode_function (s->pad, sink_activate_mode);
-  s->query_at = -1;
-  gst_pad_set_active (s->pad, TRUE);
-  src = gst_element_get_static_pad (join, "src");
-  fail_unless (gst_pad_link (src, s->pad) == GST_PAD_LINK_OK);
-  gst_object_unref (src);
-  return s;
-}
-
-static void
-sink_free (Sink * s)
-{
-  GstPad *peer = gst_pad_get_peer (s->pad);
-
-  if (peer != NULL) {
-    gst_pad_unlink (peer, s->pad);
-    gst_object_unref (peer);
-  }
-  gst_pad_set_active (s->pad, FALSE);
-  gst_object_unref (s->pad);
-  g_array_unref (s->indices);
-  g_ptr_array_unref (s->events);
-  g_array_unref (s->event_at);
-  pthread_mutex_destroy (&s->lock);
-  pthread_cond_destroy (&s->cond);
-  g_free (s);
-}
-
-static guint
-sink_locked_count (Sink * s, GstEventType type)
-{
-  guint i, n = 0;
-
-  for (i = 0; i < s->events->len; i++)
-    if (GST_EVENT_TYPE (g_ptr_array_index (s->events, i)) == type)
-      n++;
-  return n;
-}
-
-/* Wait, with a deadline that moves while items keep coming (a long run
- * under a sanitizer is not a hang; nothing for 20 s is), until `pred`. */
-#define SINK_WAIT(s, pred, what) G_STMT_START {                          \
-  LOCK (s);                                                             \
-  s->progress = g_get_monotonic_time ();                                \
-  while (!(pred)) {                                                     \
-    gint64 end_ = s->progress + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;  \
-    if (!tbq_timed_wait (&(s)->cond, &(s)->lock, end_) && !(pred)           \
-        && g_get_monotonic_time () >= s->progress                       \
-        + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND)                        \
-      fail ("timed out waiting for %s (%u buffers downstream)", what,   \
-          s->indices->len);                                             \
-  }                                                                     \
-  UNLOCK (s);                                                           \
-} G_STMT_END
-
-static void
-sink_wait_eos (Sink * s)
-{
-  SINK_WAIT (s, sink_locked_count (s, GST_EVENT_EOS) > 0, "EOS");
-}
-
-static void
-sink_wait_buffers (Sink * s, guint n)
-{
-  SINK_WAIT (s, s->indices->len >= n, "buffers");
-}
-
-static void
-sink_wait_holding (Sink * s)
-{
-  SINK_WAIT (s, s->holding > 0, "downstream to be held");
-}
-
-static void
-sink_release (Sink * s)
-{
-  LOCK (s);
-  s->hold = FALSE;
-  BROADCAST (s);
-  UNLOCK (s);
-}
-
-static guint
-sink_count (Sink * s, GstEventType type)
-{
-  guint n;
-
-  LOCK (s);
-  n = sink_locked_count (s, type);
-  UNLOCK (s);
-  return n;
-}
 
 /* ---- the test split ---- */
 
@@ -617,14 +61,14 @@ typedef struct
   guint id;
   GstPad *pad;                  /* ours: the branch's src pad */
   GstElement *worker;           /* what it pushes into */
-  TestWorker *w;
+  TbqTestWorker *w;
   GstPad *joinpad;              /* the join's sink pad it reaches */
   GThread *thread;
   GArray *due;                  /* Due, under the split's lock */
   GstFlowReturn flow;           /* the last push's, its thread's */
   guint quit_after;             /* takes this many inputs, then stops
                                  * (0: no limit) */
-  TestWorker *after;            /* takes work once this worker stalled */
+  TbqTestWorker *after;            /* takes work once this worker stalled */
   guint taken;
 } Branch;
 
@@ -636,7 +80,7 @@ struct _Split
   GstElement *join;
   guint n;
   Branch branches[MAX_BRANCHES];
-  Sink *sink;
+  TbqTestSink *sink;
   GstBus *bus;
 
   pthread_mutex_t lock;
@@ -723,7 +167,7 @@ branch_main (gpointer data)
   GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
 
   if (b->after != NULL)
-    worker_wait_stalled (b->after);
+    tbq_worker_wait_stalled (b->after);
   for (;;) {
     GstBuffer *buffer;
     guint64 index, seq;
@@ -732,14 +176,14 @@ branch_main (gpointer data)
 
     if (!gst_tbq_pair_wait_room (s->pair, gst_tbq_pair_wait_key (s->pair)))
       break;
-    LOCK (s);
+    TBQ_LOCK (s);
     if (s->stop || (b->quit_after > 0 && b->taken >= b->quit_after)) {
-      UNLOCK (s);
+      TBQ_UNLOCK (s);
       break;
     }
     /* One thread hands out numbers at a time: the split's lock. */
     if (!gst_tbq_pair_has_room (s->pair)) {
-      UNLOCK (s);
+      TBQ_UNLOCK (s);
       continue;
     }
     for (i = 0; i < s->schedule->len; i++) {
@@ -753,11 +197,11 @@ branch_main (gpointer data)
 
       e->done = TRUE;
       split_locked_schedule_event (s, e->event);
-      UNLOCK (s);
+      TBQ_UNLOCK (s);
       continue;
     }
     if (s->next >= s->n_inputs) {
-      UNLOCK (s);
+      TBQ_UNLOCK (s);
       break;
     }
     index = s->base + s->next++;
@@ -767,10 +211,10 @@ branch_main (gpointer data)
     b->taken++;
     g_array_append_vals (due, b->due->data, b->due->len);
     g_array_set_size (b->due, 0);
-    UNLOCK (s);
+    TBQ_UNLOCK (s);
 
     ret = branch_push_due (b, due);
-    buffer = input_new (index);
+    buffer = tbq_input_new (index);
     gst_tbq_pair_stamp_buffer (s->pair, &buffer, seq);
     if (ret == GST_FLOW_OK)
       ret = branch_push_numbered (b, seq, buffer, NULL);
@@ -782,9 +226,9 @@ branch_main (gpointer data)
     if (ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
       break;
     if (ret != GST_FLOW_OK) {
-      LOCK (s);
+      TBQ_LOCK (s);
       s->stop = TRUE;
-      UNLOCK (s);
+      TBQ_UNLOCK (s);
       gst_tbq_pair_flush_start (s->pair);
       break;
     }
@@ -806,7 +250,7 @@ split_push_initial (Split * s, Branch * b)
   fail_unless (gst_pad_push_event (b->pad,
           gst_event_new_stream_start ("tbqjoin-test")));
   fail_unless (gst_pad_push_event (b->pad,
-          caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
   fail_unless (gst_pad_push_event (b->pad, gst_event_new_segment (&segment)));
   fail_unless (gst_pad_push_event (b->pad,
           gst_tbq_pair_branch_event_new (s->pair, b->id)));
@@ -816,7 +260,7 @@ split_push_initial (Split * s, Branch * b)
  * branch's worker as `cfg[i]` (or cfg[0] for all when `same`), into a
  * tbqjoin with `first_property`... set. */
 static Split *
-split_new (guint n, guint window, const WorkerConfig * cfg, gboolean same,
+split_new (guint n, guint window, const TbqWorkerConfig * cfg, gboolean same,
     const gchar * first_property, ...)
 {
   Split *s = g_new0 (Split, 1);
@@ -845,7 +289,7 @@ split_new (guint n, guint window, const WorkerConfig * cfg, gboolean same,
     b->split = s;
     b->id = i;
     b->due = g_array_new (FALSE, FALSE, sizeof (Due));
-    b->worker = worker_new (&cfg[same ? 0 : i], &b->w);
+    b->worker = tbq_worker_new (&cfg[same ? 0 : i], &b->w);
     gst_bin_add (GST_BIN (s->pipeline), b->worker);
     b->pad = gst_pad_new_from_static_template (&src_template, NULL);
     wsink = gst_element_get_static_pad (b->worker, "sink");
@@ -856,7 +300,7 @@ split_new (guint n, guint window, const WorkerConfig * cfg, gboolean same,
     fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
     gst_object_unref (wsrc);
   }
-  s->sink = sink_new (s->join);
+  s->sink = tbq_test_sink_new_linked (s->join);
   return s;
 }
 
@@ -880,12 +324,12 @@ split_run (Split * s, guint64 base, guint64 n)
 {
   guint i;
 
-  LOCK (s);
+  TBQ_LOCK (s);
   s->base = base;
   s->next = 0;
   s->n_inputs = n;
   s->stop = FALSE;
-  UNLOCK (s);
+  TBQ_UNLOCK (s);
   for (i = 0; i < s->n; i++) {
     Branch *b = &s->branches[i];
 
@@ -920,10 +364,10 @@ split_finish (Split * s)
     Branch *b = &s->branches[i];
     GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
 
-    LOCK (s);
+    TBQ_LOCK (s);
     g_array_append_vals (due, b->due->data, b->due->len);
     g_array_set_size (b->due, 0);
-    UNLOCK (s);
+    TBQ_UNLOCK (s);
     if (b->joinpad != NULL) {
       branch_push_due (b, due);
       gst_pad_push_event (b->pad, gst_event_new_eos ());
@@ -967,7 +411,7 @@ split_free (Split * s)
       gst_event_unref (g_array_index (b->due, Due, j).event);
     g_array_unref (b->due);
   }
-  sink_free (s->sink);
+  tbq_test_sink_free (s->sink);
   for (i = 0; i < s->schedule->len; i++) {
     Scheduled *e = g_ptr_array_index (s->schedule, i);
 
@@ -989,56 +433,30 @@ split_free (Split * s)
 static guint64
 join_stat (Split * s, const gchar * field)
 {
-  GstStructure *st;
-  guint64 v = 0;
-  guint u;
+  return tbq_join_stat (s->join, field);
+}
 
-  g_object_get (s->join, "stats", &st, NULL);
-  fail_unless (st != NULL);
-  if (!gst_structure_get_uint64 (st, field, &v)) {
-    fail_unless (gst_structure_get_uint (st, field, &u), "no field %s",
-        field);
-    v = u;
-  }
-  gst_structure_free (st);
-  return v;
+/* The branches' workers (borrowed). */
+static GPtrArray *
+split_workers (Split * s)
+{
+  GPtrArray *workers = g_ptr_array_new ();
+  guint j;
+
+  for (j = 0; j < s->n; j++)
+    g_ptr_array_add (workers, s->branches[j].w);
+  return workers;
 }
 
 /* Every input the workers made something of, all, in order, each byte as
  * made; `times` outputs per input. */
 static void
-check_in_order (Split * s, guint64 base, guint64 n, guint times)
+check_in_order (Split * s, guint64 n, guint times)
 {
-  GHashTable *lost = g_hash_table_new (g_int64_hash, g_int64_equal);
-  guint64 expect = base, i;
-  guint j, k, pos = 0, n_lost = 0;
+  GPtrArray *workers = split_workers (s);
 
-  for (j = 0; j < s->n; j++) {
-    GArray *l = s->branches[j].w->lost;
-
-    for (k = 0; k < l->len; k++) {
-      g_hash_table_add (lost, &g_array_index (l, guint64, k));
-      n_lost++;
-    }
-  }
-  LOCK (s->sink);
-  fail_unless_equals_int (s->sink->bad, 0);
-  for (i = 0; i < n; i++, expect++) {
-    if (g_hash_table_contains (lost, &expect))
-      continue;
-    for (k = 0; k < times; k++, pos++) {
-      fail_unless (pos < s->sink->indices->len, "input %" G_GUINT64_FORMAT
-          " is missing downstream", expect);
-      fail_unless (g_array_index (s->sink->indices, guint64, pos) == expect,
-          "position %u: input %" G_GUINT64_FORMAT ", expected %"
-          G_GUINT64_FORMAT, pos, g_array_index (s->sink->indices, guint64,
-              pos), expect);
-    }
-  }
-  fail_unless_equals_int (pos, s->sink->indices->len);
-  UNLOCK (s->sink);
-  fail_unless_equals_int (pos, (n - n_lost) * times);
-  g_hash_table_unref (lost);
+  tbq_test_sink_check_workers (s->sink, workers, n, times);
+  g_ptr_array_unref (workers);
 }
 
 /* Play, stream `n` inputs through the branches to EOS, and check that
@@ -1049,27 +467,28 @@ split_stream (Split * s, guint64 n, guint times)
   split_play (s);
   split_run (s, 0, n);
   split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, times);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, times);
 }
 
-/* The bus's warnings that contain `text`. */
-static guint
-count_warnings (Split * s, const gchar * text)
+/* A scenario of tbq-workers.h through `branches` branches in a window of
+ * `window`, `cfg` their workers: `n` inputs to EOS, and what the join
+ * promises for it.  The split, for the test's own checks. */
+static Split *
+split_scenario (TbqScenario scenario, guint branches, guint window,
+    const TbqWorkerConfig * cfg, gboolean same, guint64 n)
 {
-  GstMessage *m;
-  guint n = 0;
+  Split *s = split_new (branches, window, cfg, same, NULL);
+  GPtrArray *workers;
 
-  while ((m = gst_bus_pop_filtered (s->bus, GST_MESSAGE_WARNING)) != NULL) {
-    GError *err = NULL;
-
-    gst_message_parse_warning (m, &err, NULL);
-    if (strstr (err->message, text) != NULL)
-      n++;
-    g_error_free (err);
-    gst_message_unref (m);
-  }
-  return n;
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  workers = split_workers (s);
+  tbq_scenario_check (scenario, s->sink, s->join, s->bus, workers, n);
+  g_ptr_array_unref (workers);
+  return s;
 }
 
 /* ---- sequence order ---- */
@@ -1077,17 +496,10 @@ count_warnings (Split * s, const gchar * text)
 static void
 run_order (guint branches)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
-  guint64 n = tbq_scaled (10000, 500);
-  Split *s;
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_DELAYS);
+  Split *s = split_scenario (TBQ_SCENARIO_DELAYS, branches, 2 * branches,
+      &cfg, TRUE, tbq_scaled (10000, 500));
 
-  cfg.delay_us = 2000;
-  s = split_new (branches, 2 * branches, &cfg, TRUE, NULL);
-  split_stream (s, n, 1);
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
-  fail_unless_equals_int (join_stat (s, "gaps"), 0);
-  fail_unless_equals_int (join_stat (s, "late"), 0);
-  fail_unless_equals_int (join_stat (s, "buffers-out"), n);
   fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
   fail_unless (s->max_in_flight <= 2 * branches);
   split_free (s);
@@ -1125,19 +537,14 @@ GST_END_TEST;
  * gaps, counted exactly; the rest comes out in order, without a stall. */
 GST_START_TEST (test_drops_in_one_branch)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
-  guint64 n = tbq_scaled (3000, 300);
-  Split *s;
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
 
   cfg[0].delay_us = cfg[2].delay_us = 500;
-  cfg[1].drop_every = 3;
-  s = split_new (3, 6, cfg, FALSE, NULL);
-  split_stream (s, n, 1);
-  fail_unless (s->branches[1].w->lost->len > 0);
-  fail_unless_equals_int (join_stat (s, "gaps"),
-      s->branches[1].w->lost->len);
-  fail_unless_equals_int (join_stat (s, "late"), 0);
-  split_free (s);
+  cfg[1] = tbq_scenario_config (TBQ_SCENARIO_DROPS);
+  split_free (split_scenario (TBQ_SCENARIO_DROPS, 3, 6, cfg, FALSE,
+          tbq_scaled (3000, 300)));
 }
 
 GST_END_TEST;
@@ -1145,16 +552,10 @@ GST_END_TEST;
 /* Two outputs of one input share its number: both go out at its place. */
 GST_START_TEST (test_two_outputs_per_input)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  Split *s;
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_DUP);
 
-  cfg.dup = TRUE;
-  cfg.delay_us = 500;
-  s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_stream (s, n, 2);
-  fail_unless_equals_int (join_stat (s, "gaps"), 0);
-  split_free (s);
+  split_free (split_scenario (TBQ_SCENARIO_DUP, 3, 6, &cfg, TRUE,
+          tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -1162,21 +563,10 @@ GST_END_TEST;
 /* One output of two inputs: the earlier number is a gap. */
 GST_START_TEST (test_merge_two_into_one)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
-  guint lost = 0, i;
-  Split *s;
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_MERGE);
 
-  cfg.merge = TRUE;
-  cfg.delay_us = 500;
-  s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_stream (s, n, 1);
-  for (i = 0; i < s->n; i++)
-    lost += s->branches[i].w->lost->len;
-  fail_unless (lost >= n / 2);
-  fail_unless_equals_int (join_stat (s, "gaps"), lost);
-  fail_unless_equals_int (join_stat (s, "late"), 0);
-  split_free (s);
+  split_free (split_scenario (TBQ_SCENARIO_MERGE, 3, 6, &cfg, TRUE,
+          tbq_scaled (2000, 200)));
 }
 
 GST_END_TEST;
@@ -1185,18 +575,13 @@ GST_END_TEST;
  * number, exact; no warning. */
 GST_START_TEST (test_strip_metas_synchronous)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_STRIP_SYNC);
+  Split *s = split_scenario (TBQ_SCENARIO_STRIP_SYNC, 3, 6, &cfg, TRUE,
+      tbq_scaled (2000, 200));
   guint i;
-  Split *s;
 
-  cfg.strip = TRUE;
-  cfg.delay_us = 500;
-  s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_stream (s, n, 1);
   for (i = 0; i < s->n; i++)
     fail_unless (gst_tbq_pair_branch_is_sync (s->pair, i));
-  fail_unless_equals_int (count_warnings (s, "strips"), 0);
   split_free (s);
 }
 
@@ -1207,20 +592,13 @@ GST_END_TEST;
  * per input; said once. */
 GST_START_TEST (test_strip_metas_with_queue_inside)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
-  guint64 n = tbq_scaled (2000, 200);
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_STRIP_QUEUE);
+  Split *s = split_scenario (TBQ_SCENARIO_STRIP_QUEUE, 3, 6, &cfg, TRUE,
+      tbq_scaled (2000, 200));
   guint i;
-  Split *s;
 
-  cfg.strip = TRUE;
-  cfg.queue_inside = TRUE;
-  cfg.delay_us = 500;
-  s = split_new (3, 6, &cfg, TRUE, NULL);
-  split_stream (s, n, 1);
   for (i = 0; i < s->n; i++)
     fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, i));
-  fail_unless_equals_int (count_warnings (s, "strips"), 1);
-  fail_unless_equals_int (join_stat (s, "late"), 0);
   split_free (s);
 }
 
@@ -1230,14 +608,25 @@ GST_END_TEST;
  * (markers), ordered by the metas. */
 GST_START_TEST (test_queue_inside_keeps_order)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n = tbq_scaled (3000, 300);
   Split *s;
 
   cfg[0].queue_inside = cfg[1].queue_inside = TRUE;
   cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  /* Branch 2 takes the first input before the others take any (the
+   * branches behind a queue would take everything as fast as it comes):
+   * its finding is made at least once. */
+  cfg[2].stall_at = 0;
   s = split_new (3, 6, cfg, FALSE, NULL);
-  split_stream (s, n, 1);
+  s->branches[0].after = s->branches[1].after = s->branches[2].w;
+  split_play (s);
+  split_run (s, 0, n);
+  tbq_worker_wait_stalled (s->branches[2].w);
+  tbq_worker_unstall (s->branches[2].w);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
   fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 0));
   fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 1));
   fail_unless (gst_tbq_pair_branch_is_sync (s->pair, 2));
@@ -1249,34 +638,12 @@ GST_END_TEST;
 
 /* ---- events ---- */
 
-/* Each event of `name` once, with as many buffers before it as `at`. */
-static void
-check_event_once_at (Split * s, GstEventType type, const gchar * name,
-    guint at)
-{
-  guint i, seen = 0;
-
-  LOCK (s->sink);
-  for (i = 0; i < s->sink->events->len; i++) {
-    GstEvent *e = g_ptr_array_index (s->sink->events, i);
-    const GstStructure *st = gst_event_get_structure (e);
-
-    if (GST_EVENT_TYPE (e) != type || (name != NULL && (st == NULL
-                || !gst_structure_has_name (st, name))))
-      continue;
-    seen++;
-    fail_unless_equals_int (g_array_index (s->sink->event_at, guint, i), at);
-  }
-  UNLOCK (s->sink);
-  fail_unless_equals_int (seen, 1);
-}
-
 /* A serialized event the split hands to every branch takes a number: the
  * split's copy comes out once at its place, the branches' copies
  * (through synchronous workers and workers with a queue) never. */
 GST_START_TEST (test_custom_event_at_its_place)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n = tbq_scaled (1000, 200), at = n / 2;
   Split *s;
 
@@ -1286,7 +653,7 @@ GST_START_TEST (test_custom_event_at_its_place)
   split_schedule (s, at, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
           gst_structure_new_empty ("tj-custom")));
   split_stream (s, n, 1);
-  check_event_once_at (s, GST_EVENT_CUSTOM_DOWNSTREAM, "tj-custom", at);
+  tbq_test_sink_check_event_once_at (s->sink, GST_EVENT_CUSTOM_DOWNSTREAM, "tj-custom", at);
   fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
   split_free (s);
 }
@@ -1297,7 +664,7 @@ GST_END_TEST;
  * at its place, with the caps the workers made. */
 GST_START_TEST (test_caps_and_segment_change)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n = tbq_scaled (1000, 200), caps_at = n / 3, seg_at = 2 * n / 3;
   GstSegment segment;
   guint i, caps_seen = 0;
@@ -1309,13 +676,13 @@ GST_START_TEST (test_caps_and_segment_change)
   }
   cfg[2].queue_inside = TRUE;
   s = split_new (3, 6, cfg, FALSE, NULL);
-  split_schedule (s, caps_at, caps_event (gst_caps_new_simple ("test/x-input",
+  split_schedule (s, caps_at, tbq_caps_event (gst_caps_new_simple ("test/x-input",
           "changed", G_TYPE_BOOLEAN, TRUE, NULL)));
   gst_segment_init (&segment, GST_FORMAT_TIME);
   segment.base = 5 * GST_SECOND;
   split_schedule (s, seg_at, gst_event_new_segment (&segment));
   split_stream (s, n, 1);
-  LOCK (s->sink);
+  TBQ_LOCK (s->sink);
   for (i = 0; i < s->sink->events->len; i++) {
     GstEvent *e = g_ptr_array_index (s->sink->events, i);
     guint at = g_array_index (s->sink->event_at, guint, i);
@@ -1333,7 +700,7 @@ GST_START_TEST (test_caps_and_segment_change)
     caps_seen++;
   }
   fail_unless_equals_int (caps_seen, 2);
-  fail_unless_equals_int (sink_locked_count (s->sink, GST_EVENT_SEGMENT), 2);
+  fail_unless_equals_int (tbq_test_sink_locked_count (s->sink, GST_EVENT_SEGMENT), 2);
   for (i = 0; i < s->sink->events->len; i++) {
     GstEvent *e = g_ptr_array_index (s->sink->events, i);
     const GstSegment *seg;
@@ -1344,8 +711,8 @@ GST_START_TEST (test_caps_and_segment_change)
     fail_unless_equals_int (g_array_index (s->sink->event_at, guint, i),
         seg->base == 5 * GST_SECOND ? seg_at : 0);
   }
-  UNLOCK (s->sink);
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_STREAM_START), 1);
+  TBQ_UNLOCK (s->sink);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_STREAM_START), 1);
   split_free (s);
 }
 
@@ -1359,7 +726,7 @@ GST_END_TEST;
  * the new epoch. */
 GST_START_TEST (test_flush_then_more_data)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n1 = tbq_scaled (2000, 200), n2 = tbq_scaled (1000, 100);
   guint64 base2 = 1000000;
   guint i, stop_at = 0, pos;
@@ -1371,7 +738,7 @@ GST_START_TEST (test_flush_then_more_data)
   s = split_new (3, 6, cfg, FALSE, NULL);
   split_play (s);
   split_run (s, 0, n1);
-  sink_wait_buffers (s->sink, (guint) n1 / 4);
+  tbq_test_sink_wait_buffers (s->sink, (guint) n1 / 4);
   /* As tbqsplit flushes: the pair first, then every branch. */
   gst_tbq_pair_flush_start (s->pair);
   for (i = 0; i < s->n; i++)
@@ -1383,22 +750,22 @@ GST_START_TEST (test_flush_then_more_data)
     GArray *due = s->branches[i].due;
     guint j;
 
-    LOCK (s);
+    TBQ_LOCK (s);
     for (j = 0; j < due->len; j++)
       gst_event_unref (g_array_index (due, Due, j).event);
     g_array_set_size (due, 0);
-    UNLOCK (s);
+    TBQ_UNLOCK (s);
     gst_pad_push_event (s->branches[i].pad, gst_event_new_flush_stop (TRUE));
     fail_unless (gst_pad_push_event (s->branches[i].pad,
             gst_event_new_segment (&segment)));
   }
   split_run (s, base2, n2);
   split_finish (s);
-  sink_wait_eos (s->sink);
+  tbq_test_sink_wait_eos (s->sink);
 
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_FLUSH_START), 1);
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_FLUSH_STOP), 1);
-  LOCK (s->sink);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_FLUSH_STOP), 1);
+  TBQ_LOCK (s->sink);
   for (i = 0; i < s->sink->events->len; i++)
     if (GST_EVENT_TYPE (g_ptr_array_index (s->sink->events, i))
         == GST_EVENT_FLUSH_STOP)
@@ -1411,8 +778,8 @@ GST_START_TEST (test_flush_then_more_data)
   for (pos = stop_at; pos < s->sink->indices->len; pos++)
     fail_unless (g_array_index (s->sink->indices, guint64, pos)
         == base2 + pos - stop_at, "after the flush, position %u", pos);
-  UNLOCK (s->sink);
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
+  TBQ_UNLOCK (s->sink);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_EOS), 1);
   split_free (s);
 }
 
@@ -1422,7 +789,7 @@ GST_END_TEST;
  * taking work first): the order does not wait for it. */
 GST_START_TEST (test_release_pad_while_playing)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
   guint64 n = tbq_scaled (3000, 300);
   Branch *b;
   Split *s;
@@ -1440,10 +807,10 @@ GST_START_TEST (test_release_pad_while_playing)
   gst_object_unref (b->joinpad);
   b->joinpad = NULL;
   split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
   fail_unless_equals_int (join_stat (s, "branches"), 2);
-  fail_unless_equals_int (sink_count (s->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_EOS), 1);
   split_free (s);
 }
 
@@ -1453,7 +820,7 @@ GST_END_TEST;
  * queue inside, stalled): its numbers are gaps, nothing hangs. */
 GST_START_TEST (test_release_pad_with_numbers_in_flight)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n = tbq_scaled (1000, 200);
   guint64 prev = 0;
   Branch *b;
@@ -1470,14 +837,14 @@ GST_START_TEST (test_release_pad_with_numbers_in_flight)
   split_play (s);
   split_run (s, 0, n);
   /* The window fills behind the stalled worker's numbers. */
-  worker_wait_stalled (b->w);
+  tbq_worker_wait_stalled (b->w);
   gst_element_release_request_pad (s->join, b->joinpad);
   gst_object_unref (b->joinpad);
   b->joinpad = NULL;
   split_finish (s);
-  sink_wait_eos (s->sink);
-  worker_unstall (b->w);
-  LOCK (s->sink);
+  tbq_test_sink_wait_eos (s->sink);
+  tbq_worker_unstall (b->w);
+  TBQ_LOCK (s->sink);
   fail_unless_equals_int (s->sink->bad, 0);
   for (i = 0; i < s->sink->indices->len; i++) {
     guint64 v = g_array_index (s->sink->indices, guint64, i);
@@ -1486,7 +853,7 @@ GST_START_TEST (test_release_pad_with_numbers_in_flight)
     prev = v;
   }
   fail_unless_equals_int (s->sink->indices->len, n - 1);
-  UNLOCK (s->sink);
+  TBQ_UNLOCK (s->sink);
   /* Only the stalled input's number: the two before it came out. */
   fail_unless_equals_int (join_stat (s, "gaps"), 1);
   split_free (s);
@@ -1511,22 +878,22 @@ wait_window_full (Split * s, guint window)
  * branch waits for room in a full window (downstream held). */
 GST_START_TEST (test_downstream_error_reaches_branches)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
   guint64 n = tbq_scaled (5000, 500);
   guint i, errors = 0, window = 6;
   Split *s;
 
   s = split_new (3, window, &cfg, TRUE, NULL);
-  LOCK (s->sink);
+  TBQ_LOCK (s->sink);
   s->sink->hold = TRUE;
   s->sink->error_at = 1;
-  UNLOCK (s->sink);
+  TBQ_UNLOCK (s->sink);
   split_play (s);
   split_run (s, 0, n);
-  sink_wait_holding (s->sink);
+  tbq_test_sink_wait_holding (s->sink);
   wait_window_full (s, window);
   /* Downstream takes the held buffer and says ERROR. */
-  sink_release (s->sink);
+  tbq_test_sink_release (s->sink);
   split_join_threads (s);
   for (i = 0; i < s->n; i++) {
     Branch *b = &s->branches[i];
@@ -1534,7 +901,7 @@ GST_START_TEST (test_downstream_error_reaches_branches)
 
     errors += b->flow == GST_FLOW_ERROR;
     /* Whatever it pushes now gets the error back. */
-    ret = gst_pad_push (b->pad, input_new (0));
+    ret = gst_pad_push (b->pad, tbq_input_new (0));
     fail_unless_equals_int (ret, GST_FLOW_ERROR);
   }
   fail_unless (errors > 0);
@@ -1547,7 +914,7 @@ GST_END_TEST;
  * for room), and everything goes on in order once it gets on. */
 GST_START_TEST (test_window_bounds_a_stalled_branch)
 {
-  WorkerConfig cfg[3] = { WORKER_DEFAULT, WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint64 n = tbq_scaled (1000, 200);
   guint window = 5;
   Split *s;
@@ -1558,17 +925,17 @@ GST_START_TEST (test_window_bounds_a_stalled_branch)
   s->branches[0].after = s->branches[2].after = s->branches[1].w;
   split_play (s);
   split_run (s, 0, n);
-  worker_wait_stalled (s->branches[1].w);
+  tbq_worker_wait_stalled (s->branches[1].w);
   /* The others fill the window and wait for room. */
   wait_window_full (s, window);
-  LOCK (s);
+  TBQ_LOCK (s);
   fail_unless (s->max_in_flight <= window);
-  UNLOCK (s);
+  TBQ_UNLOCK (s);
   fail_unless (s->branches[1].w->stalled);
-  worker_unstall (s->branches[1].w);
+  tbq_worker_unstall (s->branches[1].w);
   split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, n, 1);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
   fail_unless (s->max_in_flight <= window);
   fail_unless_equals_int (s->max_in_flight, window);
   split_free (s);
@@ -1581,7 +948,7 @@ GST_END_TEST;
  * outer pair's branch event on, once. */
 GST_START_TEST (test_nested_pair_binds_the_deepest)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
   guint64 n = tbq_scaled (1000, 200);
   guint i, outer = 0, inner = 0;
   Split *s;
@@ -1592,7 +959,7 @@ GST_START_TEST (test_nested_pair_binds_the_deepest)
   s->pair = gst_tbq_pair_new (6, 2);
   s->outer = gst_tbq_pair_new (4, 1);
   split_stream (s, n, 1);
-  LOCK (s->sink);
+  TBQ_LOCK (s->sink);
   for (i = 0; i < s->sink->events->len; i++) {
     GstTbqPair *pair = NULL;
 
@@ -1603,7 +970,7 @@ GST_START_TEST (test_nested_pair_binds_the_deepest)
     inner += pair == s->pair;
     gst_tbq_pair_unref (pair);
   }
-  UNLOCK (s->sink);
+  TBQ_UNLOCK (s->sink);
   fail_unless_equals_int (outer, 1);
   fail_unless_equals_int (inner, 0);
   split_free (s);
@@ -1615,18 +982,18 @@ GST_END_TEST;
  * its branches, downstream stops first): nothing hangs, nothing leaks. */
 GST_START_TEST (test_stop_with_a_full_window)
 {
-  WorkerConfig cfg = WORKER_DEFAULT;
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
   guint window = 6;
   Split *s;
 
   cfg.queue_inside = TRUE;
   s = split_new (3, window, &cfg, TRUE, NULL);
-  LOCK (s->sink);
+  TBQ_LOCK (s->sink);
   s->sink->hold = TRUE;
-  UNLOCK (s->sink);
+  TBQ_UNLOCK (s->sink);
   split_play (s);
   split_run (s, 0, 1000);
-  sink_wait_holding (s->sink);
+  tbq_test_sink_wait_holding (s->sink);
   wait_window_full (s, window);
   gst_tbq_pair_flush_start (s->pair);
   split_join_threads (s);
@@ -1659,7 +1026,7 @@ producer_main (gpointer data)
   guint i;
 
   for (i = 0; i < p->n; i++) {
-    p->ret = gst_pad_push (p->pad, input_new (p->base + i));
+    p->ret = gst_pad_push (p->pad, tbq_input_new (p->base + i));
     if (p->ret != GST_FLOW_OK)
       break;
     p->ok++;
@@ -1673,7 +1040,7 @@ typedef struct
   GstPad *pads[MAX_BRANCHES];
   GstPad *joinpads[MAX_BRANCHES];
   guint n;
-  Sink *sink;
+  TbqTestSink *sink;
 } Funnel;
 
 static Funnel *
@@ -1695,7 +1062,7 @@ funnel_new (guint n, const gchar * first_property, ...)
     f->joinpads[i] = gst_element_request_pad_simple (f->join, "sink_%u");
     fail_unless (gst_pad_link (f->pads[i], f->joinpads[i]) == GST_PAD_LINK_OK);
   }
-  f->sink = sink_new (f->join);
+  f->sink = tbq_test_sink_new_linked (f->join);
   fail_unless (gst_element_set_state (f->pipeline, GST_STATE_PLAYING)
       != GST_STATE_CHANGE_FAILURE);
   for (i = 0; i < n; i++) {
@@ -1706,7 +1073,7 @@ funnel_new (guint n, const gchar * first_property, ...)
     fail_unless (gst_pad_push_event (f->pads[i],
             gst_event_new_stream_start ("tbqjoin-funnel")));
     fail_unless (gst_pad_push_event (f->pads[i],
-            caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+            tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
     fail_unless (gst_pad_push_event (f->pads[i],
             gst_event_new_segment (&segment)));
   }
@@ -1726,7 +1093,7 @@ funnel_free (Funnel * f)
     gst_element_release_request_pad (f->join, f->joinpads[i]);
     gst_object_unref (f->joinpads[i]);
   }
-  sink_free (f->sink);
+  tbq_test_sink_free (f->sink);
   gst_object_unref (f->pipeline);
   g_free (f);
 }
@@ -1753,8 +1120,8 @@ GST_START_TEST (test_arrival_every_buffer_in_branch_order)
     fail_unless_equals_int (p[i].ret, GST_FLOW_OK);
     gst_pad_push_event (p[i].pad, gst_event_new_eos ());
   }
-  sink_wait_eos (f->sink);
-  LOCK (f->sink);
+  tbq_test_sink_wait_eos (f->sink);
+  TBQ_LOCK (f->sink);
   fail_unless_equals_int (f->sink->bad, 0);
   fail_unless_equals_int (f->sink->indices->len, 3 * n);
   for (j = 0; j < f->sink->indices->len; j++) {
@@ -1765,12 +1132,12 @@ GST_START_TEST (test_arrival_every_buffer_in_branch_order)
     fail_unless (v == next[b], "producer %u out of its order", b);
     next[b]++;
   }
-  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
-  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_STREAM_START),
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_STREAM_START),
       1);
-  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_SEGMENT), 1);
-  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_EOS), 1);
-  UNLOCK (f->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_SEGMENT), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_EOS), 1);
+  TBQ_UNLOCK (f->sink);
   funnel_free (f);
 }
 
@@ -1784,28 +1151,55 @@ GST_START_TEST (test_arrival_sticky_sent_where_they_differ)
   guint i;
 
   fail_unless (gst_pad_push_event (f->pads[1],
-          caps_event (gst_caps_new_empty_simple ("test/x-other"))));
-  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (0)),
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-other"))));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 1);
-  fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (1)),
+  tbq_test_sink_wait_buffers (f->sink, 1);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 2);
-  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (2)),
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (2)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 3);
-  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (3)),
+  tbq_test_sink_wait_buffers (f->sink, 3);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (3)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 4);
-  LOCK (f->sink);
-  fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 3);
+  tbq_test_sink_wait_buffers (f->sink, 4);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_CAPS), 3);
   for (i = 0; i < f->sink->events->len; i++) {
     GstEvent *e = g_ptr_array_index (f->sink->events, i);
 
     if (GST_EVENT_TYPE (e) == GST_EVENT_CAPS)
       fail_unless (g_array_index (f->sink->event_at, guint, i) <= 2);
   }
-  UNLOCK (f->sink);
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* A sticky event after a producer's last buffer (tags found at the end)
+ * goes out once, before EOS. */
+GST_START_TEST (test_arrival_sticky_before_eos)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  GstTagList *tags;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
+  gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_tag (
+              gst_tag_list_copy (tags))));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_tag (tags)));
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_eos ()));
+  tbq_test_sink_wait_eos (f->sink);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_TAG, NULL, 2);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_EOS, NULL, 2);
   funnel_free (f);
 }
 
@@ -1821,11 +1215,11 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
   guint level = 0;
   gint64 end;
 
-  LOCK (f->sink);
+  TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
-  UNLOCK (f->sink);
+  TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
-  sink_wait_holding (f->sink);
+  tbq_test_sink_wait_holding (f->sink);
   end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
   while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
           level) < 5) {
@@ -1839,7 +1233,7 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
   g_thread_join (p.thread);
   fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
   fail_unless (p.ok <= 7);
-  sink_release (f->sink);
+  tbq_test_sink_release (f->sink);
   fail_unless (gst_pad_push_event (f->pads[0],
           gst_event_new_flush_stop (TRUE)));
   funnel_free (f);
@@ -1855,9 +1249,9 @@ GST_START_TEST (test_arrival_pad_requested_while_playing)
   GstPad *pad, *joinpad;
   GstSegment segment;
 
-  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (0)),
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 1);
+  tbq_test_sink_wait_buffers (f->sink, 1);
   joinpad = gst_element_request_pad_simple (f->join, "sink_%u");
   pad = gst_pad_new_from_static_template (&src_template, NULL);
   fail_unless (gst_pad_link (pad, joinpad) == GST_PAD_LINK_OK);
@@ -1866,15 +1260,15 @@ GST_START_TEST (test_arrival_pad_requested_while_playing)
   fail_unless (gst_pad_push_event (pad,
           gst_event_new_stream_start ("tbqjoin-funnel")));
   fail_unless (gst_pad_push_event (pad,
-          caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
   fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&segment)));
-  fail_unless_equals_int (gst_pad_push (pad, input_new (1)), GST_FLOW_OK);
-  sink_wait_buffers (f->sink, 2);
+  fail_unless_equals_int (gst_pad_push (pad, tbq_input_new (1)), GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
   fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
   fail_unless (gst_pad_push_event (pad, gst_event_new_eos ()));
-  sink_wait_eos (f->sink);
-  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_EOS), 1);
-  fail_unless_equals_int (sink_count (f->sink, GST_EVENT_CAPS), 1);
+  tbq_test_sink_wait_eos (f->sink);
+  fail_unless_equals_int (tbq_test_sink_count (f->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (tbq_test_sink_count (f->sink, GST_EVENT_CAPS), 1);
   gst_pad_set_active (pad, FALSE);
   gst_object_unref (pad);
   gst_element_release_request_pad (f->join, joinpad);
@@ -1910,23 +1304,23 @@ GST_START_TEST (test_serialized_query_waits_for_its_pad)
   GThread *thread;
   guint i;
 
-  LOCK (f->sink);
+  TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
-  UNLOCK (f->sink);
+  TBQ_UNLOCK (f->sink);
   for (i = 0; i < 3; i++)
-    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (i)),
+    fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (i)),
         GST_FLOW_OK);
-  sink_wait_holding (f->sink);
+  tbq_test_sink_wait_holding (f->sink);
   q.pad = f->pads[0];
   q.query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
       gst_structure_new_empty ("tj-query"));
   thread = g_thread_new ("query", query_main, &q);
-  sink_release (f->sink);
+  tbq_test_sink_release (f->sink);
   g_thread_join (thread);
   fail_unless (q.res);
-  LOCK (f->sink);
+  TBQ_LOCK (f->sink);
   fail_unless_equals_int (f->sink->query_at, 3);
-  UNLOCK (f->sink);
+  TBQ_UNLOCK (f->sink);
   gst_query_unref (q.query);
   funnel_free (f);
 }
@@ -1938,7 +1332,7 @@ GST_END_TEST;
  * the order. */
 GST_START_TEST (test_allocation_query_at_once)
 {
-  WorkerConfig cfg[2] = { WORKER_DEFAULT, WORKER_DEFAULT };
+  TbqWorkerConfig cfg[2] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
   guint window = 6;
   GstQuery *allocation;
   GstCaps *caps;
@@ -1950,21 +1344,21 @@ GST_START_TEST (test_allocation_query_at_once)
   s->branches[0].after = s->branches[1].w;
   split_play (s);
   split_run (s, 0, 100);
-  worker_wait_stalled (s->branches[1].w);
+  tbq_worker_wait_stalled (s->branches[1].w);
   wait_window_full (s, window);
   caps = gst_caps_new_empty_simple ("test/x-input");
   allocation = gst_query_new_allocation (caps, TRUE);
   gst_caps_unref (caps);
   fail_unless (gst_pad_peer_query (s->branches[0].pad, allocation));
   gst_query_unref (allocation);
-  LOCK (s->sink);
+  TBQ_LOCK (s->sink);
   fail_unless_equals_int (s->sink->allocation_queries, 1);
-  UNLOCK (s->sink);
+  TBQ_UNLOCK (s->sink);
   fail_unless (s->branches[1].w->stalled);
-  worker_unstall (s->branches[1].w);
+  tbq_worker_unstall (s->branches[1].w);
   split_finish (s);
-  sink_wait_eos (s->sink);
-  check_in_order (s, 0, 100, 1);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, 100, 1);
   split_free (s);
 }
 
@@ -1978,11 +1372,11 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
   guint level = 0;
   gint64 end;
 
-  LOCK (f->sink);
+  TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
-  UNLOCK (f->sink);
+  TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
-  sink_wait_holding (f->sink);
+  tbq_test_sink_wait_holding (f->sink);
   end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
   while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
           level) < 3) {
@@ -2009,6 +1403,7 @@ tbqjoin_suite (void)
   TCase *arrival = tbq_tcase (s, "arrival");
 
   GST_PLUGIN_STATIC_REGISTER (tbqueue);
+  tbq_workers_register ();
   tcase_add_test (order, test_order_one_branch);
   tcase_add_test (order, test_order_two_branches);
   tcase_add_test (order, test_order_three_branches);
@@ -2030,6 +1425,7 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
   tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
+  tcase_add_test (arrival, test_arrival_sticky_before_eos);
   tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
   tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
