@@ -609,6 +609,8 @@ locked_find_join (GstTbqSplit * split, Branch * b)
   gst_query_unref (query);
   gst_object_unref (pad);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
+  /* The others may wait for every branch to know (branch_step). */
+  pthread_cond_broadcast (&split->branch_idle);
   if (b->join != JOIN_UNKNOWN)
     return;
   b->join = found ? JOIN_FOUND : JOIN_NONE;
@@ -618,6 +620,23 @@ locked_find_join (GstTbqSplit * split, Branch * b)
     split->joined = TRUE;
     locked_update_window (split);
   }
+}
+
+/* qlock: whether a branch that may take work has not asked for its join
+ * yet. */
+static gboolean
+locked_discovery_pending (GstTbqSplit * split)
+{
+  guint i;
+
+  for (i = 0; i < split->branches->len; i++) {
+    Branch *o = g_ptr_array_index (split->branches, i);
+
+    if (!o->released && o->flow == GST_FLOW_OK && o->join == JOIN_UNKNOWN
+        && gst_pad_is_linked (o->pad))
+      return TRUE;
+  }
+  return FALSE;
 }
 
 /* qlock: wait until there is something to take, as tbqueue's src task
@@ -732,6 +751,13 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
   if (!g_queue_is_empty (&b->pending) || split->barrier != NULL
       || b->flow != GST_FLOW_OK || b->join == JOIN_UNKNOWN)
     return GST_FLOW_OK;
+  if (locked_discovery_pending (split)) {
+    /* Whether a branch may take work depends on whether any branch leads
+     * to a join: a branch that found none must not take an item the
+     * others' join would wait for, nor lose it down a dead end. */
+    pthread_cond_wait (&split->branch_idle, &tbq->qlock);
+    return GST_TBQUEUE_FLOW (tbq);
+  }
   if (split->joined && b->join != JOIN_FOUND) {
     if (!b->warned_no_join) {
       b->warned_no_join = TRUE;
