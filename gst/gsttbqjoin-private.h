@@ -45,8 +45,10 @@
  *  - item_del: the level dropped, or a wait must end (flush, stop, a
  *    limit raised, the queue resumed): branch threads in arrival order
  *    wait on it at the limits.
- *  - retired: records of a pad went out or were dropped; a serialized
- *    query waits on it until everything its pad queued before it has.
+ *  - retired: records of a pad went out or were dropped, or the order
+ *    moved on; a serialized query waits on it until everything its pad
+ *    queued before it has, and, with a split's place, until the order
+ *    has passed the place.
  *  - copier_cond: the copy task waits on it while the queue is
  *    interrupted (a state change on its way).
  *  The src task sleeps on the reader (tbq_reader_sleep, qlock released):
@@ -288,6 +290,10 @@ struct _GstTbqJoin
   gboolean eos_sent;
   GQueue arrival;               /* JoinItem *: records of arrival pads */
   guint held;                   /* items in the FIFOs */
+  guint queries_held;           /* serialized queries waiting in the sink
+                                 * pads' threads (the stats) */
+  guint place_waits;            /* of those, waiting for the order to pass
+                                 * their place (gsttbqpair.h) */
   JoinSlot slots[JOIN_SLOT_RING];
   guint n_slots;                /* slot events pushed (ring index) */
 

@@ -655,6 +655,9 @@ locked_resolve (GstTbqJoin * join, gboolean branch_owned)
   gst_tbq_pair_resolve_in (join->pair, join->epoch, join->next + 1);
   join->next++;
   join->next_had_output = FALSE;
+  /* A split's query may wait for the order to pass its place. */
+  if (join->place_waits > 0)
+    JOIN_BROADCAST (join, retired);
 }
 
 /* The pad has nothing more to give, ever (until a new stream). */
@@ -718,6 +721,8 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
       join->epoch = gst_tbq_pair_epoch (join->pair);
       join->next = 0;
       join->next_had_output = FALSE;
+      if (join->place_waits > 0)
+        JOIN_BROADCAST (join, retired);
       GST_DEBUG_OBJECT (join, "the order starts at 0 of epoch %"
           G_GUINT64_FORMAT, join->epoch);
       return STEP_PROGRESS;
@@ -726,6 +731,8 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
        * at 0 of an epoch that went on): on to its first unresolved. */
       join->next = MAX (join->next + 1, gst_tbq_pair_resolved (join->pair));
       join->next_had_output = FALSE;
+      if (join->place_waits > 0)
+        JOIN_BROADCAST (join, retired);
       return STEP_PROGRESS;
     case GST_TBQ_PAIR_NOT_ASSIGNED:
       return STEP_BLOCKED;

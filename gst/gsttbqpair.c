@@ -12,6 +12,15 @@
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
 #define BIND_QUERY_NAME "tbqsplit-bind"
+/* The qdata of a query's place (a QueryPlace). */
+#define QUERY_PLACE_QDATA "tbqsplit-query-place"
+
+typedef struct
+{
+  guint64 pair_id;
+  guint64 epoch;
+  guint64 seq;
+} QueryPlace;
 
 /* One number in the window. */
 typedef struct
@@ -369,6 +378,30 @@ gst_tbq_pair_bind_query_bound (GstQuery * query)
   return s != NULL && gst_structure_get_boolean (s, "bound", &bound) && bound;
 }
 
+/* Qdata, not a field of the query's structure: any serialized query
+ * (DRAIN has a structure of GStreamer's) carries it, through queues and
+ * workers unseen, as the same object. */
+void
+gst_tbq_pair_query_set_place (GstTbqPair * pair, GstQuery * query)
+{
+  QueryPlace *place = g_new (QueryPlace, 1);
+
+  place->pair_id = pair->id;
+  g_mutex_lock (&pair->lock);
+  place->epoch = pair->epoch;
+  place->seq = pair->next_seq;
+  g_mutex_unlock (&pair->lock);
+  gst_mini_object_set_qdata (GST_MINI_OBJECT_CAST (query),
+      g_quark_from_static_string (QUERY_PLACE_QDATA), place, g_free);
+}
+
+void
+gst_tbq_pair_query_clear_place (GstQuery * query)
+{
+  gst_mini_object_set_qdata (GST_MINI_OBJECT_CAST (query),
+      g_quark_from_static_string (QUERY_PLACE_QDATA), NULL, NULL);
+}
+
 GstEvent *
 gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
 {
@@ -542,6 +575,22 @@ gst_tbq_pair_bind_query_set_bound (GstQuery * query)
 {
   gst_structure_set (gst_query_writable_structure (query), "bound",
       G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_tbq_pair_query_get_place (GstQuery * query, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  const QueryPlace *place =
+      gst_mini_object_get_qdata (GST_MINI_OBJECT_CAST (query),
+      g_quark_from_static_string (QUERY_PLACE_QDATA));
+
+  if (place == NULL)
+    return FALSE;
+  *pair_id = place->pair_id;
+  *epoch = place->epoch;
+  *seq = place->seq;
+  return TRUE;
 }
 
 gboolean

@@ -530,15 +530,16 @@ ask_branches (GPtrArray * pads, GstQuery * query)
 
 /* qlock: a serialized query, taken out by branch `b`: it waits until
  * every other branch has pushed what it took and owed (the barrier keeps
- * them from taking more), then asks every branch that may take work;
- * its sender gets the answer as from tbqueue's src task. */
+ * them from taking more), then asks every branch that may take work,
+ * marked with its place in the order for a join (gsttbqpair.h); its
+ * sender gets the answer as from tbqueue's src task. */
 static GstFlowReturn
 locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
 {
   GstTbQueue *tbq = &split->queue;
   GPtrArray *pads;
   GstFlowReturn ret;
-  gboolean res;
+  gboolean res, placed;
   guint i;
 
   split->barrier = b;
@@ -560,9 +561,17 @@ locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
       g_ptr_array_add (pads, gst_object_ref (o->pad));
   }
   tbq->query_in_use = query;
+  /* With a join: where the query belongs in the order, for the join to
+   * hold each branch's copy until everything before it is out (an input
+   * before it may still be inside another branch's worker). */
+  placed = split->joined;
+  if (placed)
+    gst_tbq_pair_query_set_place (split->pair, query);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   res = ask_branches (pads, query);
   g_ptr_array_unref (pads);
+  if (placed)
+    gst_tbq_pair_query_clear_place (query);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->query_in_use = NULL;
   split->barrier = NULL;

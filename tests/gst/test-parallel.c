@@ -1,0 +1,342 @@
+/* tbqsplit and tbqjoin together (the plugin's elements): what comes out
+ * of the pair is the stream that went in, whatever the branches do.
+ * (The split alone: test-split.c; the join driven by the test's own
+ * split: test-join.c.)
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The rig: a pad of ours into a tbqsplit; each branch a gate (a test
+ * element whose chain waits while it is closed), behind a queue on the
+ * branches that must not be synchronous; a tbqjoin; its src pad into a
+ * pad of ours that records the offsets of the buffers and where each
+ * serialized query came among them.
+ *
+ * Every wait has a deadline (a hang fails the test, never passes it); no
+ * test waits for a time to let something happen.
+ */
+#include "tbq-check.h"
+
+#define MAX_BRANCHES 4
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+/* Everything the rig's threads share: one lock, one condition. */
+static pthread_mutex_t lock;
+static pthread_cond_t cond;
+
+/* ---- the gate ---- */
+
+typedef struct
+{
+  GstElement parent;
+  GstPad *sinkpad, *srcpad;
+  gboolean closed;              /* lock: the chain waits */
+  gint64 holding;               /* lock: the offset it holds, or -1 */
+} TestGate;
+
+typedef struct
+{
+  GstElementClass parent_class;
+} TestGateClass;
+
+static GType test_gate_get_type (void);
+G_DEFINE_TYPE (TestGate, test_gate, GST_TYPE_ELEMENT);
+#define TEST_GATE(o) ((TestGate *) (o))
+
+static GstFlowReturn
+gate_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  TestGate *g = TEST_GATE (parent);
+
+  pthread_mutex_lock (&lock);
+  g->holding = (gint64) GST_BUFFER_OFFSET (buffer);
+  pthread_cond_broadcast (&cond);
+  while (g->closed)
+    pthread_cond_wait (&cond, &lock);
+  g->holding = -1;
+  pthread_mutex_unlock (&lock);
+  return gst_pad_push (g->srcpad, buffer);
+}
+
+static void
+gate_set (TestGate * g, gboolean closed)
+{
+  pthread_mutex_lock (&lock);
+  g->closed = closed;
+  pthread_cond_broadcast (&cond);
+  pthread_mutex_unlock (&lock);
+}
+
+static void
+test_gate_class_init (TestGateClass * klass)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class, "Test gate",
+      "Filter", "Holds buffers while closed", "The tbqueue authors");
+}
+
+static void
+test_gate_init (TestGate * g)
+{
+  g->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (g->sinkpad, gate_chain);
+  GST_PAD_SET_PROXY_CAPS (g->sinkpad);
+  gst_element_add_pad (GST_ELEMENT (g), g->sinkpad);
+  g->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  GST_PAD_SET_PROXY_CAPS (g->srcpad);
+  gst_element_add_pad (GST_ELEMENT (g), g->srcpad);
+  g->holding = -1;
+}
+
+/* ---- the rig ---- */
+
+typedef struct
+{
+  GstElement *pipeline, *split, *join;
+  TestGate *gates[MAX_BRANCHES];
+  guint n;
+  GstPad *src, *sink;           /* ours */
+  /* lock: what came out of the join. */
+  GArray *offsets;              /* guint64 */
+  GArray *query_at;             /* guint: buffers before each query */
+} Rig;
+
+static Rig rig;
+
+static GstFlowReturn
+rig_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  guint64 off = GST_BUFFER_OFFSET (buffer);
+
+  pthread_mutex_lock (&lock);
+  g_array_append_val (rig.offsets, off);
+  pthread_cond_broadcast (&cond);
+  pthread_mutex_unlock (&lock);
+  gst_buffer_unref (buffer);
+  return GST_FLOW_OK;
+}
+
+static gboolean
+rig_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) == GST_QUERY_DRAIN) {
+    pthread_mutex_lock (&lock);
+    g_array_append_val (rig.query_at, rig.offsets->len);
+    pthread_cond_broadcast (&cond);
+    pthread_mutex_unlock (&lock);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* Link a new branch of the split through `element` (its sink and src
+ * pads) to a new sink pad of the join. */
+static void
+rig_link_branch (GstElement * first, GstElement * last)
+{
+  GstPad *split_pad = gst_element_request_pad_simple (rig.split, "src_%u");
+  GstPad *join_pad = gst_element_request_pad_simple (rig.join, "sink_%u");
+  GstPad *in = gst_element_get_static_pad (first, "sink");
+  GstPad *out = gst_element_get_static_pad (last, "src");
+
+  fail_unless_equals_int (gst_pad_link (split_pad, in), GST_PAD_LINK_OK);
+  fail_unless_equals_int (gst_pad_link (out, join_pad), GST_PAD_LINK_OK);
+  gst_object_unref (split_pad);
+  gst_object_unref (join_pad);
+  gst_object_unref (in);
+  gst_object_unref (out);
+}
+
+/* `n` branches, a gate on each; `queued` (a bit per branch): a queue
+ * before the gate.  PLAYING, the stream started. */
+static void
+rig_start (guint n, guint queued)
+{
+  GstSegment seg;
+  GstCaps *caps;
+  GstPad *pad;
+  guint i;
+
+  tbq_init_lock (&lock, &cond);
+  memset (&rig, 0, sizeof rig);
+  rig.offsets = g_array_new (FALSE, FALSE, sizeof (guint64));
+  rig.query_at = g_array_new (FALSE, FALSE, sizeof (guint));
+  rig.pipeline = gst_pipeline_new (NULL);
+  rig.split = gst_element_factory_make ("tbqsplit", NULL);
+  rig.join = gst_element_factory_make ("tbqjoin", NULL);
+  fail_unless (rig.split != NULL && rig.join != NULL);
+  gst_bin_add_many (GST_BIN (rig.pipeline), rig.split, rig.join, NULL);
+  rig.n = n;
+  for (i = 0; i < n; i++) {
+    GstElement *gate = g_object_new (test_gate_get_type (), NULL);
+    GstElement *first = gate;
+
+    rig.gates[i] = TEST_GATE (gate);
+    gst_bin_add (GST_BIN (rig.pipeline), gate);
+    if (queued & (1u << i)) {
+      first = gst_element_factory_make ("queue", NULL);
+      gst_bin_add (GST_BIN (rig.pipeline), first);
+      fail_unless (gst_element_link (first, gate));
+    }
+    rig_link_branch (first, gate);
+  }
+  rig.src = gst_pad_new ("src", GST_PAD_SRC);
+  rig.sink = gst_pad_new ("sink", GST_PAD_SINK);
+  gst_pad_set_chain_function (rig.sink, rig_chain);
+  gst_pad_set_query_function (rig.sink, rig_query);
+  pad = gst_element_get_static_pad (rig.split, "sink");
+  fail_unless_equals_int (gst_pad_link (rig.src, pad), GST_PAD_LINK_OK);
+  gst_object_unref (pad);
+  pad = gst_element_get_static_pad (rig.join, "src");
+  fail_unless_equals_int (gst_pad_link (pad, rig.sink), GST_PAD_LINK_OK);
+  gst_object_unref (pad);
+  gst_pad_set_active (rig.src, TRUE);
+  gst_pad_set_active (rig.sink, TRUE);
+  fail_if (gst_element_set_state (rig.pipeline, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_pad_push_event (rig.src,
+          gst_event_new_stream_start ("parallel")));
+  caps = gst_caps_new_empty_simple ("test/parallel");
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+}
+
+static void
+rig_stop (void)
+{
+  guint i;
+
+  for (i = 0; i < rig.n; i++)
+    gate_set (rig.gates[i], FALSE);
+  gst_element_set_state (rig.pipeline, GST_STATE_NULL);
+  gst_pad_set_active (rig.src, FALSE);
+  gst_pad_set_active (rig.sink, FALSE);
+  gst_object_unref (rig.src);
+  gst_object_unref (rig.sink);
+  gst_object_unref (rig.pipeline);
+  g_array_unref (rig.offsets);
+  g_array_unref (rig.query_at);
+  pthread_mutex_destroy (&lock);
+  pthread_cond_destroy (&cond);
+}
+
+static void
+rig_push (guint64 offset)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 16, NULL);
+
+  gst_buffer_memset (buf, 0, (guint8) offset, 16);
+  GST_BUFFER_OFFSET (buf) = offset;
+  GST_BUFFER_PTS (buf) = offset * GST_MSECOND;
+  fail_unless_equals_int (gst_pad_push (rig.src, buf), GST_FLOW_OK);
+}
+
+/* Wait (with a deadline) until `what_` holds, under the lock: woken by
+ * the rig's threads, and every 10 ms for what nothing signals (the
+ * join's stats). */
+#define RIG_WAIT(what_) G_STMT_START {                                  \
+  gint64 _end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_USEC_PER_SEC; \
+  pthread_mutex_lock (&lock);                                           \
+  while (!(what_)) {                                                    \
+    fail_if (g_get_monotonic_time () > _end, "timed out: %s", #what_);  \
+    tbq_timed_wait (&cond, &lock, g_get_monotonic_time () + 10000);     \
+  }                                                                     \
+  pthread_mutex_unlock (&lock);                                         \
+} G_STMT_END
+
+/* Whether the join holds a serialized query now (lock held; released
+ * for the read, which takes the join's lock). */
+static gboolean
+join_holds_a_query (void)
+{
+  GstStructure *s = NULL;
+  guint held = 0;
+
+  pthread_mutex_unlock (&lock);
+  g_object_get (rig.join, "stats", &s, NULL);
+  gst_structure_get_uint (s, "queries-held", &held);
+  gst_structure_free (s);
+  pthread_mutex_lock (&lock);
+  return held > 0;
+}
+
+static gpointer
+drain_thread (gpointer data)
+{
+  GstQuery *query = gst_query_new_drain ();
+  gboolean res = gst_pad_peer_query (rig.src, query);
+
+  gst_query_unref (query);
+  return GINT_TO_POINTER (res);
+}
+
+/* ---- tests ---- */
+
+/* The split asks a serialized query of every branch once each has pushed
+ * what it took: an earlier input may still be inside a worker with a
+ * thread of its own.  Here branch 1 (a queue, then a closed gate) holds
+ * input A, every input before A is out, branch 0 has nothing: the copy
+ * the split asks of branch 0 reaches the join first, and must wait there
+ * for A. */
+GST_START_TEST (test_a_serialized_query_comes_out_after_every_earlier_output)
+{
+  GThread *thread;
+  guint64 a, i;
+
+  rig_start (2, 1u << 1);
+  gate_set (rig.gates[0], TRUE);
+  gate_set (rig.gates[1], TRUE);
+  /* One input at a time, until one is held behind branch 1's queue (a
+   * branch held at its gate takes no more: the next goes to the other). */
+  for (i = 0;; i++) {
+    rig_push (i);
+    RIG_WAIT (rig.gates[0]->holding == (gint64) i
+        || rig.gates[1]->holding == (gint64) i);
+    if (rig.gates[1]->holding == (gint64) i)
+      break;
+    fail_unless (i == 0, "branch 0 was held and took another input");
+  }
+  a = i;
+  /* What branch 0 holds (an input before A) goes out. */
+  gate_set (rig.gates[0], FALSE);
+  RIG_WAIT (rig.offsets->len == a);
+  thread = g_thread_new ("drain", drain_thread, NULL);
+  /* The query came out (too early), or the join holds it. */
+  RIG_WAIT (rig.query_at->len > 0 || join_holds_a_query ());
+  gate_set (rig.gates[1], FALSE);
+  fail_unless (g_thread_join (thread) != NULL, "the drain query failed");
+  pthread_mutex_lock (&lock);
+  fail_unless_equals_int (rig.offsets->len, a + 1);
+  for (i = 0; i < rig.query_at->len; i++)
+    fail_unless (g_array_index (rig.query_at, guint, i) == a + 1,
+        "copy %u of the query came out after %u buffers, before input %"
+        G_GUINT64_FORMAT, (guint) i, g_array_index (rig.query_at, guint, i),
+        a);
+  fail_unless_equals_int (rig.query_at->len, 2);
+  pthread_mutex_unlock (&lock);
+  rig_stop ();
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqparallel_suite (void)
+{
+  Suite *s = suite_create ("tbqsplit-tbqjoin");
+  TCase *tc = tbq_tcase (s, "pair");
+
+  tcase_add_test (tc,
+      test_a_serialized_query_comes_out_after_every_earlier_output);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqparallel);
