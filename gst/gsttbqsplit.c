@@ -732,8 +732,11 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
   }
   if (!locked_wait_for_data (split, b))
     return GST_TBQUEUE_FLOW (tbq);
+  /* The wait released qlock: another branch may have begun gathering a
+   * list meanwhile (the records that woke this one may be its rest). */
   if (!g_queue_is_empty (&b->pending) || split->barrier != NULL
-      || b->flow != GST_FLOW_OK || b->join == JOIN_UNKNOWN)
+      || tbq->partial != NULL || b->flow != GST_FLOW_OK
+      || b->join == JOIN_UNKNOWN)
     return GST_FLOW_OK;
   if (split->joined && b->join != JOIN_FOUND) {
     if (!b->warned_no_join) {

@@ -322,6 +322,54 @@ GST_START_TEST (test_every_buffer_goes_to_exactly_one_branch_in_order)
 
 GST_END_TEST;
 
+/* A list larger than a source block reaches the reader block by block:
+ * the branch that took its first record gathers the rest as it comes,
+ * and the others, woken by those records while they wait for data, must
+ * not take them (each would be the rest of a list whose beginning went:
+ * dropped, and the list pushed with a hole). */
+GST_START_TEST (test_a_buffer_list_goes_whole_to_one_branch)
+{
+  Rig *rig = rig_new (8, "transfer", 1, NULL);
+  guint lists = tbq_scaled (400, 80), len = 48, i, j;
+  GstStructure *stats = NULL;
+  guint64 dropped = 0;
+  GstQuery *q;
+
+  for (i = 0; i < lists; i++) {
+    GstBufferList *bl = gst_buffer_list_new_sized (len);
+
+    for (j = 0; j < len; j++) {
+      GstBuffer *buf = gst_buffer_new_allocate (NULL, 300, NULL);
+
+      gst_buffer_memset (buf, 0, (guint8) j, 300);
+      GST_BUFFER_OFFSET (buf) = (guint64) i * len + j;
+      gst_buffer_list_add (bl, buf);
+    }
+    fail_unless_equals_int (gst_pad_push_list (rig->src, bl), GST_FLOW_OK);
+  }
+  /* Answered once every branch pushed what it took. */
+  q = gst_query_new_drain ();
+  fail_unless (gst_pad_peer_query (rig->src, q));
+  gst_query_unref (q);
+  g_object_get (rig->split, "stats", &stats, NULL);
+  gst_structure_get_uint64 (stats, "dropped-downstream", &dropped);
+  gst_structure_free (stats);
+  fail_unless_equals_int (dropped, 0);
+  check_every_buffer_once (rig, lists * len);
+  /* Each list's members one after the other on one branch. */
+  for (i = 0; i < rig->n; i++) {
+    GArray *o = rig->branches[i].offsets;
+
+    for (j = 0; j < o->len; j++)
+      fail_unless_equals_int (g_array_index (o, guint64, j) % len,
+          (g_array_index (o, guint64, j - j % len) % len) + j % len);
+    fail_unless_equals_int (o->len % len, 0);
+  }
+  rig_free (rig);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_stalled_branch_does_not_stop_the_others)
 {
   Rig *rig = rig_new (3, NULL);
@@ -671,6 +719,7 @@ tbqsplit_suite (void)
   TCase *tc = tbq_tcase (s, "split");
 
   tcase_add_test (tc, test_every_buffer_goes_to_exactly_one_branch_in_order);
+  tcase_add_test (tc, test_a_buffer_list_goes_whole_to_one_branch);
   tcase_add_test (tc, test_a_stalled_branch_does_not_stop_the_others);
   tcase_add_test (tc,
       test_sticky_events_reach_every_branch_before_its_first_buffer);
