@@ -64,9 +64,10 @@
  *    when the src task takes it: read == written under qlock means the
  *    src side has every record of the pad that can still come (with eos
  *    or released set, which are set after the pad's last write).
- *  - Every record carries the generation of flushes (`gen`) it was
- *    written in: one written before a flush began is dropped when it is
- *    read; nothing of libtbq is discarded while producers may write.
+ *  - Every record carries its pad's generation of flushes (`gen`) it
+ *    was written in: one written before its pad's last FLUSH_START is
+ *    dropped when it is read; nothing of libtbq is discarded while
+ *    producers may write.
  *  - Only the src task pushes buffers and serialized events downstream,
  *    so the src pad's sticky events are what it pushed.
  */
@@ -124,7 +125,8 @@ typedef struct _GstTbqJoinPad GstTbqJoinPad;
 /* One record: a reference (the record owns it; NULL for a done mark),
  * the pad it came through, the number it belongs to and the pair's epoch
  * of that number, the running time its pad reached with it (a buffer's
- * end, -1: none), and the generation of flushes it was written in. */
+ * end, -1: none), and its pad's generation of flushes it was written
+ * in. */
 typedef struct
 {
   GstMiniObject *object;
@@ -192,6 +194,10 @@ struct _GstTbqJoinPad
   /* Set by the thread that deactivates the pad or gets FLUSH_START
    * (seq_cst: ordered against the generation, gsttbqjoin-sink.c). */
   _Atomic gboolean flushing;
+  /* The pad's generation of flushes: bumped at each FLUSH_START on it,
+   * under qlock (seq_cst: gsttbqjoin-sink.c, "FLUSHING AND THE
+   * GENERATION"). */
+  _Atomic guint gen;
 
   /* Both sides: qlock (mode, branch and pair also under the stream lock
    * for the sink side). */
@@ -255,9 +261,6 @@ struct _GstTbqJoin
    * reads it stale writes one more record, which the src side drops or
    * pushes as it would have a moment earlier). */
   _Atomic gint srcresult;
-  /* The generation of flushes: bumped under qlock when a flush begins
-   * (seq_cst: see gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
-  _Atomic guint gen;
 
   /* The two-layer queue, from open() to close() (qlock). */
   TbqQueue *q;

@@ -41,13 +41,17 @@
  *    input, said once in a warning.
  *  Events get the number of the push they arrive in, or none.
  *
- * FLUSHING AND THE GENERATION.  A flush drops what was written before it
- * began, without a discard (another branch may be writing): every record
- * carries the generation (`gen`) read before its pad's `flushing` was
- * checked, and FLUSH_START sets `flushing` before it bumps `gen`, both
- * seq_cst.  So a record written past the check either saw `flushing`
- * FALSE, and its generation was read before the bump (it is dropped when
- * read), or was written after the flush ended, with the new generation.
+ * FLUSHING AND THE GENERATION.  A flush drops what each pad took before
+ * its FLUSH_START, without a discard (another branch may be writing):
+ * every record carries its pad's generation (`gen`) read before the
+ * pad's `flushing` was checked, and FLUSH_START on a pad sets `flushing`
+ * before it bumps that pad's `gen`, both seq_cst.  So a record written
+ * past the check either saw `flushing` FALSE, and its generation was read
+ * before the bump (it is dropped when read), or was written after the
+ * pad's FLUSH_STOP, with the new generation.  Per pad: a flush reaches
+ * the pads one after the other (a split sends it down each branch in
+ * turn), and a pad still writes until its own FLUSH_START, after the one
+ * that began the flush.
  */
 #include "gsttbqjoin-private.h"
 
@@ -62,9 +66,9 @@ pad_flushing (GstTbqJoinPad * pad)
 /* The generation a record about to be written carries: read before the
  * pad's flushing is checked (see the top of the file). */
 static guint
-current_gen (GstTbqJoin * join)
+current_gen (GstTbqJoinPad * pad)
 {
-  return atomic_load_explicit (&join->gen, memory_order_seq_cst);
+  return atomic_load_explicit (&pad->gen, memory_order_seq_cst);
 }
 
 /* What the pad returns now besides what a write says. */
@@ -405,7 +409,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
 {
   GstTbqJoin *join = data;
   GstTbqJoinPad *pad = NULL;
-  guint gen = current_gen (join);
+  guint gen;
 
   JOIN_LOCK (join);
   if (join->pair != NULL && branch < join->by_branch->len)
@@ -415,6 +419,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
   JOIN_UNLOCK (join);
   if (pad == NULL)
     return;
+  gen = current_gen (pad);
   /* The writer is the pad's: as its streaming thread. */
   GST_PAD_STREAM_LOCK (pad);
   if (pad->mode == JOIN_PAD_SEQUENCE && sink_flow (join, pad) == GST_FLOW_OK)
@@ -505,7 +510,7 @@ static GstFlowReturn
 sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     GstMiniObject * object)
 {
-  guint gen = current_gen (join);
+  guint gen = current_gen (pad);
   guint64 seq = JOIN_NO_SEQ, epoch = 0;
   GstFlowReturn ret;
   guint buffers;
@@ -576,7 +581,7 @@ static GstFlowReturn
 sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     GstEvent * event)
 {
-  guint gen = current_gen (join);
+  guint gen = current_gen (pad);
   GstEventType type = GST_EVENT_TYPE (event);
   guint64 seq = JOIN_NO_SEQ, epoch = 0, pair_id, mseq, mepoch;
   const GstTbqPairPush *cur;
@@ -649,8 +654,8 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
             i))->flush_started;
   begins = flushing == 0;
   pad->flush_started = TRUE;
-  if (begins)
-    atomic_fetch_add_explicit (&join->gen, 1, memory_order_seq_cst);
+  /* What the pad took before now goes, whichever pad began the flush. */
+  atomic_fetch_add_explicit (&pad->gen, 1, memory_order_seq_cst);
   join->flushing = TRUE;
   forward = !join->have_flush_seqnum || join->flush_seqnum != seqnum;
   join->have_flush_seqnum = TRUE;

@@ -379,8 +379,8 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
   JoinItem *item;
 
   pad->read++;
-  if (rec->gen != atomic_load_explicit (&join->gen, memory_order_relaxed)) {
-    /* Written before a flush began. */
+  if (rec->gen != atomic_load_explicit (&pad->gen, memory_order_relaxed)) {
+    /* Written before its pad's FLUSH_START. */
     if (rec->object != NULL && !GST_IS_EVENT (rec->object)) {
       guint buffers;
       gsize bytes;

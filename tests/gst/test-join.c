@@ -1847,6 +1847,48 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
 
 GST_END_TEST;
 
+/* A flush that reaches the pads one after the other (a split sends it
+ * down each branch in turn): what a pad took before its own FLUSH_START
+ * goes with the flush, also when another pad's began it.  (Rounds: the
+ * src task may read it before the flush ends, and drop it, or not.) */
+GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
+{
+  guint round, i;
+
+  for (round = 0; round < 10; round++) {
+    Funnel *f = funnel_new (2, "order", 1, NULL);
+    GstEvent *start = gst_event_new_flush_start ();
+    GstEvent *stop = gst_event_new_flush_stop (TRUE);
+    GstSegment segment;
+
+    /* Both pads' sticky events are the join's first. */
+    for (i = 0; i < 2; i++)
+      fail_unless_equals_int (gst_pad_push (f->pads[i], input_new (i)),
+          GST_FLOW_OK);
+    sink_wait_buffers (f->sink, 2);
+    /* One flush (one seqnum), as a split sends it. */
+    fail_unless (gst_pad_push_event (f->pads[0], gst_event_ref (start)));
+    fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (7)),
+        GST_FLOW_OK);
+    fail_unless (gst_pad_push_event (f->pads[1], start));
+    for (i = 0; i < 2; i++)
+      fail_unless (gst_pad_push_event (f->pads[i], gst_event_ref (stop)));
+    gst_event_unref (stop);
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_segment (&segment)));
+    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (8)),
+        GST_FLOW_OK);
+    sink_wait_buffers (f->sink, 3);
+    LOCK (f->sink);
+    fail_unless_equals_int (g_array_index (f->sink->indices, guint64, 2), 8);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
 /* A pad requested while the join plays works like the others; EOS waits
  * for it too. */
 GST_START_TEST (test_arrival_pad_requested_while_playing)
@@ -2032,6 +2074,8 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
   tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
   tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
+  tcase_add_test (arrival,
+      test_flush_drops_what_a_pad_took_before_its_flush_start);
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
