@@ -331,7 +331,28 @@ locked_drop (GstTbqJoin * join, JoinItem * item, gboolean fifo)
   item_free (item);
 }
 
-/* Drop an item a flush made void: its buffers count as discarded. */
+/* A sticky event of `pad` that a flush drops (`object`, taken when TRUE)
+ * still becomes the pad's state, as a pad keeps its sticky events
+ * through a flush (SEGMENT and EOS aside): the data after the flush
+ * comes after them. */
+static gboolean
+locked_keep_sticky (GstTbqJoin * join, GstTbqJoinPad * pad,
+    GstMiniObject * object)
+{
+  GstEventType type;
+
+  if (object == NULL || !GST_IS_EVENT (object)
+      || !GST_EVENT_IS_STICKY (GST_EVENT_CAST (object)))
+    return FALSE;
+  type = GST_EVENT_TYPE (object);
+  if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
+    return FALSE;
+  locked_absorb (join, pad, GST_EVENT_CAST (object));
+  return TRUE;
+}
+
+/* Drop an item a flush made void: its buffers count as discarded; a
+ * sticky event is its pad's still. */
 static void
 locked_discard (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 {
@@ -340,6 +361,8 @@ locked_discard (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 
   gst_tbq_join_object_size (item->object, &buffers, &bytes);
   JOIN_ADD (join->discarded, buffers);
+  if (locked_keep_sticky (join, item->pad, item->object))
+    item->object = NULL;
   locked_drop (join, item, fifo);
 }
 
@@ -389,7 +412,7 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
       JOIN_ADD (join->discarded, buffers);
       locked_count_out (join, rec->object);
     }
-    if (rec->object != NULL)
+    if (!locked_keep_sticky (join, pad, rec->object) && rec->object != NULL)
       gst_mini_object_unref (rec->object);
     gst_tbq_join_locked_retire (join, pad, 1);
     return;

@@ -1889,6 +1889,39 @@ GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
 
 GST_END_TEST;
 
+/* The sticky events a pad took before a flush are its state after it
+ * (only SEGMENT and EOS go, as on a pad), whether the src task had read
+ * them when the flush came or not: data after the flush comes after
+ * them.  (Rounds: the src task reads them at once, or not.) */
+GST_START_TEST (test_sticky_events_outlive_a_flush)
+{
+  guint round;
+
+  for (round = 0; round < 30; round++) {
+    Funnel *f = funnel_new (1, "order", 1, NULL);
+    GstSegment segment;
+
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_start ()));
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_stop (TRUE)));
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_segment (&segment)));
+    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (8)),
+        GST_FLOW_OK);
+    sink_wait_buffers (f->sink, 1);
+    LOCK (f->sink);
+    fail_unless_equals_int (sink_locked_count (f->sink,
+            GST_EVENT_STREAM_START), 1);
+    fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
 /* A pad requested while the join plays works like the others; EOS waits
  * for it too. */
 GST_START_TEST (test_arrival_pad_requested_while_playing)
@@ -2076,6 +2109,7 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
   tcase_add_test (arrival,
       test_flush_drops_what_a_pad_took_before_its_flush_start);
+  tcase_add_test (arrival, test_sticky_events_outlive_a_flush);
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
