@@ -148,7 +148,7 @@ typedef struct
   gint64 rt;
   gboolean eos;                 /* an EOS event (not counted as pending) */
   /* An event: whether it is a copy of a slot event, and its number
-   * (looked up once, gsttbqjoin-src.c). */
+   * (looked up until the answer is sure, gsttbqjoin-src.c). */
   gboolean slot_checked;
   gboolean is_slot;
   guint64 slot;

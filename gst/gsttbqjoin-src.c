@@ -498,21 +498,40 @@ locked_arrival_item (GstTbqJoin * join, JoinItem * item, JoinOut * out)
 
 /* ---- the order ---- */
 
-/* A number the split gave to every branch (an event): its seqnum's slot,
- * pushed lately or waiting.  TRUE with the number. */
-static gboolean
+/* Whether an event of a branch is a copy of a slot event (a number the
+ * split gave to every branch). */
+typedef enum
+{
+  SLOT_NONE,                    /* no: the worker's own */
+  SLOT_COPY,                    /* yes, of the order's epoch, its number */
+  SLOT_NOT_YET,                 /* not known yet: the order is behind the
+                                 * pair's epoch (a flush restarted the
+                                 * numbers and the order has not looked) */
+  SLOT_STALE,                   /* yes, of an epoch the order is past */
+} JoinSlotKind;
+
+/* The slot of a branch's event: the split's mark on it (the same object
+ * as the split's copy), else its seqnum among the slots pushed lately
+ * and those waiting (a worker that made a new event). */
+static JoinSlotKind
 locked_find_slot (GstTbqJoin * join, GstEvent * event, guint64 * seq)
 {
   guint32 seqnum = gst_event_get_seqnum (event);
   guint i, n = MIN (join->n_slots, JOIN_SLOT_RING);
-  guint64 k, end;
+  guint64 k, end, pair_id, epoch;
 
+  if (gst_tbq_pair_parse_slot_event (event, &pair_id, &epoch, seq)
+      && pair_id == join->pair_id) {
+    if (epoch == join->epoch)
+      return SLOT_COPY;
+    return epoch > join->epoch ? SLOT_NOT_YET : SLOT_STALE;
+  }
   for (i = 0; i < n; i++) {
     JoinSlot *s = &join->slots[i];
 
     if (s->seqnum == seqnum && s->epoch == join->epoch) {
       *seq = s->seq;
-      return TRUE;
+      return SLOT_COPY;
     }
   }
   end = gst_tbq_pair_assigned (join->pair);
@@ -525,12 +544,12 @@ locked_find_slot (GstTbqJoin * join, GstEvent * event, guint64 * seq)
       gst_event_unref (e);
     if (owner == GST_TBQ_PAIR_EVERY_BRANCH && match) {
       *seq = k;
-      return TRUE;
+      return SLOT_COPY;
     }
     if (owner == GST_TBQ_PAIR_OTHER_EPOCH)
-      break;
+      return SLOT_NOT_YET;
   }
-  return FALSE;
+  return SLOT_NONE;
 }
 
 /* Whether `pad` must send the events at its head now rather than at its
@@ -542,18 +561,25 @@ locked_must_get_on (GstTbqJoinPad * pad)
 }
 
 /* Whether a FIFO item is a branch's copy of a slot event (the split's
- * goes out at its place), with the slot's number.  Looked up once: the
- * split hands the slot out before it pushes the copies. */
-static gboolean
+ * goes out at its place), with the slot's number.  The split hands the
+ * slot out before it pushes the copies; a sure answer is kept, not one
+ * given while the order is behind the pair's epoch. */
+static JoinSlotKind
 locked_item_slot (GstTbqJoin * join, JoinItem * item, guint64 * seq)
 {
-  if (!item->slot_checked) {
+  JoinSlotKind kind;
+
+  if (item->slot_checked) {
+    *seq = item->slot;
+    return item->is_slot ? SLOT_COPY : SLOT_NONE;
+  }
+  kind = locked_find_slot (join, GST_EVENT_CAST (item->object), &item->slot);
+  if (kind == SLOT_COPY || kind == SLOT_NONE) {
     item->slot_checked = TRUE;
-    item->is_slot = locked_find_slot (join, GST_EVENT_CAST (item->object),
-        &item->slot);
+    item->is_slot = kind == SLOT_COPY;
   }
   *seq = item->slot;
-  return item->is_slot;
+  return kind;
 }
 
 /* The head of `pad`'s FIFO, with `turn`: whether the order's next number
@@ -592,14 +618,21 @@ locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
   }
 
   if (event != NULL) {
-    if (locked_item_slot (join, item, &m)) {
-      numbered = TRUE;
-      if (m < n) {
+    switch (locked_item_slot (join, item, &m)) {
+      case SLOT_COPY:
+        numbered = TRUE;
+        if (m >= n)
+          break;
         /* The split's copy went out. */
+        /* fall through */
+      case SLOT_STALE:
         g_queue_pop_head (&pad->fifo);
         locked_drop (join, item, TRUE);
         return HEAD_TAKEN;
-      }
+      case SLOT_NOT_YET:
+        return turn ? HEAD_RESOLVES : HEAD_WAIT;
+      case SLOT_NONE:
+        break;
     }
     if (numbered && (m > n || (m == n && !turn)))
       return turn ? HEAD_RESOLVES : HEAD_WAIT;

@@ -12,15 +12,45 @@
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
 #define BIND_QUERY_NAME "tbqsplit-bind"
-/* The qdata of a query's place (a QueryPlace). */
+/* The qdata of a query's place, and of a slot event's slot (a Place). */
 #define QUERY_PLACE_QDATA "tbqsplit-query-place"
+#define SLOT_QDATA "tbqsplit-slot"
 
 typedef struct
 {
   guint64 pair_id;
   guint64 epoch;
   guint64 seq;
-} QueryPlace;
+} Place;
+
+/* Mark `object` with a Place under `name`. */
+static void
+set_place (GstMiniObject * object, const gchar * name, guint64 pair_id,
+    guint64 epoch, guint64 seq)
+{
+  Place *place = g_new (Place, 1);
+
+  place->pair_id = pair_id;
+  place->epoch = epoch;
+  place->seq = seq;
+  gst_mini_object_set_qdata (object, g_quark_from_static_string (name),
+      place, g_free);
+}
+
+static gboolean
+get_place (GstMiniObject * object, const gchar * name, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  const Place *place = gst_mini_object_get_qdata (object,
+      g_quark_from_static_string (name));
+
+  if (place == NULL)
+    return FALSE;
+  *pair_id = place->pair_id;
+  *epoch = place->epoch;
+  *seq = place->seq;
+  return TRUE;
+}
 
 /* One number in the window. */
 typedef struct
@@ -275,11 +305,12 @@ locked_ensure_branch (GstTbqPair * pair, guint branch)
 guint64
 gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
 {
-  guint64 seq;
+  guint64 seq, epoch;
   Slot *slot;
 
   g_mutex_lock (&pair->lock);
   seq = pair->next_seq;
+  epoch = pair->epoch;
   locked_grow (pair, (guint) (seq - pair->resolved) + 1);
   slot = &pair->slots[seq % pair->capacity];
   if (event != NULL) {
@@ -292,6 +323,10 @@ gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
   }
   pair->next_seq = seq + 1;
   g_mutex_unlock (&pair->lock);
+  /* Before the split sends the copies (see gsttbqpair.h). */
+  if (event != NULL)
+    set_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair->id, epoch,
+        seq);
   return seq;
 }
 
@@ -384,15 +419,14 @@ gst_tbq_pair_bind_query_bound (GstQuery * query)
 void
 gst_tbq_pair_query_set_place (GstTbqPair * pair, GstQuery * query)
 {
-  QueryPlace *place = g_new (QueryPlace, 1);
+  guint64 epoch, seq;
 
-  place->pair_id = pair->id;
   g_mutex_lock (&pair->lock);
-  place->epoch = pair->epoch;
-  place->seq = pair->next_seq;
+  epoch = pair->epoch;
+  seq = pair->next_seq;
   g_mutex_unlock (&pair->lock);
-  gst_mini_object_set_qdata (GST_MINI_OBJECT_CAST (query),
-      g_quark_from_static_string (QUERY_PLACE_QDATA), place, g_free);
+  set_place (GST_MINI_OBJECT_CAST (query), QUERY_PLACE_QDATA, pair->id,
+      epoch, seq);
 }
 
 void
@@ -581,16 +615,16 @@ gboolean
 gst_tbq_pair_query_get_place (GstQuery * query, guint64 * pair_id,
     guint64 * epoch, guint64 * seq)
 {
-  const QueryPlace *place =
-      gst_mini_object_get_qdata (GST_MINI_OBJECT_CAST (query),
-      g_quark_from_static_string (QUERY_PLACE_QDATA));
+  return get_place (GST_MINI_OBJECT_CAST (query), QUERY_PLACE_QDATA, pair_id,
+      epoch, seq);
+}
 
-  if (place == NULL)
-    return FALSE;
-  *pair_id = place->pair_id;
-  *epoch = place->epoch;
-  *seq = place->seq;
-  return TRUE;
+gboolean
+gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  return get_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair_id, epoch,
+      seq);
 }
 
 gboolean

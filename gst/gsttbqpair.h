@@ -154,8 +154,11 @@ gboolean gst_tbq_pair_wait_room (GstTbqPair * pair, guint key);
 void gst_tbq_pair_interrupt (GstTbqPair * pair);
 /* Hand out the next number, to `branch`, or, with `event` (a serialized
  * event that is not sticky; the pair takes a reference), to every branch
- * (branch ignored).  The caller made sure there is room (one thread hands
- * out numbers at a time: the split's queue lock).  Returns the number. */
+ * (branch ignored): the event is marked with its slot (qdata: the pair,
+ * the epoch and the number), so that the join knows every branch's copy
+ * of it (the same object) however late it comes.  The caller made sure
+ * there is room (one thread hands out numbers at a time: the split's
+ * queue lock).  Returns the number. */
 guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
     GstEvent * event);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
@@ -236,6 +239,11 @@ gboolean gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
 void gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta);
 /* The join answers: it bound the pad the query came in by. */
 void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
+/* Whether `event` is a split's event for every branch (it carries its
+ * slot: gst_tbq_pair_assign); if so, its pair's id, the epoch and the
+ * number.  A worker that makes a new event keeps its seqnum, not this. */
+gboolean gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq);
 /* Whether `query` carries a split's place; if so, its pair's id, and the
  * epoch and number the query comes before. */
 gboolean gst_tbq_pair_query_get_place (GstQuery * query, guint64 * pair_id,
