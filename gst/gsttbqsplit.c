@@ -1198,6 +1198,25 @@ split_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
 /* ---- the object ---- */
 
+/* The pads are inactive (their sticky events gone, as GStreamer's pads
+ * forget them): so is the stream, the split's record of its sticky
+ * events and what each branch owed of it. */
+static void
+forget_stream (GstTbqSplit * split)
+{
+  GstTbQueue *tbq = &split->queue;
+  guint i;
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  g_ptr_array_set_size (split->sticky, 0);
+  for (i = 0; i < split->branches->len; i++) {
+    Branch *b = g_ptr_array_index (split->branches, i);
+
+    g_queue_clear_full (&b->pending, (GDestroyNotify) gst_event_unref);
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
 static GstStateChangeReturn
 split_change_state (GstElement * element, GstStateChange transition)
 {
@@ -1211,6 +1230,8 @@ split_change_state (GstElement * element, GstStateChange transition)
     gst_tbq_pair_flush_start (split->pair);
   ret = GST_ELEMENT_CLASS (gst_tbq_split_parent_class)->change_state (element,
       transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    forget_stream (split);
   return ret;
 }
 

@@ -420,6 +420,57 @@ GST_START_TEST (test_sticky_events_reach_every_branch_before_its_first_buffer)
 
 GST_END_TEST;
 
+/* A READY cycle ends the stream (the pads forget their sticky events):
+ * nothing of it is left to push, and a branch requested after it gets
+ * the next stream's sticky events, none of the one before. */
+GST_START_TEST (test_a_ready_cycle_forgets_the_streams_sticky_events)
+{
+  Rig *rig = rig_new (1, NULL);
+  GstCaps *caps;
+  GstSegment seg;
+  Branch *b;
+  guint i;
+
+  for (i = 0; i < 10; i++)
+    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
+  RIG_WAIT (rig, rig->total == 10);
+  fail_unless_equals_int (gst_element_set_state (rig->split,
+          GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (rig->split,
+          GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS);
+  rig_link_branch (rig, 1, gst_element_request_pad_simple (rig->split,
+          "src_%u"));
+  rig->n = 2;
+  fail_unless (gst_pad_push_event (rig->src,
+          gst_event_new_stream_start ("split-2")));
+  caps = gst_caps_new_empty_simple ("test/split");
+  fail_unless (gst_pad_push_event (rig->src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig->src, gst_event_new_segment (&seg)));
+  for (i = 10; i < 40; i++)
+    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
+  RIG_WAIT (rig, rig->total == 40);
+  b = &rig->branches[1];
+  RIG_WAIT (rig, count_events (b, GST_EVENT_SEGMENT) > 0);
+  pthread_mutex_lock (&rig->lock);
+  for (i = 0; i < b->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (b->events, i);
+    const gchar *id;
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_STREAM_START) {
+      gst_event_parse_stream_start (e, &id);
+      fail_unless_equals_string (id, "split-2");
+    }
+  }
+  fail_unless_equals_int (count_events (b, GST_EVENT_STREAM_START), 1);
+  fail_unless_equals_int (count_events (b, GST_EVENT_SEGMENT), 1);
+  pthread_mutex_unlock (&rig->lock);
+  rig_free (rig);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_branch_requested_while_playing_gets_the_sticky_events)
 {
   Rig *rig = rig_new (1, NULL);
@@ -725,6 +776,7 @@ tbqsplit_suite (void)
       test_sticky_events_reach_every_branch_before_its_first_buffer);
   tcase_add_test (tc,
       test_a_branch_requested_while_playing_gets_the_sticky_events);
+  tcase_add_test (tc, test_a_ready_cycle_forgets_the_streams_sticky_events);
   tcase_add_test (tc,
       test_serialized_events_and_eos_reach_every_branch_in_place);
   tcase_add_test (tc,
