@@ -31,8 +31,11 @@
  *  0. before it pushes anything it asks whether a join closes it (the
  *     pair's bind query: the join's sink pad then knows its branch);
  *  4. with a join, it waits for room in the window;
- *  5. it takes the next item and dispatches it: a buffer or list gets a
- *     number and is pushed on this branch; an event goes to every
+ *  5. it takes the next item (after what a leak made it owe) and
+ *     dispatches it: a buffer or list gets a number, and DISCONT after a
+ *     leak, with qlock held since it was taken (the queue's order,
+ *     whichever branch takes the next meanwhile), and is pushed on this
+ *     branch before what it owes from then on; an event goes to every
  *     branch's `pending` (a serialized event that is not sticky takes a
  *     number for every branch); a serialized query waits until every
  *     other branch is idle, then asks every branch.
@@ -369,8 +372,11 @@ counted:
   return ret;
 }
 
-/* qlock: push a buffer or a list taken out on branch `b`, after what it
- * owes; with a join, with the next number. */
+/* qlock: push a buffer or a list taken out on branch `b`; with a join,
+ * with the next number.  Numbered (and marked DISCONT after a leak) with
+ * qlock held since it was taken, so in the queue's order whichever
+ * branch takes the next item meanwhile; what the branch owes now was
+ * queued after it was taken, and goes after it. */
 static GstFlowReturn
 locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 {
@@ -378,13 +384,6 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
   BranchPush p = { split, b, FALSE, 0 };
   GstFlowReturn ret;
 
-  ret = locked_push_pending (split, b);
-  if (ret != GST_FLOW_OK) {
-    /* The branch ended before it took the item: it is dropped, as the
-     * items of a tbqueue whose downstream ended are. */
-    gst_tbqueue_locked_drop_item (tbq, data, FALSE);
-    return ret;
-  }
   if (split->joined && b->join == JOIN_FOUND) {
     p.numbered = TRUE;
     p.seq = gst_tbq_pair_assign (split->pair, b->index, NULL);
@@ -682,6 +681,10 @@ locked_take_and_dispatch (GstTbqSplit * split, Branch * b)
   guint32 key;
 
   gst_tbqueue_locked_leak_if_pending (tbq);
+  /* A leak may have left sticky events the branch owes: they come before
+   * the next item (the step pushes them first). */
+  if (!g_queue_is_empty (&b->pending))
+    return GST_FLOW_OK;
   key = tbq_reader_prepare_wait (tbq->reader);
   switch (gst_tbqueue_locked_dequeue (tbq, &item)) {
     case DEQUEUE_ITEM:

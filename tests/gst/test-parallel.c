@@ -105,6 +105,7 @@ typedef struct
   GstPad *src, *sink;           /* ours */
   /* lock: what came out of the join. */
   GArray *offsets;              /* guint64 */
+  GArray *disconts;             /* gboolean: each buffer's DISCONT flag */
   GArray *query_at;             /* guint: buffers before each query */
   GPtrArray *events;            /* the custom events (owned) */
 } Rig;
@@ -115,9 +116,11 @@ static GstFlowReturn
 rig_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 {
   guint64 off = GST_BUFFER_OFFSET (buffer);
+  gboolean discont = GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_DISCONT);
 
   pthread_mutex_lock (&lock);
   g_array_append_val (rig.offsets, off);
+  g_array_append_val (rig.disconts, discont);
   pthread_cond_broadcast (&cond);
   pthread_mutex_unlock (&lock);
   gst_buffer_unref (buffer);
@@ -180,6 +183,7 @@ rig_start (guint n, guint queued)
   tbq_init_lock (&lock, &cond);
   memset (&rig, 0, sizeof rig);
   rig.offsets = g_array_new (FALSE, FALSE, sizeof (guint64));
+  rig.disconts = g_array_new (FALSE, FALSE, sizeof (gboolean));
   rig.query_at = g_array_new (FALSE, FALSE, sizeof (guint));
   rig.events = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_event_unref);
@@ -240,6 +244,7 @@ rig_stop (void)
   gst_object_unref (rig.sink);
   gst_object_unref (rig.pipeline);
   g_array_unref (rig.offsets);
+  g_array_unref (rig.disconts);
   g_array_unref (rig.query_at);
   g_ptr_array_unref (rig.events);
   pthread_mutex_destroy (&lock);
@@ -382,6 +387,50 @@ GST_START_TEST (test_an_event_after_a_flush_comes_out_once)
 
 GST_END_TEST;
 
+/* With leaky=downstream the split drops its oldest items, SEGMENTs too
+ * (kept as the stream's state, owed to every branch), and marks the next
+ * buffer DISCONT.  Whichever branch takes an item, its number and its
+ * DISCONT are the queue's order: the join sends every buffer in the
+ * order pushed, and the first after a drop with DISCONT. */
+GST_START_TEST (test_leaks_keep_the_order_and_mark_the_next_buffer)
+{
+  guint n = tbq_scaled (20000, 2000), i, j;
+  GstQuery *q;
+
+  rig_start (4, 0);
+  g_object_set (rig.split, "leaky", 2, "max-size-buffers", 3,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+  for (i = 0; i < n; i++) {
+    if (i % 2 == 0) {
+      GstSegment seg;
+
+      gst_segment_init (&seg, GST_FORMAT_TIME);
+      fail_unless (gst_pad_push_event (rig.src,
+              gst_event_new_segment (&seg)));
+    }
+    rig_push (i);
+  }
+  q = gst_query_new_drain ();
+  fail_unless (gst_pad_peer_query (rig.src, q));
+  gst_query_unref (q);
+  pthread_mutex_lock (&lock);
+  for (j = 0; j < rig.offsets->len; j++) {
+    guint64 off = g_array_index (rig.offsets, guint64, j);
+    guint64 prev = j > 0 ? g_array_index (rig.offsets, guint64, j - 1) : 0;
+
+    fail_unless (j == 0 || off > prev, "buffer %" G_GUINT64_FORMAT
+        " came after %" G_GUINT64_FORMAT, off, prev);
+    fail_unless (!(off > prev + 1 && j > 0)
+        || g_array_index (rig.disconts, gboolean, j),
+        "buffer %" G_GUINT64_FORMAT " came after %" G_GUINT64_FORMAT
+        " without DISCONT", off, prev);
+  }
+  pthread_mutex_unlock (&lock);
+  rig_stop ();
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqparallel_suite (void)
 {
@@ -391,6 +440,7 @@ tbqparallel_suite (void)
   tcase_add_test (tc,
       test_a_serialized_query_comes_out_after_every_earlier_output);
   tcase_add_test (tc, test_an_event_after_a_flush_comes_out_once);
+  tcase_add_test (tc, test_leaks_keep_the_order_and_mark_the_next_buffer);
   return s;
 }
 
