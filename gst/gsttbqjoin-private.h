@@ -217,6 +217,8 @@ struct _GstTbqJoinPad
   GQueue fifo;                  /* JoinItem *: SEQUENCE, in arrival order */
   GPtrArray *sticky;            /* its sticky events as they came, in
                                  * sticky order */
+  gboolean new_stream;          /* a STREAM_START came out of its FIFO
+                                 * since the join's EOS went out */
   guint64 buffers_out;
   guint64 late;
   /* Written by the src task, read anywhere (relaxed: a level). */

@@ -236,16 +236,21 @@ locked_absorb (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
     return;
   }
   /* As a pad: a new stream's tags are its own. */
-  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START) {
     gst_tbq_join_sticky_remove (pad->sticky, GST_EVENT_TAG);
+    pad->new_stream = TRUE;
+  }
   gst_tbq_join_sticky_store (pad->sticky, event);
 }
 
 /* Before an output or event of `pad`: its sticky events that differ from
- * the src pad's, in sticky order. */
+ * the src pad's, in sticky order.  After the join's EOS the src pad
+ * takes nothing before a STREAM_START: the next stream's goes, even the
+ * same as the last (a source that starts over sends the same). */
 static void
 locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
+  gboolean at_eos = GST_PAD_IS_EOS (join->srcpad);
   guint i;
 
   for (i = 0; i < pad->sticky->len; i++) {
@@ -256,7 +261,8 @@ locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     if (locked_is_own_pair_event (join, event))
       continue;
     cur = src_sticky (join->srcpad, event);
-    same = cur != NULL && events_equal (cur, event);
+    same = cur != NULL && events_equal (cur, event)
+        && !(at_eos && GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START);
     if (cur != NULL)
       gst_event_unref (cur);
     if (same)
@@ -762,6 +768,22 @@ locked_remember_slot (GstTbqJoin * join, GstEvent * event)
   join->n_slots++;
 }
 
+/* A pad a STREAM_START came out of since the join's EOS: the next
+ * stream's state, or NULL. */
+static GstTbqJoinPad *
+locked_pad_of_new_stream (GstTbqJoin * join)
+{
+  guint i;
+
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    if (pad->new_stream && !pad->released)
+      return pad;
+  }
+  return NULL;
+}
+
 static JoinStep
 locked_order_step (GstTbqJoin * join, JoinOut * out)
 {
@@ -793,6 +815,16 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
     case GST_TBQ_PAIR_NOT_ASSIGNED:
       return STEP_BLOCKED;
     case GST_TBQ_PAIR_EVERY_BRANCH:
+      if (GST_PAD_IS_EOS (join->srcpad)) {
+        /* Between two streams downstream takes no event before the next
+         * STREAM_START, which every branch brings before its copy of
+         * this one: it goes first, as a pad that has it has it. */
+        if ((pad = locked_pad_of_new_stream (join)) == NULL) {
+          gst_event_unref (event);
+          return STEP_BLOCKED;
+        }
+        locked_sticky_diff (join, pad, out);
+      }
       locked_remember_slot (join, event);
       JOIN_ADD (join->events_out, 1);
       g_queue_push_tail (&out->objects, event);
@@ -889,6 +921,8 @@ locked_send_eos (GstTbqJoin * join, JoinOut * out)
   if (eos == NULL)
     eos = gst_event_new_eos ();
   join->eos_sent = TRUE;
+  for (i = 0; i < join->pads->len; i++)
+    ((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->new_stream = FALSE;
   JOIN_ADD (join->events_out, 1);
   GST_DEBUG_OBJECT (join, "every sink pad is at EOS: EOS");
   g_queue_push_tail (&out->objects, eos);

@@ -130,7 +130,8 @@ rig_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
 static gboolean
 rig_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_DOWNSTREAM) {
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_DOWNSTREAM
+      || GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
     pthread_mutex_lock (&lock);
     g_ptr_array_add (rig.events, gst_event_ref (event));
     pthread_cond_broadcast (&cond);
@@ -387,6 +388,44 @@ GST_START_TEST (test_an_event_after_a_flush_comes_out_once)
 
 GST_END_TEST;
 
+/* A new stream after EOS (STREAM_START again, the same as before, as a
+ * source that starts over sends it): its serialized events and its data
+ * come out, after a STREAM_START (the join's src pad is at EOS until
+ * one). */
+GST_START_TEST (test_a_new_stream_after_eos_comes_out)
+{
+  GstSegment seg;
+  GstCaps *caps;
+  guint i;
+
+  rig_start (2, 0);
+  for (i = 0; i < 4; i++)
+    rig_push (i);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_eos ()));
+  RIG_WAIT (rig.events->len == 1);
+  fail_unless (gst_pad_push_event (rig.src,
+          gst_event_new_stream_start ("parallel")));
+  caps = gst_caps_new_empty_simple ("test/parallel");
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+  fail_unless (gst_pad_push_event (rig.src,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("tp-event"))));
+  for (i = 4; i < 8; i++)
+    rig_push (i);
+  RIG_WAIT (rig.offsets->len == 8);
+  RIG_WAIT (rig.events->len == 2);
+  pthread_mutex_lock (&lock);
+  fail_unless_equals_int (GST_EVENT_TYPE (g_ptr_array_index (rig.events, 1)),
+      GST_EVENT_CUSTOM_DOWNSTREAM);
+  pthread_mutex_unlock (&lock);
+  rig_stop ();
+}
+
+GST_END_TEST;
+
 /* With leaky=downstream the split drops its oldest items, SEGMENTs too
  * (kept as the stream's state, owed to every branch), and marks the next
  * buffer DISCONT.  Whichever branch takes an item, its number and its
@@ -441,6 +480,7 @@ tbqparallel_suite (void)
       test_a_serialized_query_comes_out_after_every_earlier_output);
   tcase_add_test (tc, test_an_event_after_a_flush_comes_out_once);
   tcase_add_test (tc, test_leaks_keep_the_order_and_mark_the_next_buffer);
+  tcase_add_test (tc, test_a_new_stream_after_eos_comes_out);
   return s;
 }
 
