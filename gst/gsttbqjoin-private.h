@@ -204,6 +204,10 @@ struct _GstTbqJoinPad
   JoinPadMode mode;
   guint branch;                 /* the pair's branch (SEQUENCE) */
   gboolean eos;                 /* EOS written, no flush or new stream since */
+  guint64 eos_epoch, eos_upto;  /* the numbers its EOS ends: those of
+                                 * eos_epoch below eos_upto (its split's
+                                 * place, gsttbqpair.h); all when
+                                 * eos_upto is G_MAXUINT64 */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
   gboolean released;            /* released: its writer is closed */
   guint64 query_target;         /* a serialized query waits until `retired`

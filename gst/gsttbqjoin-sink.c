@@ -584,6 +584,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   guint gen = current_gen (pad);
   GstEventType type = GST_EVENT_TYPE (event);
   guint64 seq = JOIN_NO_SEQ, epoch = 0, pair_id, mseq, mepoch;
+  guint64 eos_epoch = 0, eos_upto = G_MAXUINT64;
   const GstTbqPairPush *cur;
   GstFlowReturn ret;
   guint mbranch;
@@ -618,6 +619,11 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
       seq = cur->seq;
       epoch = cur->epoch;
     }
+    /* The split's EOS ends the numbers before its place only. */
+    if (type == GST_EVENT_EOS && (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST
+                (event), &pair_id, &eos_epoch, &eos_upto)
+            || pair_id != gst_tbq_pair_id (pad->pair)))
+      eos_upto = G_MAXUINT64;
   }
 
   ret = sink_write (join, pad, JOIN_REC_EVENT, GST_MINI_OBJECT_CAST (event),
@@ -630,6 +636,8 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     /* After the record: the src side sends EOS once it has it. */
     JOIN_LOCK (join);
     pad->eos = TRUE;
+    pad->eos_epoch = eos_epoch;
+    pad->eos_upto = eos_upto;
     gst_tbq_join_locked_kick (join);
     JOIN_UNLOCK (join);
   }
@@ -796,7 +804,8 @@ sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
   guint64 pair_id;
   gboolean placed;
 
-  if (!gst_tbq_pair_query_get_place (query, &pair_id, epoch, seq))
+  if (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST (query), &pair_id, epoch,
+          seq))
     return FALSE;
   /* Nothing of the split came through any pad yet (what it handed out
    * is in workers with a thread of their own): the query binds. */

@@ -729,6 +729,24 @@ locked_pad_spent (GstTbqJoinPad * pad)
   return (pad->released || pad->eos) && pad->read == JOIN_LOAD (pad->written);
 }
 
+/* Whether the pad's EOS ends number `n` of the order's epoch: the split's
+ * EOS ends those before its place (the split numbers the next stream's
+ * items before their branch brings the join its STREAM_START). */
+static gboolean
+locked_eos_ends (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
+{
+  return pad->eos && (pad->eos_upto == G_MAXUINT64
+      || pad->eos_epoch != join->epoch || n < pad->eos_upto);
+}
+
+/* The pad has nothing more to give for number `n` of its branch. */
+static gboolean
+locked_pad_spent_for (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
+{
+  return (pad->released || locked_eos_ends (join, pad, n))
+      && pad->read == JOIN_LOAD (pad->written);
+}
+
 /* Number `join->next` belongs to `pad`'s branch. */
 static JoinStep
 locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
@@ -737,7 +755,7 @@ locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     JoinHead head;
 
     if (g_queue_is_empty (&pad->fifo)) {
-      if (!locked_pad_spent (pad))
+      if (!locked_pad_spent_for (join, pad, join->next))
         return STEP_BLOCKED;
       locked_resolve (join, TRUE);
       return STEP_PROGRESS;
@@ -878,6 +896,7 @@ locked_forget_released (GstTbqJoin * join)
 static gboolean
 locked_all_eos (GstTbqJoin * join)
 {
+  guint64 upto = G_MAXUINT64;
   guint i, n = 0;
 
   if (join->eos_sent)
@@ -889,13 +908,20 @@ locked_all_eos (GstTbqJoin * join)
       continue;
     if (!pad->eos || pad->pending > 0 || !locked_pad_spent (pad))
       return FALSE;
+    if (pad->eos_epoch == join->epoch)
+      upto = MIN (upto, pad->eos_upto);
     n++;
   }
   if (n == 0)
     return FALSE;
-  /* Every number handed out is resolved. */
-  return join->pair == NULL || gst_tbq_pair_owner_in (join->pair,
-      join->epoch, join->next, NULL) == GST_TBQ_PAIR_NOT_ASSIGNED;
+  if (join->pair == NULL)
+    return TRUE;
+  /* Every number the EOS ends is resolved (the split's EOS has its
+   * place), or every number handed out. */
+  if (upto != G_MAXUINT64)
+    return join->next >= upto;
+  return gst_tbq_pair_owner_in (join->pair, join->epoch, join->next, NULL)
+      == GST_TBQ_PAIR_NOT_ASSIGNED;
 }
 
 static void

@@ -12,8 +12,9 @@
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
 #define BIND_QUERY_NAME "tbqsplit-bind"
-/* The qdata of a query's place, and of a slot event's slot (a Place). */
-#define QUERY_PLACE_QDATA "tbqsplit-query-place"
+/* The qdata of a query's or an EOS's place, and of a slot event's slot
+ * (a Place). */
+#define PLACE_QDATA "tbqsplit-place"
 #define SLOT_QDATA "tbqsplit-slot"
 
 typedef struct
@@ -413,11 +414,11 @@ gst_tbq_pair_bind_query_bound (GstQuery * query)
   return s != NULL && gst_structure_get_boolean (s, "bound", &bound) && bound;
 }
 
-/* Qdata, not a field of the query's structure: any serialized query
- * (DRAIN has a structure of GStreamer's) carries it, through queues and
- * workers unseen, as the same object. */
+/* Qdata, not a field of the object's structure: any serialized query
+ * (DRAIN has a structure of GStreamer's) and EOS carry it, through queues
+ * and workers unseen, as the same object. */
 void
-gst_tbq_pair_query_set_place (GstTbqPair * pair, GstQuery * query)
+gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object)
 {
   guint64 epoch, seq;
 
@@ -425,15 +426,14 @@ gst_tbq_pair_query_set_place (GstTbqPair * pair, GstQuery * query)
   epoch = pair->epoch;
   seq = pair->next_seq;
   g_mutex_unlock (&pair->lock);
-  set_place (GST_MINI_OBJECT_CAST (query), QUERY_PLACE_QDATA, pair->id,
-      epoch, seq);
+  set_place (object, PLACE_QDATA, pair->id, epoch, seq);
 }
 
 void
-gst_tbq_pair_query_clear_place (GstQuery * query)
+gst_tbq_pair_clear_place (GstMiniObject * object)
 {
-  gst_mini_object_set_qdata (GST_MINI_OBJECT_CAST (query),
-      g_quark_from_static_string (QUERY_PLACE_QDATA), NULL, NULL);
+  gst_mini_object_set_qdata (object, g_quark_from_static_string
+      (PLACE_QDATA), NULL, NULL);
 }
 
 GstEvent *
@@ -612,11 +612,10 @@ gst_tbq_pair_bind_query_set_bound (GstQuery * query)
 }
 
 gboolean
-gst_tbq_pair_query_get_place (GstQuery * query, guint64 * pair_id,
+gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
     guint64 * epoch, guint64 * seq)
 {
-  return get_place (GST_MINI_OBJECT_CAST (query), QUERY_PLACE_QDATA, pair_id,
-      epoch, seq);
+  return get_place (object, PLACE_QDATA, pair_id, epoch, seq);
 }
 
 gboolean

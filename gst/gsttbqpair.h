@@ -44,16 +44,20 @@
  * inside the split's push on its branch (gst_tbq_pair_current) with the
  * number of that push.
  *
- * THE PLACE OF A QUERY.  The split asks a serialized query of every
- * branch once each has pushed what it took (its barrier), and each
+ * THE PLACE OF A QUERY OR AN EOS.  The split asks a serialized query of
+ * every branch once each has pushed what it took (its barrier), and each
  * branch brings the join a copy; but an earlier input may still be
  * inside another branch's worker (a queue, a thread of its own).  So the
  * split marks the query with its place while it asks
- * (gst_tbq_pair_query_set_place: the epoch and the first number not
- * handed out), and the join holds each copy until its order has passed
- * that place: no copy goes downstream ahead of an output of an earlier
- * input.  The numbers before it are resolved without the split (their
- * done marks and markers are already on their way), so the wait ends.
+ * (gst_tbq_pair_set_place: the epoch and the first number not handed
+ * out), and the join holds each copy until its order has passed that
+ * place: no copy goes downstream ahead of an output of an earlier input.
+ * The numbers before it are resolved without the split (their done marks
+ * and markers are already on their way), so the wait ends.  EOS too: a
+ * branch's EOS ends only the numbers before its place; the split numbers
+ * the next stream's items at once, and a branch whose worker has not
+ * brought the join that stream's STREAM_START yet still owes their
+ * outputs.
  *
  * HOW THE JOIN FINDS ITS SPLIT.  The split stores a custom sticky event on
  * each src pad before its first item (gst_tbq_pair_branch_event_new): it
@@ -198,11 +202,11 @@ GstQuery *gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch);
 /* Whether the query was answered by a join. */
 gboolean gst_tbq_pair_bind_query_bound (GstQuery * query);
 
-/* Mark `query` with its place (see THE PLACE OF A QUERY): after every
- * number handed out so far, of the current epoch.  The split clears it
- * when every branch answered. */
-void gst_tbq_pair_query_set_place (GstTbqPair * pair, GstQuery * query);
-void gst_tbq_pair_query_clear_place (GstQuery * query);
+/* Mark a query or an EOS with its place (see THE PLACE OF A QUERY OR AN
+ * EOS): after every number handed out so far, of the current epoch.  The
+ * split clears a query's when every branch answered. */
+void gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object);
+void gst_tbq_pair_clear_place (GstMiniObject * object);
 
 /* The sticky event that names the pair and `branch`, for the split to
  * store on the branch's src pad. */
@@ -244,9 +248,9 @@ void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
  * number.  A worker that makes a new event keeps its seqnum, not this. */
 gboolean gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
     guint64 * epoch, guint64 * seq);
-/* Whether `query` carries a split's place; if so, its pair's id, and the
- * epoch and number the query comes before. */
-gboolean gst_tbq_pair_query_get_place (GstQuery * query, guint64 * pair_id,
+/* Whether a query or an EOS carries a split's place; if so, its pair's
+ * id, and the epoch and number it comes before. */
+gboolean gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
     guint64 * epoch, guint64 * seq);
 /* Whether `event` belongs to the pair machinery (a branch event or a
  * marker, of any pair). */

@@ -401,6 +401,9 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 static GstFlowReturn
 locked_dispatch_event (GstTbqSplit * split, Branch * b, GstEvent * event)
 {
+  /* EOS ends the numbers handed out so far (gsttbqpair.h). */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && split->joined)
+    gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (event));
   if (GST_EVENT_IS_STICKY (event))
     locked_note_sticky (split, event);
   else if (split->joined)
@@ -565,12 +568,12 @@ locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
    * before it may still be inside another branch's worker). */
   placed = split->joined;
   if (placed)
-    gst_tbq_pair_query_set_place (split->pair, query);
+    gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (query));
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   res = ask_branches (pads, query);
   g_ptr_array_unref (pads);
   if (placed)
-    gst_tbq_pair_query_clear_place (query);
+    gst_tbq_pair_clear_place (GST_MINI_OBJECT_CAST (query));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->query_in_use = NULL;
   split->barrier = NULL;

@@ -35,6 +35,7 @@ typedef struct
   GstElement parent;
   GstPad *sinkpad, *srcpad;
   gboolean closed;              /* lock: the chain waits */
+  gboolean hold_events;         /* lock: serialized events wait too */
   gint64 holding;               /* lock: the offset it holds, or -1 */
 } TestGate;
 
@@ -62,6 +63,21 @@ gate_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   return gst_pad_push (g->srcpad, buffer);
 }
 
+static gboolean
+gate_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  TestGate *g = TEST_GATE (parent);
+
+  if (GST_EVENT_IS_SERIALIZED (event)
+      && GST_EVENT_TYPE (event) != GST_EVENT_FLUSH_STOP) {
+    pthread_mutex_lock (&lock);
+    while (g->closed && g->hold_events)
+      pthread_cond_wait (&cond, &lock);
+    pthread_mutex_unlock (&lock);
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
 static void
 gate_set (TestGate * g, gboolean closed)
 {
@@ -87,6 +103,7 @@ test_gate_init (TestGate * g)
 {
   g->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (g->sinkpad, gate_chain);
+  gst_pad_set_event_function (g->sinkpad, gate_event);
   GST_PAD_SET_PROXY_CAPS (g->sinkpad);
   gst_element_add_pad (GST_ELEMENT (g), g->sinkpad);
   g->srcpad = gst_pad_new_from_static_template (&src_template, "src");
@@ -276,20 +293,24 @@ rig_push (guint64 offset)
   pthread_mutex_unlock (&lock);                                         \
 } G_STMT_END
 
-/* Whether the join holds a serialized query now (lock held; released
- * for the read, which takes the join's lock). */
-static gboolean
-join_holds_a_query (void)
+/* A field of the join's stats, guint or guint64 (lock held; released for
+ * the read, which takes the join's lock). */
+static guint64
+join_stat (const gchar * field)
 {
   GstStructure *s = NULL;
-  guint held = 0;
+  guint64 v = 0;
+  guint u = 0;
 
   pthread_mutex_unlock (&lock);
   g_object_get (rig.join, "stats", &s, NULL);
-  gst_structure_get_uint (s, "queries-held", &held);
+  if (gst_structure_get_uint (s, field, &u))
+    v = u;
+  else
+    gst_structure_get_uint64 (s, field, &v);
   gst_structure_free (s);
   pthread_mutex_lock (&lock);
-  return held > 0;
+  return v;
 }
 
 static gpointer
@@ -334,7 +355,7 @@ GST_START_TEST (test_a_serialized_query_comes_out_after_every_earlier_output)
   RIG_WAIT (rig.offsets->len == a);
   thread = g_thread_new ("drain", drain_thread, NULL);
   /* The query came out (too early), or the join holds it. */
-  RIG_WAIT (rig.query_at->len > 0 || join_holds_a_query ());
+  RIG_WAIT (rig.query_at->len > 0 || join_stat ("queries-held") > 0);
   gate_set (rig.gates[1], FALSE);
   fail_unless (g_thread_join (thread) != NULL, "the drain query failed");
   pthread_mutex_lock (&lock);
@@ -426,6 +447,91 @@ GST_START_TEST (test_a_new_stream_after_eos_comes_out)
 
 GST_END_TEST;
 
+/* The buffers the split's branches pushed: all of them, and the `i`-th
+ * branch's (lock held; released for the read). */
+static guint64
+split_pushed (guint i, guint64 * of_branch)
+{
+  GstStructure *s = NULL;
+  const GValue *list;
+  guint64 all = 0, v;
+  guint k;
+
+  pthread_mutex_unlock (&lock);
+  g_object_get (rig.split, "branch-stats", &s, NULL);
+  list = gst_structure_get_value (s, "branches");
+  for (k = 0; k < gst_value_list_get_size (list); k++) {
+    v = 0;
+    gst_structure_get_uint64 (gst_value_get_structure
+        (gst_value_list_get_value (list, k)), "buffers", &v);
+    all += v;
+    if (k == i)
+      *of_branch = v;
+  }
+  gst_structure_free (s);
+  pthread_mutex_lock (&lock);
+  return all;
+}
+
+/* After EOS the split numbers the next stream's items at once; a branch
+ * whose worker is slow has not brought the join that stream's
+ * STREAM_START yet, its pad still at EOS: the numbers it took are not
+ * gaps (its outputs come, after its STREAM_START).  Here branch 1 (a
+ * queue, then a gate that holds events too) takes the first input of the
+ * new stream; the other branches, held until then, take the next. */
+GST_START_TEST (test_a_new_stream_after_eos_loses_nothing)
+{
+  GstSegment seg;
+  GstCaps *caps;
+  GThread *thread;
+  guint64 before = 0, now = 0;
+  guint i, n = 10;
+
+  rig_start (3, 1u << 1);
+  /* Room for every input of the new stream in the window. */
+  g_object_set (rig.split, "max-in-flight", 2 * n, NULL);
+  for (i = 0; i < 6; i++)
+    rig_push (i);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_eos ()));
+  RIG_WAIT (rig.events->len == 1);
+  pthread_mutex_lock (&lock);
+  split_pushed (1, &before);
+  for (i = 0; i < rig.n; i++) {
+    rig.gates[i]->hold_events = TRUE;
+    rig.gates[i]->closed = TRUE;
+  }
+  pthread_mutex_unlock (&lock);
+  fail_unless (gst_pad_push_event (rig.src,
+          gst_event_new_stream_start ("parallel")));
+  caps = gst_caps_new_empty_simple ("test/parallel");
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+  /* Branches 0 and 2 are held pushing the new stream's events: branch 1
+   * takes the first input, into its queue. */
+  rig_push (6);
+  RIG_WAIT ((split_pushed (1, &now), now == before + 1));
+  gate_set (rig.gates[0], FALSE);
+  gate_set (rig.gates[2], FALSE);
+  for (i = 7; i < 6 + n; i++)
+    rig_push (i);
+  /* A drain: the join holds its copy until the first input is out, or
+   * has made a gap of it. */
+  thread = g_thread_new ("drain", drain_thread, NULL);
+  RIG_WAIT (join_stat ("gaps") > 0 || join_stat ("queries-held") > 0);
+  gate_set (rig.gates[1], FALSE);
+  fail_unless (g_thread_join (thread) != NULL, "the drain query failed");
+  pthread_mutex_lock (&lock);
+  fail_unless_equals_int (join_stat ("gaps"), 0);
+  fail_unless_equals_int (join_stat ("late"), 0);
+  fail_unless_equals_int (rig.offsets->len, 6 + n);
+  pthread_mutex_unlock (&lock);
+  rig_stop ();
+}
+
+GST_END_TEST;
+
 /* With leaky=downstream the split drops its oldest items, SEGMENTs too
  * (kept as the stream's state, owed to every branch), and marks the next
  * buffer DISCONT.  Whichever branch takes an item, its number and its
@@ -481,6 +587,7 @@ tbqparallel_suite (void)
   tcase_add_test (tc, test_an_event_after_a_flush_comes_out_once);
   tcase_add_test (tc, test_leaks_keep_the_order_and_mark_the_next_buffer);
   tcase_add_test (tc, test_a_new_stream_after_eos_comes_out);
+  tcase_add_test (tc, test_a_new_stream_after_eos_loses_nothing);
   return s;
 }
 
