@@ -1847,6 +1847,21 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
 
 GST_END_TEST;
 
+/* After a flush: a SEGMENT again on pad 0, then input `index` there, and
+ * wait until `total` buffers came out. */
+static void
+funnel_go_on (Funnel * f, guint64 index, guint total)
+{
+  GstSegment segment;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (index)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, total);
+}
+
 /* A flush that reaches the pads one after the other (a split sends it
  * down each branch in turn): what a pad took before its own FLUSH_START
  * goes with the flush, also when another pad's began it.  (Rounds: the
@@ -1859,7 +1874,6 @@ GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
     Funnel *f = funnel_new (2, "order", 1, NULL);
     GstEvent *start = gst_event_new_flush_start ();
     GstEvent *stop = gst_event_new_flush_stop (TRUE);
-    GstSegment segment;
 
     /* Both pads' sticky events are the join's first. */
     for (i = 0; i < 2; i++)
@@ -1874,12 +1888,7 @@ GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
     for (i = 0; i < 2; i++)
       fail_unless (gst_pad_push_event (f->pads[i], gst_event_ref (stop)));
     gst_event_unref (stop);
-    gst_segment_init (&segment, GST_FORMAT_TIME);
-    fail_unless (gst_pad_push_event (f->pads[0],
-            gst_event_new_segment (&segment)));
-    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (8)),
-        GST_FLOW_OK);
-    sink_wait_buffers (f->sink, 3);
+    funnel_go_on (f, 8, 3);
     LOCK (f->sink);
     fail_unless_equals_int (g_array_index (f->sink->indices, guint64, 2), 8);
     UNLOCK (f->sink);
@@ -1899,18 +1908,12 @@ GST_START_TEST (test_sticky_events_outlive_a_flush)
 
   for (round = 0; round < 30; round++) {
     Funnel *f = funnel_new (1, "order", 1, NULL);
-    GstSegment segment;
 
     fail_unless (gst_pad_push_event (f->pads[0],
             gst_event_new_flush_start ()));
     fail_unless (gst_pad_push_event (f->pads[0],
             gst_event_new_flush_stop (TRUE)));
-    gst_segment_init (&segment, GST_FORMAT_TIME);
-    fail_unless (gst_pad_push_event (f->pads[0],
-            gst_event_new_segment (&segment)));
-    fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (8)),
-        GST_FLOW_OK);
-    sink_wait_buffers (f->sink, 1);
+    funnel_go_on (f, 8, 1);
     LOCK (f->sink);
     fail_unless_equals_int (sink_locked_count (f->sink,
             GST_EVENT_STREAM_START), 1);

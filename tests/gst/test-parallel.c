@@ -188,13 +188,28 @@ rig_link_branch (GstElement * first, GstElement * last)
   gst_object_unref (out);
 }
 
+/* A stream starts (the same STREAM_START each time, as a source that
+ * starts over sends it). */
+static void
+rig_start_stream (void)
+{
+  GstSegment seg;
+  GstCaps *caps;
+
+  fail_unless (gst_pad_push_event (rig.src,
+          gst_event_new_stream_start ("parallel")));
+  caps = gst_caps_new_empty_simple ("test/parallel");
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+}
+
 /* `n` branches, a gate on each; `queued` (a bit per branch): a queue
  * before the gate.  PLAYING, the stream started. */
 static void
 rig_start (guint n, guint queued)
 {
-  GstSegment seg;
-  GstCaps *caps;
   GstPad *pad;
   guint i;
 
@@ -239,13 +254,7 @@ rig_start (guint n, guint queued)
   gst_pad_set_active (rig.sink, TRUE);
   fail_if (gst_element_set_state (rig.pipeline, GST_STATE_PLAYING)
       == GST_STATE_CHANGE_FAILURE);
-  fail_unless (gst_pad_push_event (rig.src,
-          gst_event_new_stream_start ("parallel")));
-  caps = gst_caps_new_empty_simple ("test/parallel");
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
-  gst_caps_unref (caps);
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+  rig_start_stream ();
 }
 
 static void
@@ -415,8 +424,6 @@ GST_END_TEST;
  * one). */
 GST_START_TEST (test_a_new_stream_after_eos_comes_out)
 {
-  GstSegment seg;
-  GstCaps *caps;
   guint i;
 
   rig_start (2, 0);
@@ -424,13 +431,7 @@ GST_START_TEST (test_a_new_stream_after_eos_comes_out)
     rig_push (i);
   fail_unless (gst_pad_push_event (rig.src, gst_event_new_eos ()));
   RIG_WAIT (rig.events->len == 1);
-  fail_unless (gst_pad_push_event (rig.src,
-          gst_event_new_stream_start ("parallel")));
-  caps = gst_caps_new_empty_simple ("test/parallel");
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
-  gst_caps_unref (caps);
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+  rig_start_stream ();
   fail_unless (gst_pad_push_event (rig.src,
           gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
               gst_structure_new_empty ("tp-event"))));
@@ -481,8 +482,6 @@ split_pushed (guint i, guint64 * of_branch)
  * new stream; the other branches, held until then, take the next. */
 GST_START_TEST (test_a_new_stream_after_eos_loses_nothing)
 {
-  GstSegment seg;
-  GstCaps *caps;
   GThread *thread;
   guint64 before = 0, now = 0;
   guint i, n = 10;
@@ -501,13 +500,7 @@ GST_START_TEST (test_a_new_stream_after_eos_loses_nothing)
     rig.gates[i]->closed = TRUE;
   }
   pthread_mutex_unlock (&lock);
-  fail_unless (gst_pad_push_event (rig.src,
-          gst_event_new_stream_start ("parallel")));
-  caps = gst_caps_new_empty_simple ("test/parallel");
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_caps (caps)));
-  gst_caps_unref (caps);
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  fail_unless (gst_pad_push_event (rig.src, gst_event_new_segment (&seg)));
+  rig_start_stream ();
   /* Branches 0 and 2 are held pushing the new stream's events: branch 1
    * takes the first input, into its queue. */
   rig_push (6);
