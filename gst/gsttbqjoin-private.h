@@ -45,8 +45,10 @@
  *  - item_del: the level dropped, or a wait must end (flush, stop, a
  *    limit raised, the queue resumed): branch threads in arrival order
  *    wait on it at the limits.
- *  - retired: records of a pad went out or were dropped; a serialized
- *    query waits on it until everything its pad queued before it has.
+ *  - retired: records of a pad went out or were dropped, or the order
+ *    moved on; a serialized query waits on it until everything its pad
+ *    queued before it has, and, with a split's place, until the order
+ *    has passed the place.
  *  - copier_cond: the copy task waits on it while the queue is
  *    interrupted (a state change on its way).
  *  The src task sleeps on the reader (tbq_reader_sleep, qlock released):
@@ -123,7 +125,8 @@ typedef struct _GstTbqJoinPad GstTbqJoinPad;
 /* One record: a reference (the record owns it; NULL for a done mark),
  * the pad it came through, the number it belongs to and the pair's epoch
  * of that number, the running time its pad reached with it (a buffer's
- * end, -1: none), and the generation of flushes it was written in. */
+ * end, -1: none), and its pad's generation of flushes it was written
+ * in. */
 typedef struct
 {
   GstMiniObject *object;
@@ -145,7 +148,7 @@ typedef struct
   gint64 rt;
   gboolean eos;                 /* an EOS event (not counted as pending) */
   /* An event: whether it is a copy of a slot event, and its number
-   * (looked up once, gsttbqjoin-src.c). */
+   * (looked up until the answer is sure, gsttbqjoin-src.c). */
   gboolean slot_checked;
   gboolean is_slot;
   guint64 slot;
@@ -202,6 +205,10 @@ struct _GstTbqJoinPad
   JoinPadMode mode;
   guint branch;                 /* the pair's branch (SEQUENCE) */
   gboolean eos;                 /* EOS written, no flush or new stream since */
+  guint64 eos_epoch, eos_upto;  /* the numbers its EOS ends: those of
+                                 * eos_epoch below eos_upto (its split's
+                                 * place, gsttbqpair.h); all when
+                                 * eos_upto is G_MAXUINT64 */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
   gboolean released;            /* released: its writer is closed */
   guint64 query_target;         /* a serialized query waits until `retired`
@@ -215,6 +222,8 @@ struct _GstTbqJoinPad
   GQueue fifo;                  /* JoinItem *: SEQUENCE, in arrival order */
   GPtrArray *sticky;            /* its sticky events as they came, in
                                  * sticky order */
+  gboolean new_stream;          /* a STREAM_START came out of its FIFO
+                                 * since the join's EOS went out */
   guint64 buffers_out;
   guint64 late;
   /* Written by the src task, read anywhere (relaxed: a level). */
@@ -259,9 +268,6 @@ struct _GstTbqJoin
    * reads it stale writes one more record, which the src side drops or
    * pushes as it would have a moment earlier). */
   _Atomic gint srcresult;
-  /* The generation of flushes: bumped under qlock when a flush begins
-   * (seq_cst: see gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
-  _Atomic guint gen;
 
   /* The two-layer queue, from open() to close() (qlock). */
   TbqQueue *q;
@@ -297,6 +303,10 @@ struct _GstTbqJoin
                                  * goes out before EOS */
   GQueue arrival;               /* JoinItem *: records of arrival pads */
   guint held;                   /* items in the FIFOs */
+  guint queries_held;           /* serialized queries waiting in the sink
+                                 * pads' threads (the stats) */
+  guint place_waits;            /* of those, waiting for the order to pass
+                                 * their place (gsttbqpair.h) */
   JoinSlot slots[JOIN_SLOT_RING];
   guint n_slots;                /* slot events pushed (ring index) */
 

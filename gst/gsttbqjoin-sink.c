@@ -588,6 +588,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   guint gen = pad_gen (pad);
   GstEventType type = GST_EVENT_TYPE (event);
   guint64 seq = JOIN_NO_SEQ, epoch = 0, pair_id, mseq, mepoch;
+  guint64 eos_epoch = 0, eos_upto = G_MAXUINT64;
   const GstTbqPairPush *cur;
   GstFlowReturn ret;
   guint mbranch;
@@ -622,6 +623,11 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
       seq = cur->seq;
       epoch = cur->epoch;
     }
+    /* The split's EOS ends the numbers before its place only. */
+    if (type == GST_EVENT_EOS && (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST
+                (event), &pair_id, &eos_epoch, &eos_upto)
+            || pair_id != gst_tbq_pair_id (pad->pair)))
+      eos_upto = G_MAXUINT64;
   }
 
   ret = sink_write (join, pad, JOIN_REC_EVENT, GST_MINI_OBJECT_CAST (event),
@@ -634,6 +640,8 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     /* After the record: the src side sends EOS once it has it. */
     JOIN_LOCK (join);
     pad->eos = TRUE;
+    pad->eos_epoch = eos_epoch;
+    pad->eos_upto = eos_upto;
     gst_tbq_join_locked_kick (join);
     JOIN_UNLOCK (join);
   }
@@ -794,25 +802,68 @@ gst_tbq_join_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
 /* ---- queries ---- */
 
-/* A serialized query (not ALLOCATION): wait until everything the pad
- * queued before it is out or dropped.  FALSE when the pad flushes or the
- * flow stops meanwhile. */
+/* qlock: whether the order has not passed the place of a split's query
+ * (every number below `seq` of `epoch` resolved) yet. */
 static gboolean
-sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad)
+locked_before_place (GstTbqJoin * join, guint64 epoch, guint64 seq)
 {
-  guint64 target = JOIN_LOAD (pad->written);
-  gboolean ok;
+  return join->epoch < epoch || (join->epoch == epoch && join->next < seq);
+}
+
+/* Stream lock: whether `query` is one the join's own split asked, and
+ * its place (epoch, seq).  A pad that got nothing yet decides now, as at
+ * its first item: the query may be ahead of any output of the pair. */
+static gboolean
+sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
+    guint64 * epoch, guint64 * seq)
+{
+  guint64 pair_id;
+  gboolean placed;
+
+  if (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST (query), &pair_id, epoch,
+          seq))
+    return FALSE;
+  /* Nothing of the split came through any pad yet (what it handed out
+   * is in workers with a thread of their own): the query binds. */
+  if (pad->mode == JOIN_PAD_UNDECIDED && pad->cand_pair != NULL
+      && gst_tbq_pair_id (pad->cand_pair) == pair_id)
+    sink_decide (join, pad);
+  JOIN_LOCK (join);
+  placed = join->pair != NULL && join->pair_id == pair_id;
+  JOIN_UNLOCK (join);
+  return placed;
+}
+
+/* Stream lock: a serialized query (not ALLOCATION): wait until everything
+ * the pad queued before it is out or dropped, and, when the join's split
+ * asked it of every branch, until everything before its place in the
+ * order is out (the copy of another branch's pad must not go ahead of
+ * it).  FALSE when the pad flushes or the flow stops meanwhile. */
+static gboolean
+sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
+{
+  guint64 target = JOIN_LOAD (pad->written), epoch = 0, seq = 0;
+  gboolean placed = sink_query_place (join, pad, query, &epoch, &seq), ok;
 
   JOIN_LOCK (join);
+  join->queries_held++;
+  if (placed)
+    join->place_waits++;
   while (sink_flow (join, pad) == GST_FLOW_OK && join->reader != NULL
-      && pad->retired < target) {
-    pad->query_target = target;
-    /* The src task lets go of what it holds back for this pad. */
+      && (pad->retired < target
+          || (placed && locked_before_place (join, epoch, seq)))) {
+    pad->query_target = MAX (target, 1);
+    /* The src task lets go of what it holds back for this pad, and looks
+     * at the order again. */
     gst_tbq_join_locked_kick (join);
     JOIN_WAIT (join, retired);
   }
   pad->query_target = 0;
-  ok = sink_flow (join, pad) == GST_FLOW_OK && pad->retired >= target;
+  join->queries_held--;
+  if (placed)
+    join->place_waits--;
+  ok = sink_flow (join, pad) == GST_FLOW_OK && pad->retired >= target
+      && !(placed && locked_before_place (join, epoch, seq));
   JOIN_UNLOCK (join);
   return ok;
 }
@@ -830,7 +881,7 @@ gst_tbq_join_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     return sink_bind_query (join, GST_TBQ_JOIN_PAD (pad), query);
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
-  if (!sink_wait_retired (join, GST_TBQ_JOIN_PAD (pad))) {
+  if (!sink_wait_retired (join, GST_TBQ_JOIN_PAD (pad), query)) {
     GST_DEBUG_OBJECT (pad, "not answering %" GST_PTR_FORMAT ": flushing",
         query);
     return FALSE;

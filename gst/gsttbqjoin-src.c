@@ -238,16 +238,21 @@ locked_absorb (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
     return;
   }
   /* As a pad: a new stream's tags are its own. */
-  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+  if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START) {
     gst_tbq_join_sticky_remove (pad->sticky, GST_EVENT_TAG);
+    pad->new_stream = TRUE;
+  }
   gst_tbq_join_sticky_store (pad->sticky, event);
 }
 
 /* Before an output or event of `pad`: its sticky events that differ from
- * the src pad's, in sticky order. */
+ * the src pad's, in sticky order.  After the join's EOS the src pad
+ * takes nothing before a STREAM_START: the next stream's goes, even the
+ * same as the last (a source that starts over sends the same). */
 static void
 locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
+  gboolean at_eos = GST_PAD_IS_EOS (join->srcpad);
   guint i;
 
   for (i = 0; i < pad->sticky->len; i++) {
@@ -258,7 +263,8 @@ locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     if (locked_is_own_pair_event (join, event))
       continue;
     cur = src_sticky (join->srcpad, event);
-    same = cur != NULL && events_equal (cur, event);
+    same = cur != NULL && events_equal (cur, event)
+        && !(at_eos && GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START);
     if (cur != NULL)
       gst_event_unref (cur);
     if (same)
@@ -333,7 +339,28 @@ locked_drop (GstTbqJoin * join, JoinItem * item, gboolean fifo)
   item_free (item);
 }
 
-/* Drop an item a flush made void: its buffers count as discarded. */
+/* A sticky event of `pad` that a flush drops (`object`, taken when TRUE)
+ * still becomes the pad's state, as a pad keeps its sticky events
+ * through a flush (SEGMENT and EOS aside): the data after the flush
+ * comes after them. */
+static gboolean
+locked_keep_sticky (GstTbqJoin * join, GstTbqJoinPad * pad,
+    GstMiniObject * object)
+{
+  GstEventType type;
+
+  if (object == NULL || !GST_IS_EVENT (object)
+      || !GST_EVENT_IS_STICKY (GST_EVENT_CAST (object)))
+    return FALSE;
+  type = GST_EVENT_TYPE (object);
+  if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
+    return FALSE;
+  locked_absorb (join, pad, GST_EVENT_CAST (object));
+  return TRUE;
+}
+
+/* Drop an item a flush made void: its buffers count as discarded; a
+ * sticky event is its pad's still. */
 static void
 locked_discard (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 {
@@ -342,6 +369,8 @@ locked_discard (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 
   gst_tbq_join_object_size (item->object, &buffers, &bytes);
   JOIN_ADD (join->discarded, buffers);
+  if (locked_keep_sticky (join, item->pad, item->object))
+    item->object = NULL;
   locked_drop (join, item, fifo);
 }
 
@@ -393,7 +422,7 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
       JOIN_ADD (join->discarded, buffers);
       locked_count_out (join, rec->object);
     }
-    if (rec->object != NULL)
+    if (!locked_keep_sticky (join, pad, rec->object) && rec->object != NULL)
       gst_mini_object_unref (rec->object);
     gst_tbq_join_locked_retire (join, pad, 1);
     return;
@@ -479,21 +508,40 @@ locked_arrival_item (GstTbqJoin * join, JoinItem * item, JoinOut * out)
 
 /* ---- the order ---- */
 
-/* A number the split gave to every branch (an event): its seqnum's slot,
- * pushed lately or waiting.  TRUE with the number. */
-static gboolean
+/* Whether an event of a branch is a copy of a slot event (a number the
+ * split gave to every branch). */
+typedef enum
+{
+  SLOT_NONE,                    /* no: the worker's own */
+  SLOT_COPY,                    /* yes, of the order's epoch, its number */
+  SLOT_NOT_YET,                 /* not known yet: the order is behind the
+                                 * pair's epoch (a flush restarted the
+                                 * numbers and the order has not looked) */
+  SLOT_STALE,                   /* yes, of an epoch the order is past */
+} JoinSlotKind;
+
+/* The slot of a branch's event: the split's mark on it (the same object
+ * as the split's copy), else its seqnum among the slots pushed lately
+ * and those waiting (a worker that made a new event). */
+static JoinSlotKind
 locked_find_slot (GstTbqJoin * join, GstEvent * event, guint64 * seq)
 {
   guint32 seqnum = gst_event_get_seqnum (event);
   guint i, n = MIN (join->n_slots, JOIN_SLOT_RING);
-  guint64 k, end;
+  guint64 k, end, pair_id, epoch;
 
+  if (gst_tbq_pair_parse_slot_event (event, &pair_id, &epoch, seq)
+      && pair_id == join->pair_id) {
+    if (epoch == join->epoch)
+      return SLOT_COPY;
+    return epoch > join->epoch ? SLOT_NOT_YET : SLOT_STALE;
+  }
   for (i = 0; i < n; i++) {
     JoinSlot *s = &join->slots[i];
 
     if (s->seqnum == seqnum && s->epoch == join->epoch) {
       *seq = s->seq;
-      return TRUE;
+      return SLOT_COPY;
     }
   }
   end = gst_tbq_pair_assigned (join->pair);
@@ -506,12 +554,12 @@ locked_find_slot (GstTbqJoin * join, GstEvent * event, guint64 * seq)
       gst_event_unref (e);
     if (owner == GST_TBQ_PAIR_EVERY_BRANCH && match) {
       *seq = k;
-      return TRUE;
+      return SLOT_COPY;
     }
     if (owner == GST_TBQ_PAIR_OTHER_EPOCH)
-      break;
+      return SLOT_NOT_YET;
   }
-  return FALSE;
+  return SLOT_NONE;
 }
 
 /* Whether `pad` must send the events at its head now rather than at its
@@ -523,18 +571,25 @@ locked_must_get_on (GstTbqJoinPad * pad)
 }
 
 /* Whether a FIFO item is a branch's copy of a slot event (the split's
- * goes out at its place), with the slot's number.  Looked up once: the
- * split hands the slot out before it pushes the copies. */
-static gboolean
+ * goes out at its place), with the slot's number.  The split hands the
+ * slot out before it pushes the copies; a sure answer is kept, not one
+ * given while the order is behind the pair's epoch. */
+static JoinSlotKind
 locked_item_slot (GstTbqJoin * join, JoinItem * item, guint64 * seq)
 {
-  if (!item->slot_checked) {
+  JoinSlotKind kind;
+
+  if (item->slot_checked) {
+    *seq = item->slot;
+    return item->is_slot ? SLOT_COPY : SLOT_NONE;
+  }
+  kind = locked_find_slot (join, GST_EVENT_CAST (item->object), &item->slot);
+  if (kind == SLOT_COPY || kind == SLOT_NONE) {
     item->slot_checked = TRUE;
-    item->is_slot = locked_find_slot (join, GST_EVENT_CAST (item->object),
-        &item->slot);
+    item->is_slot = kind == SLOT_COPY;
   }
   *seq = item->slot;
-  return item->is_slot;
+  return kind;
 }
 
 /* The head of `pad`'s FIFO, with `turn`: whether the order's next number
@@ -573,14 +628,21 @@ locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
   }
 
   if (event != NULL) {
-    if (locked_item_slot (join, item, &m)) {
-      numbered = TRUE;
-      if (m < n) {
+    switch (locked_item_slot (join, item, &m)) {
+      case SLOT_COPY:
+        numbered = TRUE;
+        if (m >= n)
+          break;
         /* The split's copy went out. */
+        /* fall through */
+      case SLOT_STALE:
         g_queue_pop_head (&pad->fifo);
         locked_drop (join, item, TRUE);
         return HEAD_TAKEN;
-      }
+      case SLOT_NOT_YET:
+        return turn ? HEAD_RESOLVES : HEAD_WAIT;
+      case SLOT_NONE:
+        break;
     }
     if (numbered && (m > n || (m == n && !turn)))
       return turn ? HEAD_RESOLVES : HEAD_WAIT;
@@ -659,6 +721,9 @@ locked_resolve (GstTbqJoin * join, gboolean branch_owned)
   gst_tbq_pair_resolve_in (join->pair, join->epoch, join->next + 1);
   join->next++;
   join->next_had_output = FALSE;
+  /* A split's query may wait for the order to pass its place. */
+  if (join->place_waits > 0)
+    JOIN_BROADCAST (join, retired);
 }
 
 /* The pad has nothing more to give, ever (until a new stream). */
@@ -666,6 +731,24 @@ static gboolean
 locked_pad_spent (GstTbqJoinPad * pad)
 {
   return (pad->released || pad->eos) && pad->read == JOIN_LOAD (pad->written);
+}
+
+/* Whether the pad's EOS ends number `n` of the order's epoch: the split's
+ * EOS ends those before its place (the split numbers the next stream's
+ * items before their branch brings the join its STREAM_START). */
+static gboolean
+locked_eos_ends (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
+{
+  return pad->eos && (pad->eos_upto == G_MAXUINT64
+      || pad->eos_epoch != join->epoch || n < pad->eos_upto);
+}
+
+/* The pad has nothing more to give for number `n` of its branch. */
+static gboolean
+locked_pad_spent_for (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
+{
+  return (pad->released || locked_eos_ends (join, pad, n))
+      && pad->read == JOIN_LOAD (pad->written);
 }
 
 /* Number `join->next` belongs to `pad`'s branch. */
@@ -676,7 +759,7 @@ locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     JoinHead head;
 
     if (g_queue_is_empty (&pad->fifo)) {
-      if (!locked_pad_spent (pad))
+      if (!locked_pad_spent_for (join, pad, join->next))
         return STEP_BLOCKED;
       locked_resolve (join, TRUE);
       return STEP_PROGRESS;
@@ -707,6 +790,22 @@ locked_remember_slot (GstTbqJoin * join, GstEvent * event)
   join->n_slots++;
 }
 
+/* A pad a STREAM_START came out of since the join's EOS: the next
+ * stream's state, or NULL. */
+static GstTbqJoinPad *
+locked_pad_of_new_stream (GstTbqJoin * join)
+{
+  guint i;
+
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    if (pad->new_stream && !pad->released)
+      return pad;
+  }
+  return NULL;
+}
+
 static JoinStep
 locked_order_step (GstTbqJoin * join, JoinOut * out)
 {
@@ -722,6 +821,8 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
       join->epoch = gst_tbq_pair_epoch (join->pair);
       join->next = 0;
       join->next_had_output = FALSE;
+      if (join->place_waits > 0)
+        JOIN_BROADCAST (join, retired);
       GST_DEBUG_OBJECT (join, "the order starts at 0 of epoch %"
           G_GUINT64_FORMAT, join->epoch);
       return STEP_PROGRESS;
@@ -730,10 +831,22 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
        * at 0 of an epoch that went on): on to its first unresolved. */
       join->next = MAX (join->next + 1, gst_tbq_pair_resolved (join->pair));
       join->next_had_output = FALSE;
+      if (join->place_waits > 0)
+        JOIN_BROADCAST (join, retired);
       return STEP_PROGRESS;
     case GST_TBQ_PAIR_NOT_ASSIGNED:
       return STEP_BLOCKED;
     case GST_TBQ_PAIR_EVERY_BRANCH:
+      if (GST_PAD_IS_EOS (join->srcpad)) {
+        /* Between two streams downstream takes no event before the next
+         * STREAM_START, which every branch brings before its copy of
+         * this one: it goes first, as a pad that has it has it. */
+        if ((pad = locked_pad_of_new_stream (join)) == NULL) {
+          gst_event_unref (event);
+          return STEP_BLOCKED;
+        }
+        locked_sticky_diff (join, pad, out);
+      }
       locked_remember_slot (join, event);
       JOIN_ADD (join->events_out, 1);
       g_queue_push_tail (&out->objects, event);
@@ -787,6 +900,7 @@ locked_forget_released (GstTbqJoin * join)
 static gboolean
 locked_all_eos (GstTbqJoin * join)
 {
+  guint64 upto = G_MAXUINT64;
   guint i, n = 0;
 
   if (join->eos_sent)
@@ -798,13 +912,20 @@ locked_all_eos (GstTbqJoin * join)
       continue;
     if (!pad->eos || pad->pending > 0 || !locked_pad_spent (pad))
       return FALSE;
+    if (pad->eos_epoch == join->epoch)
+      upto = MIN (upto, pad->eos_upto);
     n++;
   }
   if (n == 0)
     return FALSE;
-  /* Every number handed out is resolved. */
-  return join->pair == NULL || gst_tbq_pair_owner_in (join->pair,
-      join->epoch, join->next, NULL) == GST_TBQ_PAIR_NOT_ASSIGNED;
+  if (join->pair == NULL)
+    return TRUE;
+  /* Every number the EOS ends is resolved (the split's EOS has its
+   * place), or every number handed out. */
+  if (upto != G_MAXUINT64)
+    return join->next >= upto;
+  return gst_tbq_pair_owner_in (join->pair, join->epoch, join->next, NULL)
+      == GST_TBQ_PAIR_NOT_ASSIGNED;
 }
 
 /* The pad whose sticky state goes out before EOS: the one whose item
@@ -859,6 +980,8 @@ locked_send_eos (GstTbqJoin * join, JoinOut * out)
   if (eos == NULL)
     eos = gst_event_new_eos ();
   join->eos_sent = TRUE;
+  for (i = 0; i < join->pads->len; i++)
+    ((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->new_stream = FALSE;
   JOIN_ADD (join->events_out, 1);
   GST_DEBUG_OBJECT (join, "every sink pad is at EOS: EOS");
   g_queue_push_tail (&out->objects, eos);

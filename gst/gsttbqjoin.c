@@ -256,7 +256,8 @@ gst_tbq_join_class_init (GstTbqJoinClass * klass)
    * late (outputs that came after their place and were dropped),
    * discarded (buffers dropped by flushes), branches (sink pads),
    * reorder-depth and reorder-depth-peak (items held for the order, now
-   * and at most), in-flight (the pair's numbers not resolved), order
+   * and at most), queries-held (serialized queries waiting now for what
+   * comes before them), in-flight (the pair's numbers not resolved), order
    * ("sequence" or "arrival": what the join does now), and pads, one
    * structure per sink pad (name, buffers-in, buffers-out, late, mode,
    * branch, synchronous).  docs/parallel.md says what each means.
@@ -723,6 +724,7 @@ locked_stats (GstTbqJoin * join)
       "branches", G_TYPE_UINT, branches,
       "reorder-depth", G_TYPE_UINT, join->held,
       "reorder-depth-peak", G_TYPE_UINT64, JOIN_LOAD (join->held_peak),
+      "queries-held", G_TYPE_UINT, join->queries_held,
       "in-flight", G_TYPE_UINT,
       join->pair != NULL ? gst_tbq_pair_in_flight (join->pair) : 0,
       "order", G_TYPE_STRING, sequence ? "sequence" : "arrival", NULL);

@@ -12,6 +12,46 @@
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
 #define BIND_QUERY_NAME "tbqsplit-bind"
+/* The qdata of a query's or an EOS's place, and of a slot event's slot
+ * (a Place). */
+#define PLACE_QDATA "tbqsplit-place"
+#define SLOT_QDATA "tbqsplit-slot"
+
+typedef struct
+{
+  guint64 pair_id;
+  guint64 epoch;
+  guint64 seq;
+} Place;
+
+/* Mark `object` with a Place under `name`. */
+static void
+set_place (GstMiniObject * object, const gchar * name, guint64 pair_id,
+    guint64 epoch, guint64 seq)
+{
+  Place *place = g_new (Place, 1);
+
+  place->pair_id = pair_id;
+  place->epoch = epoch;
+  place->seq = seq;
+  gst_mini_object_set_qdata (object, g_quark_from_static_string (name),
+      place, g_free);
+}
+
+static gboolean
+get_place (GstMiniObject * object, const gchar * name, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  const Place *place = gst_mini_object_get_qdata (object,
+      g_quark_from_static_string (name));
+
+  if (place == NULL)
+    return FALSE;
+  *pair_id = place->pair_id;
+  *epoch = place->epoch;
+  *seq = place->seq;
+  return TRUE;
+}
 
 /* One number in the window. */
 typedef struct
@@ -266,11 +306,12 @@ locked_ensure_branch (GstTbqPair * pair, guint branch)
 guint64
 gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
 {
-  guint64 seq;
+  guint64 seq, epoch;
   Slot *slot;
 
   g_mutex_lock (&pair->lock);
   seq = pair->next_seq;
+  epoch = pair->epoch;
   locked_grow (pair, (guint) (seq - pair->resolved) + 1);
   slot = &pair->slots[seq % pair->capacity];
   if (event != NULL) {
@@ -283,6 +324,10 @@ gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
   }
   pair->next_seq = seq + 1;
   g_mutex_unlock (&pair->lock);
+  /* Before the split sends the copies (see gsttbqpair.h). */
+  if (event != NULL)
+    set_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair->id, epoch,
+        seq);
   return seq;
 }
 
@@ -367,6 +412,28 @@ gst_tbq_pair_bind_query_bound (GstQuery * query)
   gboolean bound = FALSE;
 
   return s != NULL && gst_structure_get_boolean (s, "bound", &bound) && bound;
+}
+
+/* Qdata, not a field of the object's structure: any serialized query
+ * (DRAIN has a structure of GStreamer's) and EOS carry it, through queues
+ * and workers unseen, as the same object. */
+void
+gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object)
+{
+  guint64 epoch, seq;
+
+  g_mutex_lock (&pair->lock);
+  epoch = pair->epoch;
+  seq = pair->next_seq;
+  g_mutex_unlock (&pair->lock);
+  set_place (object, PLACE_QDATA, pair->id, epoch, seq);
+}
+
+void
+gst_tbq_pair_clear_place (GstMiniObject * object)
+{
+  gst_mini_object_set_qdata (object, g_quark_from_static_string
+      (PLACE_QDATA), NULL, NULL);
 }
 
 GstEvent *
@@ -542,6 +609,21 @@ gst_tbq_pair_bind_query_set_bound (GstQuery * query)
 {
   gst_structure_set (gst_query_writable_structure (query), "bound",
       G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  return get_place (object, PLACE_QDATA, pair_id, epoch, seq);
+}
+
+gboolean
+gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  return get_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair_id, epoch,
+      seq);
 }
 
 gboolean

@@ -44,6 +44,21 @@
  * inside the split's push on its branch (gst_tbq_pair_current) with the
  * number of that push.
  *
+ * THE PLACE OF A QUERY OR AN EOS.  The split asks a serialized query of
+ * every branch once each has pushed what it took (its barrier), and each
+ * branch brings the join a copy; but an earlier input may still be
+ * inside another branch's worker (a queue, a thread of its own).  So the
+ * split marks the query with its place while it asks
+ * (gst_tbq_pair_set_place: the epoch and the first number not handed
+ * out), and the join holds each copy until its order has passed that
+ * place: no copy goes downstream ahead of an output of an earlier input.
+ * The numbers before it are resolved without the split (their done marks
+ * and markers are already on their way), so the wait ends.  EOS too: a
+ * branch's EOS ends only the numbers before its place; the split numbers
+ * the next stream's items at once, and a branch whose worker has not
+ * brought the join that stream's STREAM_START yet still owes their
+ * outputs.
+ *
  * HOW THE JOIN FINDS ITS SPLIT.  The split stores a custom sticky event on
  * each src pad before its first item (gst_tbq_pair_branch_event_new): it
  * names the pair, the branch and the pair's depth (the pairs the split is
@@ -143,8 +158,11 @@ gboolean gst_tbq_pair_wait_room (GstTbqPair * pair, guint key);
 void gst_tbq_pair_interrupt (GstTbqPair * pair);
 /* Hand out the next number, to `branch`, or, with `event` (a serialized
  * event that is not sticky; the pair takes a reference), to every branch
- * (branch ignored).  The caller made sure there is room (one thread hands
- * out numbers at a time: the split's queue lock).  Returns the number. */
+ * (branch ignored): the event is marked with its slot (qdata: the pair,
+ * the epoch and the number), so that the join knows every branch's copy
+ * of it (the same object) however late it comes.  The caller made sure
+ * there is room (one thread hands out numbers at a time: the split's
+ * queue lock).  Returns the number. */
 guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
     GstEvent * event);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
@@ -184,6 +202,12 @@ GstQuery *gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch);
 /* Whether the query was answered by a join. */
 gboolean gst_tbq_pair_bind_query_bound (GstQuery * query);
 
+/* Mark a query or an EOS with its place (see THE PLACE OF A QUERY OR AN
+ * EOS): after every number handed out so far, of the current epoch.  The
+ * split clears a query's when every branch answered. */
+void gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object);
+void gst_tbq_pair_clear_place (GstMiniObject * object);
+
 /* The sticky event that names the pair and `branch`, for the split to
  * store on the branch's src pad. */
 GstEvent *gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch);
@@ -219,6 +243,15 @@ gboolean gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
 void gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta);
 /* The join answers: it bound the pad the query came in by. */
 void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
+/* Whether `event` is a split's event for every branch (it carries its
+ * slot: gst_tbq_pair_assign); if so, its pair's id, the epoch and the
+ * number.  A worker that makes a new event keeps its seqnum, not this. */
+gboolean gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq);
+/* Whether a query or an EOS carries a split's place; if so, its pair's
+ * id, and the epoch and number it comes before. */
+gboolean gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq);
 /* Whether `event` belongs to the pair machinery (a branch event or a
  * marker, of any pair). */
 gboolean gst_tbq_pair_is_pair_event (GstEvent * event);

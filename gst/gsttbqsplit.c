@@ -31,8 +31,11 @@
  *  0. before it pushes anything it asks whether a join closes it (the
  *     pair's bind query: the join's sink pad then knows its branch);
  *  4. with a join, it waits for room in the window;
- *  5. it takes the next item and dispatches it: a buffer or list gets a
- *     number and is pushed on this branch; an event goes to every
+ *  5. it takes the next item (after what a leak made it owe) and
+ *     dispatches it: a buffer or list gets a number, and DISCONT after a
+ *     leak, with qlock held since it was taken (the queue's order,
+ *     whichever branch takes the next meanwhile), and is pushed on this
+ *     branch before what it owes from then on; an event goes to every
  *     branch's `pending` (a serialized event that is not sticky takes a
  *     number for every branch); a serialized query waits until every
  *     other branch is idle, then asks every branch.
@@ -375,8 +378,11 @@ counted:
   return ret;
 }
 
-/* qlock: push a buffer or a list taken out on branch `b`, after what it
- * owes; with a join, with the next number. */
+/* qlock: push a buffer or a list taken out on branch `b`; with a join,
+ * with the next number.  Numbered (and marked DISCONT after a leak) with
+ * qlock held since it was taken, so in the queue's order whichever
+ * branch takes the next item meanwhile; what the branch owes now was
+ * queued after it was taken, and goes after it. */
 static GstFlowReturn
 locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 {
@@ -384,13 +390,6 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
   BranchPush p = { split, b, FALSE, 0 };
   GstFlowReturn ret;
 
-  ret = locked_push_pending (split, b);
-  if (ret != GST_FLOW_OK) {
-    /* The branch ended before it took the item: it is dropped, as the
-     * items of a tbqueue whose downstream ended are. */
-    gst_tbqueue_locked_drop_item (tbq, data, FALSE);
-    return ret;
-  }
   if (split->joined && b->join == JOIN_FOUND) {
     p.numbered = TRUE;
     p.seq = gst_tbq_pair_assign (split->pair, b->index, NULL);
@@ -408,6 +407,9 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 static GstFlowReturn
 locked_dispatch_event (GstTbqSplit * split, Branch * b, GstEvent * event)
 {
+  /* EOS ends the numbers handed out so far (gsttbqpair.h). */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && split->joined)
+    gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (event));
   if (GST_EVENT_IS_STICKY (event))
     locked_note_sticky (split, event);
   else if (split->joined)
@@ -536,15 +538,16 @@ ask_branches (GPtrArray * pads, GstQuery * query)
 
 /* qlock: a serialized query, taken out by branch `b`: it waits until
  * every other branch has pushed what it took and owed (the barrier keeps
- * them from taking more), then asks every branch that may take work;
- * its sender gets the answer as from tbqueue's src task. */
+ * them from taking more), then asks every branch that may take work,
+ * marked with its place in the order for a join (gsttbqpair.h); its
+ * sender gets the answer as from tbqueue's src task. */
 static GstFlowReturn
 locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
 {
   GstTbQueue *tbq = &split->queue;
   GPtrArray *pads;
   GstFlowReturn ret;
-  gboolean res;
+  gboolean res, placed;
   guint i;
 
   split->barrier = b;
@@ -566,9 +569,17 @@ locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
       g_ptr_array_add (pads, gst_object_ref (o->pad));
   }
   tbq->query_in_use = query;
+  /* With a join: where the query belongs in the order, for the join to
+   * hold each branch's copy until everything before it is out (an input
+   * before it may still be inside another branch's worker). */
+  placed = split->joined;
+  if (placed)
+    gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (query));
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   res = ask_branches (pads, query);
   g_ptr_array_unref (pads);
+  if (placed)
+    gst_tbq_pair_clear_place (GST_MINI_OBJECT_CAST (query));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->query_in_use = NULL;
   split->barrier = NULL;
@@ -698,6 +709,10 @@ locked_take_and_dispatch (GstTbqSplit * split, Branch * b)
   guint32 key;
 
   gst_tbqueue_locked_leak_if_pending (tbq);
+  /* A leak may have left sticky events the branch owes: they come before
+   * the next item (the step pushes them first). */
+  if (!g_queue_is_empty (&b->pending))
+    return GST_FLOW_OK;
   key = tbq_reader_prepare_wait (tbq->reader);
   switch (gst_tbqueue_locked_dequeue (tbq, &item)) {
     case DEQUEUE_ITEM:
@@ -748,8 +763,11 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
   }
   if (!locked_wait_for_data (split, b))
     return GST_TBQUEUE_FLOW (tbq);
+  /* The wait released qlock: another branch may have begun gathering a
+   * list meanwhile (the records that woke this one may be its rest). */
   if (!g_queue_is_empty (&b->pending) || split->barrier != NULL
-      || b->flow != GST_FLOW_OK || b->join == JOIN_UNKNOWN)
+      || tbq->partial != NULL || b->flow != GST_FLOW_OK
+      || b->join == JOIN_UNKNOWN)
     return GST_FLOW_OK;
   if (locked_discovery_pending (split)) {
     /* Whether a branch may take work depends on whether any branch leads
@@ -1223,6 +1241,25 @@ split_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
 /* ---- the object ---- */
 
+/* The pads are inactive (their sticky events gone, as GStreamer's pads
+ * forget them): so is the stream, the split's record of its sticky
+ * events and what each branch owed of it. */
+static void
+forget_stream (GstTbqSplit * split)
+{
+  GstTbQueue *tbq = &split->queue;
+  guint i;
+
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  g_ptr_array_set_size (split->sticky, 0);
+  for (i = 0; i < split->branches->len; i++) {
+    Branch *b = g_ptr_array_index (split->branches, i);
+
+    g_queue_clear_full (&b->pending, (GDestroyNotify) gst_event_unref);
+  }
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+}
+
 static GstStateChangeReturn
 split_change_state (GstElement * element, GstStateChange transition)
 {
@@ -1236,6 +1273,8 @@ split_change_state (GstElement * element, GstStateChange transition)
     gst_tbq_pair_flush_start (split->pair);
   ret = GST_ELEMENT_CLASS (gst_tbq_split_parent_class)->change_state (element,
       transition);
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    forget_stream (split);
   return ret;
 }
 

@@ -1241,6 +1241,84 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
 
 GST_END_TEST;
 
+/* After a flush: a SEGMENT again on pad 0, then input `index` there, and
+ * wait until `total` buffers came out. */
+static void
+funnel_go_on (Funnel * f, guint64 index, guint total)
+{
+  GstSegment segment;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (index)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, total);
+}
+
+/* A flush that reaches the pads one after the other (a split sends it
+ * down each branch in turn): what a pad took before its own FLUSH_START
+ * goes with the flush, also when another pad's began it.  (Rounds: the
+ * src task may read it before the flush ends, and drop it, or not.) */
+GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
+{
+  guint round, i;
+
+  for (round = 0; round < 10; round++) {
+    Funnel *f = funnel_new (2, "order", 1, NULL);
+    GstEvent *start = gst_event_new_flush_start ();
+    GstEvent *stop = gst_event_new_flush_stop (TRUE);
+
+    /* Both pads' sticky events are the join's first. */
+    for (i = 0; i < 2; i++)
+      fail_unless_equals_int (gst_pad_push (f->pads[i], input_new (i)),
+          GST_FLOW_OK);
+    sink_wait_buffers (f->sink, 2);
+    /* One flush (one seqnum), as a split sends it. */
+    fail_unless (gst_pad_push_event (f->pads[0], gst_event_ref (start)));
+    fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (7)),
+        GST_FLOW_OK);
+    fail_unless (gst_pad_push_event (f->pads[1], start));
+    for (i = 0; i < 2; i++)
+      fail_unless (gst_pad_push_event (f->pads[i], gst_event_ref (stop)));
+    gst_event_unref (stop);
+    funnel_go_on (f, 8, 3);
+    LOCK (f->sink);
+    fail_unless_equals_int (g_array_index (f->sink->indices, guint64, 2), 8);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
+/* The sticky events a pad took before a flush are its state after it
+ * (only SEGMENT and EOS go, as on a pad), whether the src task had read
+ * them when the flush came or not: data after the flush comes after
+ * them.  (Rounds: the src task reads them at once, or not.) */
+GST_START_TEST (test_sticky_events_outlive_a_flush)
+{
+  guint round;
+
+  for (round = 0; round < 30; round++) {
+    Funnel *f = funnel_new (1, "order", 1, NULL);
+
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_start ()));
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_stop (TRUE)));
+    funnel_go_on (f, 8, 1);
+    LOCK (f->sink);
+    fail_unless_equals_int (sink_locked_count (f->sink,
+            GST_EVENT_STREAM_START), 1);
+    fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
 /* A pad requested while the join plays works like the others; EOS waits
  * for it too. */
 GST_START_TEST (test_arrival_pad_requested_while_playing)
@@ -1428,6 +1506,9 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_arrival_sticky_before_eos);
   tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
   tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
+  tcase_add_test (arrival,
+      test_flush_drops_what_a_pad_took_before_its_flush_start);
+  tcase_add_test (arrival, test_sticky_events_outlive_a_flush);
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);

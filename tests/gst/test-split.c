@@ -322,6 +322,54 @@ GST_START_TEST (test_every_buffer_goes_to_exactly_one_branch_in_order)
 
 GST_END_TEST;
 
+/* A list larger than a source block reaches the reader block by block:
+ * the branch that took its first record gathers the rest as it comes,
+ * and the others, woken by those records while they wait for data, must
+ * not take them (each would be the rest of a list whose beginning went:
+ * dropped, and the list pushed with a hole). */
+GST_START_TEST (test_a_buffer_list_goes_whole_to_one_branch)
+{
+  Rig *rig = rig_new (8, "transfer", 1, NULL);
+  guint lists = tbq_scaled (400, 80), len = 48, i, j;
+  GstStructure *stats = NULL;
+  guint64 dropped = 0;
+  GstQuery *q;
+
+  for (i = 0; i < lists; i++) {
+    GstBufferList *bl = gst_buffer_list_new_sized (len);
+
+    for (j = 0; j < len; j++) {
+      GstBuffer *buf = gst_buffer_new_allocate (NULL, 300, NULL);
+
+      gst_buffer_memset (buf, 0, (guint8) j, 300);
+      GST_BUFFER_OFFSET (buf) = (guint64) i * len + j;
+      gst_buffer_list_add (bl, buf);
+    }
+    fail_unless_equals_int (gst_pad_push_list (rig->src, bl), GST_FLOW_OK);
+  }
+  /* Answered once every branch pushed what it took. */
+  q = gst_query_new_drain ();
+  fail_unless (gst_pad_peer_query (rig->src, q));
+  gst_query_unref (q);
+  g_object_get (rig->split, "stats", &stats, NULL);
+  gst_structure_get_uint64 (stats, "dropped-downstream", &dropped);
+  gst_structure_free (stats);
+  fail_unless_equals_int (dropped, 0);
+  check_every_buffer_once (rig, lists * len);
+  /* Each list's members one after the other on one branch. */
+  for (i = 0; i < rig->n; i++) {
+    GArray *o = rig->branches[i].offsets;
+
+    for (j = 0; j < o->len; j++)
+      fail_unless_equals_int (g_array_index (o, guint64, j) % len,
+          (g_array_index (o, guint64, j - j % len) % len) + j % len);
+    fail_unless_equals_int (o->len % len, 0);
+  }
+  rig_free (rig);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_stalled_branch_does_not_stop_the_others)
 {
   Rig *rig = rig_new (3, NULL);
@@ -368,6 +416,57 @@ GST_START_TEST (test_sticky_events_reach_every_branch_before_its_first_buffer)
     fail_unless (first_event (b, GST_EVENT_CAPS)
         < first_event (b, GST_EVENT_SEGMENT));
   }
+  rig_free (rig);
+}
+
+GST_END_TEST;
+
+/* A READY cycle ends the stream (the pads forget their sticky events):
+ * nothing of it is left to push, and a branch requested after it gets
+ * the next stream's sticky events, none of the one before. */
+GST_START_TEST (test_a_ready_cycle_forgets_the_streams_sticky_events)
+{
+  Rig *rig = rig_new (1, NULL);
+  GstCaps *caps;
+  GstSegment seg;
+  Branch *b;
+  guint i;
+
+  for (i = 0; i < 10; i++)
+    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
+  RIG_WAIT (rig, rig->total == 10);
+  fail_unless_equals_int (gst_element_set_state (rig->split,
+          GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (rig->split,
+          GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS);
+  rig_link_branch (rig, 1, gst_element_request_pad_simple (rig->split,
+          "src_%u"));
+  rig->n = 2;
+  fail_unless (gst_pad_push_event (rig->src,
+          gst_event_new_stream_start ("split-2")));
+  caps = gst_caps_new_empty_simple ("test/split");
+  fail_unless (gst_pad_push_event (rig->src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (rig->src, gst_event_new_segment (&seg)));
+  for (i = 10; i < 40; i++)
+    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
+  RIG_WAIT (rig, rig->total == 40);
+  b = &rig->branches[1];
+  RIG_WAIT (rig, count_events (b, GST_EVENT_SEGMENT) > 0);
+  pthread_mutex_lock (&rig->lock);
+  for (i = 0; i < b->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (b->events, i);
+    const gchar *id;
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_STREAM_START) {
+      gst_event_parse_stream_start (e, &id);
+      fail_unless_equals_string (id, "split-2");
+    }
+  }
+  fail_unless_equals_int (count_events (b, GST_EVENT_STREAM_START), 1);
+  fail_unless_equals_int (count_events (b, GST_EVENT_SEGMENT), 1);
+  pthread_mutex_unlock (&rig->lock);
   rig_free (rig);
 }
 
@@ -672,11 +771,13 @@ tbqsplit_suite (void)
   TCase *tc = tbq_tcase (s, "split");
 
   tcase_add_test (tc, test_every_buffer_goes_to_exactly_one_branch_in_order);
+  tcase_add_test (tc, test_a_buffer_list_goes_whole_to_one_branch);
   tcase_add_test (tc, test_a_stalled_branch_does_not_stop_the_others);
   tcase_add_test (tc,
       test_sticky_events_reach_every_branch_before_its_first_buffer);
   tcase_add_test (tc,
       test_a_branch_requested_while_playing_gets_the_sticky_events);
+  tcase_add_test (tc, test_a_ready_cycle_forgets_the_streams_sticky_events);
   tcase_add_test (tc,
       test_serialized_events_and_eos_reach_every_branch_in_place);
   tcase_add_test (tc,
