@@ -11,6 +11,47 @@
 
 #define BRANCH_EVENT_NAME "tbqsplit-branch"
 #define MARKER_NAME "tbqsplit-marker"
+#define BIND_QUERY_NAME "tbqsplit-bind"
+/* The qdata of a query's or an EOS's place, and of a slot event's slot
+ * (a Place). */
+#define PLACE_QDATA "tbqsplit-place"
+#define SLOT_QDATA "tbqsplit-slot"
+
+typedef struct
+{
+  guint64 pair_id;
+  guint64 epoch;
+  guint64 seq;
+} Place;
+
+/* Mark `object` with a Place under `name`. */
+static void
+set_place (GstMiniObject * object, const gchar * name, guint64 pair_id,
+    guint64 epoch, guint64 seq)
+{
+  Place *place = g_new (Place, 1);
+
+  place->pair_id = pair_id;
+  place->epoch = epoch;
+  place->seq = seq;
+  gst_mini_object_set_qdata (object, g_quark_from_static_string (name),
+      place, g_free);
+}
+
+static gboolean
+get_place (GstMiniObject * object, const gchar * name, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  const Place *place = gst_mini_object_get_qdata (object,
+      g_quark_from_static_string (name));
+
+  if (place == NULL)
+    return FALSE;
+  *pair_id = place->pair_id;
+  *epoch = place->epoch;
+  *seq = place->seq;
+  return TRUE;
+}
 
 /* One number in the window. */
 typedef struct
@@ -37,6 +78,8 @@ struct _GstTbqPair
   guint interrupts;             /* gst_tbq_pair_interrupt() calls */
   gpointer join;                /* the bound join, or NULL */
   GstTbqPairDoneFunc done;
+  guint done_calls;             /* done hook calls under way */
+  GCond done_idle;              /* done_calls dropped to 0 */
 
   /* Per branch (grown as branches are given numbers). */
   gboolean *sync;               /* the join found it synchronous */
@@ -79,6 +122,7 @@ gst_tbq_pair_unref (GstTbqPair * pair)
   g_free (pair->sync);
   g_mutex_clear (&pair->lock);
   g_cond_clear (&pair->room);
+  g_cond_clear (&pair->done_idle);
   g_free (pair);
 }
 
@@ -137,6 +181,7 @@ gst_tbq_pair_new (guint window, guint depth)
   pair->depth = (gint) MAX (depth, 1);
   g_mutex_init (&pair->lock);
   g_cond_init (&pair->room);
+  g_cond_init (&pair->done_idle);
   pair->window = MAX (window, 1);
   pair->capacity = pair->window;
   pair->slots = g_new0 (Slot, pair->capacity);
@@ -212,18 +257,27 @@ gst_tbq_pair_has_room (GstTbqPair * pair)
   return room;
 }
 
-gboolean
-gst_tbq_pair_wait_room (GstTbqPair * pair)
+guint
+gst_tbq_pair_wait_key (GstTbqPair * pair)
 {
-  guint interrupts;
+  guint key;
+
+  g_mutex_lock (&pair->lock);
+  key = pair->interrupts;
+  g_mutex_unlock (&pair->lock);
+  return key;
+}
+
+gboolean
+gst_tbq_pair_wait_room (GstTbqPair * pair, guint key)
+{
   gboolean room;
 
   g_mutex_lock (&pair->lock);
-  interrupts = pair->interrupts;
-  while (!pair->flushing && interrupts == pair->interrupts
+  while (!pair->flushing && key == pair->interrupts
       && !locked_has_room (pair))
     g_cond_wait (&pair->room, &pair->lock);
-  room = locked_has_room (pair) && interrupts == pair->interrupts;
+  room = locked_has_room (pair) && key == pair->interrupts;
   g_mutex_unlock (&pair->lock);
   return room;
 }
@@ -252,11 +306,12 @@ locked_ensure_branch (GstTbqPair * pair, guint branch)
 guint64
 gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
 {
-  guint64 seq;
+  guint64 seq, epoch;
   Slot *slot;
 
   g_mutex_lock (&pair->lock);
   seq = pair->next_seq;
+  epoch = pair->epoch;
   locked_grow (pair, (guint) (seq - pair->resolved) + 1);
   slot = &pair->slots[seq % pair->capacity];
   if (event != NULL) {
@@ -269,6 +324,10 @@ gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
   }
   pair->next_seq = seq + 1;
   g_mutex_unlock (&pair->lock);
+  /* Before the split sends the copies (see gsttbqpair.h). */
+  if (event != NULL)
+    set_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair->id, epoch,
+        seq);
   return seq;
 }
 
@@ -285,7 +344,7 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
   g_mutex_unlock (&pair->lock);
 }
 
-void
+gboolean
 gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     GstFlowReturn result, const GstTbqPairPush * saved)
 {
@@ -300,10 +359,19 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
           || (branch < pair->n_sync && pair->sync[branch]))) {
     done = pair->done;
     join = pair->join;
+    /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
+     * the call returns. */
+    pair->done_calls++;
   }
   g_mutex_unlock (&pair->lock);
-  if (done != NULL)
-    done (join, branch, epoch, seq);
+  if (done == NULL)
+    return FALSE;
+  done (join, branch, epoch, seq);
+  g_mutex_lock (&pair->lock);
+  if (--pair->done_calls == 0)
+    g_cond_broadcast (&pair->done_idle);
+  g_mutex_unlock (&pair->lock);
+  return TRUE;
 }
 
 void
@@ -326,6 +394,46 @@ gst_tbq_pair_flush_stop (GstTbqPair * pair)
   pair->flushing = FALSE;
   g_cond_broadcast (&pair->room);
   g_mutex_unlock (&pair->lock);
+}
+
+GstQuery *
+gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch)
+{
+  return gst_query_new_custom (GST_QUERY_CUSTOM,
+      gst_structure_new (BIND_QUERY_NAME, "pair", GST_TYPE_TBQ_PAIR, pair,
+          "branch", G_TYPE_UINT, branch, "crossed", G_TYPE_UINT, 0,
+          "bound", G_TYPE_BOOLEAN, FALSE, NULL));
+}
+
+gboolean
+gst_tbq_pair_bind_query_bound (GstQuery * query)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gboolean bound = FALSE;
+
+  return s != NULL && gst_structure_get_boolean (s, "bound", &bound) && bound;
+}
+
+/* Qdata, not a field of the object's structure: any serialized query
+ * (DRAIN has a structure of GStreamer's) and EOS carry it, through queues
+ * and workers unseen, as the same object. */
+void
+gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object)
+{
+  guint64 epoch, seq;
+
+  g_mutex_lock (&pair->lock);
+  epoch = pair->epoch;
+  seq = pair->next_seq;
+  g_mutex_unlock (&pair->lock);
+  set_place (object, PLACE_QDATA, pair->id, epoch, seq);
+}
+
+void
+gst_tbq_pair_clear_place (GstMiniObject * object)
+{
+  gst_mini_object_set_qdata (object, g_quark_from_static_string
+      (PLACE_QDATA), NULL, NULL);
 }
 
 GstEvent *
@@ -460,6 +568,65 @@ gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
 }
 
 gboolean
+gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
+    guint * branch, guint * crossed)
+{
+  const GstStructure *s;
+  GstTbqPair *p = NULL;
+  guint b, c;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM)
+    return FALSE;
+  s = gst_query_get_structure (query);
+  if (s == NULL || !gst_structure_has_name (s, BIND_QUERY_NAME)
+      || !gst_structure_get (s, "pair", GST_TYPE_TBQ_PAIR, &p,
+          "branch", G_TYPE_UINT, &b, "crossed", G_TYPE_UINT, &c, NULL))
+    return FALSE;
+  if (pair != NULL)
+    *pair = p;
+  else
+    gst_tbq_pair_unref (p);
+  if (branch != NULL)
+    *branch = b;
+  if (crossed != NULL)
+    *crossed = c;
+  return TRUE;
+}
+
+void
+gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta)
+{
+  GstStructure *s = gst_query_writable_structure (query);
+  guint c = 0;
+
+  gst_structure_get_uint (s, "crossed", &c);
+  gst_structure_set (s, "crossed", G_TYPE_UINT, (guint) ((gint) c + delta),
+      NULL);
+}
+
+void
+gst_tbq_pair_bind_query_set_bound (GstQuery * query)
+{
+  gst_structure_set (gst_query_writable_structure (query), "bound",
+      G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  return get_place (object, PLACE_QDATA, pair_id, epoch, seq);
+}
+
+gboolean
+gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq)
+{
+  return get_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair_id, epoch,
+      seq);
+}
+
+gboolean
 gst_tbq_pair_is_pair_event (GstEvent * event)
 {
   return gst_tbq_pair_parse_branch_event (event, NULL, NULL, NULL)
@@ -488,6 +655,12 @@ gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join)
   if (pair->join == join) {
     pair->join = NULL;
     pair->done = NULL;
+    /* Its findings go with it: the split sends markers to the next. */
+    if (pair->n_sync > 0)
+      memset (pair->sync, 0, pair->n_sync * sizeof (gboolean));
+    /* A call under way was counted when `join` was still bound. */
+    while (pair->done_calls > 0)
+      g_cond_wait (&pair->done_idle, &pair->lock);
   }
   g_mutex_unlock (&pair->lock);
 }
@@ -498,6 +671,22 @@ gst_tbq_pair_current (void)
   return &current_push;
 }
 
+/* lock: who number `seq` of the current epoch went to. */
+static gint
+locked_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
+{
+  Slot *slot;
+
+  if (seq < pair->resolved)
+    return GST_TBQ_PAIR_RESOLVED;
+  if (seq >= pair->next_seq)
+    return GST_TBQ_PAIR_NOT_ASSIGNED;
+  slot = &pair->slots[seq % pair->capacity];
+  if (event != NULL && slot->event != NULL)
+    *event = gst_event_ref (slot->event);
+  return slot->owner;
+}
+
 gint
 gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
 {
@@ -506,17 +695,22 @@ gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event)
   if (event != NULL)
     *event = NULL;
   g_mutex_lock (&pair->lock);
-  if (seq < pair->resolved) {
-    owner = GST_TBQ_PAIR_RESOLVED;
-  } else if (seq >= pair->next_seq) {
-    owner = GST_TBQ_PAIR_NOT_ASSIGNED;
-  } else {
-    Slot *slot = &pair->slots[seq % pair->capacity];
+  owner = locked_owner (pair, seq, event);
+  g_mutex_unlock (&pair->lock);
+  return owner;
+}
 
-    owner = slot->owner;
-    if (event != NULL && slot->event != NULL)
-      *event = gst_event_ref (slot->event);
-  }
+gint
+gst_tbq_pair_owner_in (GstTbqPair * pair, guint64 epoch, guint64 seq,
+    GstEvent ** event)
+{
+  gint owner = GST_TBQ_PAIR_OTHER_EPOCH;
+
+  if (event != NULL)
+    *event = NULL;
+  g_mutex_lock (&pair->lock);
+  if (epoch == pair->epoch)
+    owner = locked_owner (pair, seq, event);
   g_mutex_unlock (&pair->lock);
   return owner;
 }
@@ -532,10 +726,11 @@ gst_tbq_pair_assigned (GstTbqPair * pair)
   return n;
 }
 
-void
-gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
+/* lock: every number below `upto` (at most the next to hand out) is
+ * resolved. */
+static void
+locked_resolve (GstTbqPair * pair, guint64 upto)
 {
-  g_mutex_lock (&pair->lock);
   if (upto > pair->next_seq)
     upto = pair->next_seq;
   while (pair->resolved < upto) {
@@ -545,7 +740,27 @@ gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
     pair->resolved++;
   }
   g_cond_broadcast (&pair->room);
+}
+
+void
+gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto)
+{
+  g_mutex_lock (&pair->lock);
+  locked_resolve (pair, upto);
   g_mutex_unlock (&pair->lock);
+}
+
+gboolean
+gst_tbq_pair_resolve_in (GstTbqPair * pair, guint64 epoch, guint64 upto)
+{
+  gboolean current;
+
+  g_mutex_lock (&pair->lock);
+  current = epoch == pair->epoch;
+  if (current)
+    locked_resolve (pair, upto);
+  g_mutex_unlock (&pair->lock);
+  return current;
 }
 
 guint64

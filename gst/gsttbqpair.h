@@ -44,6 +44,21 @@
  * inside the split's push on its branch (gst_tbq_pair_current) with the
  * number of that push.
  *
+ * THE PLACE OF A QUERY OR AN EOS.  The split asks a serialized query of
+ * every branch once each has pushed what it took (its barrier), and each
+ * branch brings the join a copy; but an earlier input may still be
+ * inside another branch's worker (a queue, a thread of its own).  So the
+ * split marks the query with its place while it asks
+ * (gst_tbq_pair_set_place: the epoch and the first number not handed
+ * out), and the join holds each copy until its order has passed that
+ * place: no copy goes downstream ahead of an output of an earlier input.
+ * The numbers before it are resolved without the split (their done marks
+ * and markers are already on their way), so the wait ends.  EOS too: a
+ * branch's EOS ends only the numbers before its place; the split numbers
+ * the next stream's items at once, and a branch whose worker has not
+ * brought the join that stream's STREAM_START yet still owes their
+ * outputs.
+ *
  * HOW THE JOIN FINDS ITS SPLIT.  The split stores a custom sticky event on
  * each src pad before its first item (gst_tbq_pair_branch_event_new): it
  * names the pair, the branch and the pair's depth (the pairs the split is
@@ -56,9 +71,11 @@
  * the split's push.
  *
  * LOCKING.  Everything under the pair's lock, but the id (constant),
- * the depth (atomic) and the thread-local push.  The split calls the join's `done` hook with no lock of the pair held;
- * the join must not call into the split from it.  The split never waits
- * on the pair while holding its own queue lock.
+ * the depth (atomic) and the thread-local push.  The split calls the
+ * join's `done` hook with no lock of the pair held; the join must not
+ * call into the split from it.  gst_tbq_pair_unbind() waits for the hook
+ * calls under way (counted under the pair's lock).  The split never
+ * waits on the pair while holding its own queue lock.
  */
 #ifndef __GST_TBQ_PAIR_H__
 #define __GST_TBQ_PAIR_H__
@@ -92,6 +109,8 @@ typedef struct
 #define GST_TBQ_PAIR_NOT_ASSIGNED (-2)
 /* gst_tbq_pair_owner(): the number is resolved already. */
 #define GST_TBQ_PAIR_RESOLVED (-3)
+/* gst_tbq_pair_owner_in(): the pair is in another epoch now. */
+#define GST_TBQ_PAIR_OTHER_EPOCH (-4)
 
 GType gst_tbq_pair_get_type (void);
 #define GST_TYPE_TBQ_PAIR (gst_tbq_pair_get_type ())
@@ -125,17 +144,25 @@ guint gst_tbq_pair_in_flight (GstTbqPair * pair);
 /* Whether a number can be handed out now (room in the window, and not
  * flushing). */
 gboolean gst_tbq_pair_has_room (GstTbqPair * pair);
+/* The key of a wait for room: taken (under the caller's lock) before the
+ * caller looked, so that an interrupt between the look and the wait is
+ * not missed. */
+guint gst_tbq_pair_wait_key (GstTbqPair * pair);
 /* Wait until a number can be handed out, or until the pair flushes or
- * gst_tbq_pair_interrupt() is called: FALSE then.  No lock of the
- * caller's may be held (the join's progress may need it). */
-gboolean gst_tbq_pair_wait_room (GstTbqPair * pair);
-/* End every gst_tbq_pair_wait_room() now (it returns FALSE): the split
- * stops a branch thread or changes its state. */
+ * gst_tbq_pair_interrupt() was called since `key` was taken: FALSE then.
+ * No lock of the caller's may be held (the join's progress may need
+ * it). */
+gboolean gst_tbq_pair_wait_room (GstTbqPair * pair, guint key);
+/* End every gst_tbq_pair_wait_room() now (it returns FALSE), and the
+ * ones whose key was taken before: the split's flow changed. */
 void gst_tbq_pair_interrupt (GstTbqPair * pair);
 /* Hand out the next number, to `branch`, or, with `event` (a serialized
  * event that is not sticky; the pair takes a reference), to every branch
- * (branch ignored).  The caller made sure there is room (one thread hands
- * out numbers at a time: the split's queue lock).  Returns the number. */
+ * (branch ignored): the event is marked with its slot (qdata: the pair,
+ * the epoch and the number), so that the join knows every branch's copy
+ * of it (the same object) however late it comes.  The caller made sure
+ * there is room (one thread hands out numbers at a time: the split's
+ * queue lock).  Returns the number. */
 guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
     GstEvent * event);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
@@ -144,16 +171,42 @@ guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
  * this epoch, calls the join's done hook if the branch is synchronous, or
  * if the push returned anything but GST_FLOW_OK (`result`): the branch
  * gets no more numbers, and what it did not make by now it never will.
- * No lock held. */
+ * No lock held.  It returns whether it called the hook: when it did not
+ * (and the push went through), the split pushes a marker
+ * (gst_tbq_pair_marker_new) after the item.  Deciding from this answer,
+ * not from a gst_tbq_pair_branch_is_sync() before or after, is what
+ * gives every number exactly one of the two: the join may change its
+ * finding at any time, and a number with neither would be resolved only
+ * by the branch's next item, which a full window never sends. */
 void gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch,
     guint64 seq, GstTbqPairPush * saved);
-void gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
-    GstFlowReturn result, const GstTbqPairPush * saved);
+gboolean gst_tbq_pair_push_end (GstTbqPair * pair, guint branch,
+    guint64 seq, GstFlowReturn result, const GstTbqPairPush * saved);
 /* A flush: every wait for room returns FALSE until flush_stop(), which
  * starts a new epoch with an empty window and number 0 (the events held
  * are dropped). */
 void gst_tbq_pair_flush_start (GstTbqPair * pair);
 void gst_tbq_pair_flush_stop (GstTbqPair * pair);
+
+/* The question the split asks down a branch before the branch's first
+ * number: "which join closes this branch?"  A custom query (not
+ * serialized: it passes at once, through workers' default handling).  A
+ * join that gets it with `crossed` 0 binds the sink pad it came in by to
+ * (pair, branch) and answers it (gst_tbq_pair_bind_query_set_bound);
+ * with `crossed` above 0 it belongs to a join further down: that join
+ * lowers it by one and passes it on through its src pad.  A split that
+ * gets one on its sink pad (it is inside another pair's branch) raises
+ * it by one and passes it down one of its branches: so every join
+ * answers its own split, brackets matched, however pairs nest. */
+GstQuery *gst_tbq_pair_bind_query_new (GstTbqPair * pair, guint branch);
+/* Whether the query was answered by a join. */
+gboolean gst_tbq_pair_bind_query_bound (GstQuery * query);
+
+/* Mark a query or an EOS with its place (see THE PLACE OF A QUERY OR AN
+ * EOS): after every number handed out so far, of the current epoch.  The
+ * split clears a query's when every branch answered. */
+void gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object);
+void gst_tbq_pair_clear_place (GstMiniObject * object);
 
 /* The sticky event that names the pair and `branch`, for the split to
  * store on the branch's src pad. */
@@ -180,6 +233,25 @@ gboolean gst_tbq_pair_parse_branch_event (GstEvent * event,
  * number. */
 gboolean gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
     guint64 * epoch, guint * branch, guint64 * seq);
+/* Whether `query` is a split's bind query; if so, the pair (a new
+ * reference, when `pair` is not NULL), the branch and how many splits it
+ * crossed since its own. */
+gboolean gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
+    guint * branch, guint * crossed);
+/* Raise (a split passing it down) or lower (a join passing it on)
+ * `crossed` by `delta`. */
+void gst_tbq_pair_bind_query_cross (GstQuery * query, gint delta);
+/* The join answers: it bound the pad the query came in by. */
+void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
+/* Whether `event` is a split's event for every branch (it carries its
+ * slot: gst_tbq_pair_assign); if so, its pair's id, the epoch and the
+ * number.  A worker that makes a new event keeps its seqnum, not this. */
+gboolean gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq);
+/* Whether a query or an EOS carries a split's place; if so, its pair's
+ * id, and the epoch and number it comes before. */
+gboolean gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
+    guint64 * epoch, guint64 * seq);
 /* Whether `event` belongs to the pair machinery (a branch event or a
  * marker, of any pair). */
 gboolean gst_tbq_pair_is_pair_event (GstEvent * event);
@@ -187,6 +259,11 @@ gboolean gst_tbq_pair_is_pair_event (GstEvent * event);
  * per pair: FALSE if another join is bound. */
 gboolean gst_tbq_pair_bind (GstTbqPair * pair, gpointer join,
     GstTbqPairDoneFunc done);
+/* The join lets go: no done hook is called from here on, and when it
+ * returns none is running any more (it waits for the calls under way, so
+ * the join may be freed after it; the caller holds no lock that a done
+ * hook takes).  Every branch is found not synchronous again: with no
+ * join to call, the split sends markers. */
 void gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join);
 /* What this thread is pushing for a split (pair NULL: nothing). */
 const GstTbqPairPush *gst_tbq_pair_current (void);
@@ -195,11 +272,22 @@ const GstTbqPairPush *gst_tbq_pair_current (void);
  * the event, GST_TBQ_PAIR_NOT_ASSIGNED or GST_TBQ_PAIR_RESOLVED.  Of the
  * current epoch. */
 gint gst_tbq_pair_owner (GstTbqPair * pair, guint64 seq, GstEvent ** event);
+/* The same, of `epoch`: GST_TBQ_PAIR_OTHER_EPOCH when the pair is in
+ * another epoch (the answer of one look, where an epoch read before or
+ * after gst_tbq_pair_owner() could belong to another). */
+gint gst_tbq_pair_owner_in (GstTbqPair * pair, guint64 epoch, guint64 seq,
+    GstEvent ** event);
 /* The first number not handed out yet. */
 guint64 gst_tbq_pair_assigned (GstTbqPair * pair);
 /* Every number below `upto` is resolved: their room in the window is
  * free again (the split's waits for room end). */
 void gst_tbq_pair_resolve (GstTbqPair * pair, guint64 upto);
+/* The same for the numbers of `epoch` only: nothing when the pair is in
+ * another epoch by now (a flush restarted the numbers at 0 since the join
+ * looked; resolving the new epoch's numbers would free room for items the
+ * join has not seen).  TRUE when `epoch` is the current one. */
+gboolean gst_tbq_pair_resolve_in (GstTbqPair * pair, guint64 epoch,
+    guint64 upto);
 /* The first number not resolved. */
 guint64 gst_tbq_pair_resolved (GstTbqPair * pair);
 /* The join's finding: whether the split may trust the end of its push on

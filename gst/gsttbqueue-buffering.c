@@ -486,7 +486,8 @@ gst_tbqueue_buffering_check_bitrate (GstTbQueue * tbq)
   g_mutex_lock (&b->lock);
   use = b->use_bitrate_query;
   g_mutex_unlock (&b->lock);
-  if (!use || !gst_pad_check_reconfigure (tbq->srcpad))
+  /* A split's branches each have their own downstream: no one bitrate. */
+  if (!use || tbq->srcpad == NULL || !gst_pad_check_reconfigure (tbq->srcpad))
     return;
   query = gst_query_new_bitrate ();
   if (gst_pad_peer_query (tbq->srcpad, query))

@@ -118,7 +118,11 @@ gst_tbqueue_copy_task_wait_paused (GstTbQueue * tbq)
 void
 gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn flow)
 {
+  GstTbQueueClass *klass = GST_TBQUEUE_GET_CLASS (tbq);
+
   TBQ_STORE (tbq->srcresult, flow);
+  if (klass->locked_flow_changed != NULL)
+    klass->locked_flow_changed (tbq, flow);
   if (tbq->q == NULL)
     return;
   if (flow != GST_FLOW_OK) {
@@ -127,7 +131,7 @@ gst_tbqueue_locked_set_flow (GstTbQueue * tbq, GstFlowReturn flow)
     tbq_queue_interrupt (tbq->q);
     GST_TBQUEUE_BROADCAST (tbq, item_del);
     GST_TBQUEUE_BROADCAST (tbq, sink_moved);
-  } else if (gst_pad_is_active (tbq->srcpad)) {
+  } else if (GST_TBQUEUE_GET_CLASS (tbq)->src_active (tbq)) {
     tbq_queue_resume (tbq->q);
   }
 }

@@ -146,7 +146,7 @@ drop_event (GstTbQueue * tbq, GstEvent * event, gboolean flushing)
 
   if (GST_EVENT_IS_STICKY (event) && (!flushing
           || (type != GST_EVENT_SEGMENT && type != GST_EVENT_EOS)))
-    gst_pad_store_sticky_event (tbq->srcpad, event);
+    GST_TBQUEUE_GET_CLASS (tbq)->locked_store_sticky (tbq, event);
   gst_event_unref (event);
 }
 

@@ -53,6 +53,7 @@
  */
 #include "gsttbqueue-placement.h"
 #include "gsttbqueue-enums.h"
+#include "gsttbqstatus.h"
 
 #include <errno.h>
 #include <string.h>
@@ -532,15 +533,7 @@ void
 gst_tbqueue_post_stream_status (GstTbQueue * tbq, GstObject * src,
     GstTask * task, GstStreamStatusType type)
 {
-  GstMessage *message;
-  GValue value = G_VALUE_INIT;
-
-  message = gst_message_new_stream_status (src, type, GST_ELEMENT_CAST (tbq));
-  g_value_init (&value, GST_TYPE_TASK);
-  g_value_set_object (&value, task);
-  gst_message_set_stream_status_object (message, &value);
-  g_value_unset (&value);
-  gst_element_post_message (GST_ELEMENT_CAST (tbq), message);
+  gst_tbq_post_stream_status (GST_ELEMENT_CAST (tbq), src, task, type);
 }
 
 /* As GstPad's own enter and leave callbacks: STREAM_STATUS from the pad,

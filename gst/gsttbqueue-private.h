@@ -244,10 +244,57 @@ typedef struct
   gboolean changed_sched;
 } GstTbQueuePlacement;
 
-/* The element's type.  Final: its instance is the struct below, which
- * only the element's own files see; its class is GstElement's. */
+/* The element's types.  GstTbQueueBase (abstract) is the queue: its
+ * instance is the struct below, which only the element's own files see,
+ * and its class has the src side's virtual functions; every file works
+ * on it.  Two elements derive from it: tbqueue (GstTbQueue, its one src
+ * pad: gsttbqueue-src.c) and tbqsplit (GstTbqSplit, a src pad per
+ * branch: gsttbqsplit.c), which add their pads' templates.  GST_TBQUEUE()
+ * casts either to the queue. */
+typedef struct _GstTbQueue GstTbQueue;
+typedef struct _GstTbQueueClass GstTbQueueClass;
+
+GType gst_tbqueue_base_get_type (void);
+GType gst_tbqueue_get_type (void);
+#define GST_TYPE_TBQUEUE_BASE (gst_tbqueue_base_get_type ())
 #define GST_TYPE_TBQUEUE (gst_tbqueue_get_type ())
-G_DECLARE_FINAL_TYPE (GstTbQueue, gst_tbqueue, GST, TBQUEUE, GstElement)
+#define GST_TBQUEUE(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), GST_TYPE_TBQUEUE_BASE, GstTbQueue))
+#define GST_IS_TBQUEUE_BASE(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), GST_TYPE_TBQUEUE_BASE))
+#define GST_TBQUEUE_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), GST_TYPE_TBQUEUE_BASE, GstTbQueueClass))
+
+/* The src side, as the queue sees it: tbqueue's one src pad and task, or
+ * tbqsplit's branches. */
+struct _GstTbQueueClass
+{
+  GstElementClass parent_class;
+
+  /* qlock, the flow OK: start the src task(s) of the active src pad(s).
+   * FALSE if one cannot start. */
+  gboolean (*locked_start_src) (GstTbQueue * tbq);
+  /* No lock: pause the src task(s) and wait until none runs its
+   * function. */
+  void (*pause_src) (GstTbQueue * tbq);
+  /* Whether the src side is active (its pads activated). */
+  gboolean (*src_active) (GstTbQueue * tbq);
+  /* No lock: push an event that does not travel through the queue
+   * (FLUSH_START, FLUSH_STOP, a non-serialized event) downstream. */
+  gboolean (*push_downstream) (GstTbQueue * tbq, GstEvent * event);
+  /* qlock: a sticky event that leaves the queue without being pushed (a
+   * leak, a flush, EOS from downstream) is still the src side's sticky
+   * state, as with queue.  The reference stays the caller's. */
+  void (*locked_store_sticky) (GstTbQueue * tbq, GstEvent * event);
+  /* qlock, or NULL: the flow changed (gst_tbqueue_locked_set_flow); a
+   * src side with waits of its own ends them when it is not OK. */
+  void (*locked_flow_changed) (GstTbQueue * tbq, GstFlowReturn flow);
+};
+
+/* Every element derived from the queue has this sink pad template. */
+extern GstStaticPadTemplate gst_tbqueue_sink_template;
+/* The Doc-uri of the plugin's elements (gsttbqueue.c). */
+const gchar *gst_tbqueue_doc_uri (void);
 
 typedef struct _GstTbQueueGroup GstTbQueueGroup;
 
@@ -256,7 +303,7 @@ struct _GstTbQueue
   GstElement element;
 
   GstPad *sinkpad;
-  GstPad *srcpad;
+  GstPad *srcpad;               /* tbqueue's; NULL in a tbqsplit */
 
   /* Limits: written under qlock, read anywhere (relaxed). */
   _Atomic guint max_buffers;

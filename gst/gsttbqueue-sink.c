@@ -738,7 +738,7 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   if (TBQ_LOAD (tbq->eos)) {
     if (type != GST_EVENT_STREAM_START && type != GST_EVENT_SEGMENT)
       goto out_eos;
-    if (gst_pad_is_active (tbq->srcpad))
+    if (GST_TBQUEUE_GET_CLASS (tbq)->src_active (tbq))
       gst_tbqueue_locked_start_streaming (tbq);
     else
       gst_tbqueue_locked_forget_eos (tbq);
@@ -820,14 +820,14 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       GST_TBQUEUE_MUTEX_LOCK (tbq);
       gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      ret = gst_pad_push_event (tbq->srcpad, event);
+      ret = GST_TBQUEUE_GET_CLASS (tbq)->push_downstream (tbq, event);
       /* Also releases a query waiter, once the src task has stopped. */
       gst_tbqueue_stop_streaming (tbq);
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "loop and copy task stopped");
       sink_flush_if_idle (tbq, pad);
       break;
     case GST_EVENT_FLUSH_STOP:
-      ret = gst_pad_push_event (tbq->srcpad, event);
+      ret = GST_TBQUEUE_GET_CLASS (tbq)->push_downstream (tbq, event);
       /* Make sure nothing else touches the queue, even without FLUSH_START. */
       gst_tbqueue_stop_streaming (tbq);
       GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -841,7 +841,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
         return sink_enqueue_event (tbq, event);
-      ret = gst_pad_push_event (tbq->srcpad, event);
+      ret = GST_TBQUEUE_GET_CLASS (tbq)->push_downstream (tbq, event);
       break;
   }
   if (!ret) {
@@ -853,7 +853,7 @@ gst_tbqueue_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 
 /* ---- queries ---- */
 
-static gboolean
+gboolean
 gst_tbqueue_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTbQueue *tbq = (GstTbQueue *) parent;

@@ -12,6 +12,10 @@
 G_BEGIN_DECLS
 
 void gst_tbqueue_sink_set_functions (GstPad * pad);
+/* The sink pad's query function (an element derived from the queue may
+ * answer some queries itself and hand it the rest). */
+gboolean gst_tbqueue_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
 
 G_END_DECLS
 #endif /* __GST_TBQUEUE_SINK_H__ */

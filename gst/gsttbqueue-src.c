@@ -36,12 +36,7 @@ gst_tbqueue_locked_start_streaming (GstTbQueue * tbq)
 {
   gst_tbqueue_locked_forget_eos (tbq);
   gst_tbqueue_locked_set_flow (tbq, GST_FLOW_OK);
-  if (!gst_pad_is_active (tbq->srcpad)) {
-    GST_INFO_OBJECT (tbq, "not starting the src task: pad inactive");
-    return TRUE;
-  }
-  return gst_pad_start_task (tbq->srcpad, (GstTaskFunction) gst_tbqueue_loop,
-      tbq->srcpad, NULL);
+  return GST_TBQUEUE_GET_CLASS (tbq)->locked_start_src (tbq);
 }
 
 /* Activation: as gst_tbqueue_locked_start_streaming(), once the two-layer
@@ -71,7 +66,7 @@ gst_tbqueue_stop_streaming (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   gst_tbqueue_locked_set_flow (tbq, GST_FLOW_FLUSHING);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  gst_pad_pause_task (tbq->srcpad);
+  GST_TBQUEUE_GET_CLASS (tbq)->pause_src (tbq);
   gst_tbqueue_copy_task_wait_paused (tbq);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->last_query = FALSE;
@@ -81,8 +76,8 @@ gst_tbqueue_stop_streaming (GstTbQueue * tbq)
 
 /* ---- pushing ---- */
 
-static void
-emit (GstTbQueue * tbq, guint signal)
+void
+gst_tbqueue_emit (GstTbQueue * tbq, guint signal)
 {
   if (!TBQ_LOAD (tbq->silent))
     g_signal_emit (tbq, gst_tbqueue_signals[signal], 0);
@@ -224,10 +219,22 @@ src_unpin_if_pressed (GstTbQueue * tbq, GstMiniObject * data)
   return GST_MINI_OBJECT_CAST (bl);
 }
 
-/* Push a buffer or a buffer list; qlock released around the push.  With
- * EOS from downstream, *next is the next item to push, if any. */
 static GstFlowReturn
-locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
+push_data_on_pad (GstPad * pad, GstMiniObject * data, gpointer user_data)
+{
+  if (GST_IS_BUFFER (data))
+    return gst_pad_push (pad, GST_BUFFER_CAST (data));
+  return gst_pad_push_list (pad, GST_BUFFER_LIST_CAST (data));
+}
+
+/* Push a buffer or a buffer list on `pad` with `push` (`user_data` for
+ * it), qlock released around the push: DISCONT after a leak, the pool
+ * buffers held, buffering and the copies of small buffers while the sink
+ * pool is pressed, as for every item taken out.  Returns the push's
+ * result, or the flow when it is no longer OK. */
+GstFlowReturn
+gst_tbqueue_locked_push_data_on (GstTbQueue * tbq, GstPad * pad,
+    GstMiniObject * data, GstTbqPushFunc push, gpointer user_data)
 {
   GstFlowReturn result;
   /* Still held while downstream has them in the push (the copy rule);
@@ -257,16 +264,24 @@ locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
     src_buffering (tbq, GST_IS_BUFFER (data)
         ? gst_buffer_get_size (GST_BUFFER_CAST (data))
         : gst_buffer_list_calculate_size (GST_BUFFER_LIST_CAST (data)));
-  if (GST_IS_BUFFER (data))
-    result = gst_pad_push (tbq->srcpad, GST_BUFFER_CAST (data));
-  else
-    result = gst_pad_push_list (tbq->srcpad, GST_BUFFER_LIST_CAST (data));
+  result = push (pad, data, user_data);
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   TBQ_STORE (tbq->pushing_data, FALSE);
   gst_tbqueue_locked_pool_release (tbq, pooled);
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     return GST_TBQUEUE_FLOW (tbq);
-  if (result == GST_FLOW_EOS) {
+  return result;
+}
+
+/* Push a buffer or a buffer list; qlock released around the push.  With
+ * EOS from downstream, *next is the next item to push, if any. */
+static GstFlowReturn
+locked_push_data (GstTbQueue * tbq, GstMiniObject * data, GstMiniObject ** next)
+{
+  GstFlowReturn result = gst_tbqueue_locked_push_data_on (tbq, tbq->srcpad,
+      data, push_data_on_pad, NULL);
+
+  if (result == GST_FLOW_EOS && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK) {
     *next = locked_drop_after_eos (tbq);
     return GST_FLOW_OK;
   }
@@ -369,7 +384,7 @@ locked_wait_for_data (GstTbQueue * tbq)
     TBQ_ADD (tbq->counters.underruns, 1);
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      emit (tbq, SIGNAL_UNDERRUN);
+      gst_tbqueue_emit (tbq, SIGNAL_UNDERRUN);
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
     /* Re-check: the signal may have changed the thresholds. */
@@ -384,8 +399,8 @@ locked_wait_for_data (GstTbQueue * tbq)
     GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not empty");
     if (!TBQ_LOAD (tbq->silent)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      emit (tbq, SIGNAL_RUNNING);
-      emit (tbq, SIGNAL_PUSHING);
+      gst_tbqueue_emit (tbq, SIGNAL_RUNNING);
+      gst_tbqueue_emit (tbq, SIGNAL_PUSHING);
       GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
     }
   }
@@ -404,10 +419,10 @@ out_flushing:
  * thread is in a sink pad function, which publishes before it waits for
  * anything), look again after letting it run.  No signal: the queue is
  * not empty. */
-static void
-locked_wait_for_records (GstTbQueue * tbq, guint32 key)
+void
+gst_tbqueue_locked_wait_for_records (GstTbQueue * tbq, guint32 key)
 {
-  STATUS (tbq, tbq->srcpad, "wait for the copy task");
+  STATUS (tbq, tbq->sinkpad, "wait for the copy task");
   if (G_LIKELY (!tbq->batching)
       || tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK) {
     gst_tbqueue_locked_wait_sink (tbq, key);
@@ -428,8 +443,8 @@ locked_wait_for_records (GstTbQueue * tbq, guint32 key)
  * error): an error, with libtbq's reason (or the one taken earlier by a
  * look for an allocation failure), posted with qlock released; nothing
  * after it is pushed. */
-static GstFlowReturn
-locked_spill_failed (GstTbQueue * tbq)
+GstFlowReturn
+gst_tbqueue_locked_spill_failed (GstTbQueue * tbq)
 {
   char msg[512] = "";
   gchar *kept;
@@ -464,10 +479,10 @@ locked_push_one (GstTbQueue * tbq)
         TBQ_STORE (tbq->src_idle, FALSE);
       return locked_push_item (tbq, item.object);
     case DEQUEUE_EMPTY:
-      locked_wait_for_records (tbq, key);
+      gst_tbqueue_locked_wait_for_records (tbq, key);
       return GST_TBQUEUE_FLOW (tbq);
     case DEQUEUE_SPILL_FAILED:
-      return locked_spill_failed (tbq);
+      return gst_tbqueue_locked_spill_failed (tbq);
     case DEQUEUE_REST:
       gst_tbqueue_locked_leak_rest (tbq, &item);
       return GST_FLOW_OK;
@@ -650,7 +665,7 @@ adjust_latency (GstTbQueue * tbq, GstQuery * query)
   gst_query_set_latency (query, live, min, max);
 }
 
-static gboolean
+gboolean
 gst_tbqueue_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTbQueue *tbq = (GstTbQueue *) parent;
@@ -707,4 +722,51 @@ gst_tbqueue_src_set_functions (GstPad * pad)
   gst_pad_set_query_function (pad, GST_DEBUG_FUNCPTR (gst_tbqueue_src_query));
   gst_pad_set_activatemode_function (pad,
       GST_DEBUG_FUNCPTR (gst_tbqueue_src_activate_mode));
+}
+
+/* ---- tbqueue's src side: its one src pad ---- */
+
+static gboolean
+src_locked_start (GstTbQueue * tbq)
+{
+  if (!gst_pad_is_active (tbq->srcpad)) {
+    GST_INFO_OBJECT (tbq, "not starting the src task: pad inactive");
+    return TRUE;
+  }
+  return gst_pad_start_task (tbq->srcpad, (GstTaskFunction) gst_tbqueue_loop,
+      tbq->srcpad, NULL);
+}
+
+static void
+src_pause (GstTbQueue * tbq)
+{
+  gst_pad_pause_task (tbq->srcpad);
+}
+
+static gboolean
+src_active (GstTbQueue * tbq)
+{
+  return gst_pad_is_active (tbq->srcpad);
+}
+
+static gboolean
+src_push_downstream (GstTbQueue * tbq, GstEvent * event)
+{
+  return gst_pad_push_event (tbq->srcpad, event);
+}
+
+static void
+src_locked_store_sticky (GstTbQueue * tbq, GstEvent * event)
+{
+  gst_pad_store_sticky_event (tbq->srcpad, event);
+}
+
+void
+gst_tbqueue_src_class_init (GstTbQueueClass * klass)
+{
+  klass->locked_start_src = src_locked_start;
+  klass->pause_src = src_pause;
+  klass->src_active = src_active;
+  klass->push_downstream = src_push_downstream;
+  klass->locked_store_sticky = src_locked_store_sticky;
 }

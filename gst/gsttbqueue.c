@@ -121,9 +121,8 @@
 GST_DEBUG_CATEGORY (gst_tbqueue_debug);
 GST_DEBUG_CATEGORY (gst_tbqueue_dataflow);
 
-static GstStaticPadTemplate sinktemplate = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK,
-    GST_PAD_ALWAYS,
+GstStaticPadTemplate gst_tbqueue_sink_template =
+GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS_ANY);
 
 static GstStaticPadTemplate srctemplate = GST_STATIC_PAD_TEMPLATE ("src",
@@ -133,7 +132,8 @@ static GstStaticPadTemplate srctemplate = GST_STATIC_PAD_TEMPLATE ("src",
 
 guint gst_tbqueue_signals[LAST_SIGNAL] = { 0 };
 
-#define gst_tbqueue_parent_class parent_class
+/* GstElement's class. */
+static GstElementClass *parent_class = NULL;
 /* The Doc-uri when not the installed file's (plugin.c); set before the
  * class is made, never freed. */
 static gchar *doc_uri;
@@ -148,11 +148,56 @@ gst_tbqueue_set_doc_file (const gchar * path)
   g_free (abs);
 }
 
-G_DEFINE_TYPE_WITH_CODE (GstTbQueue, gst_tbqueue, GST_TYPE_ELEMENT,
+const gchar *
+gst_tbqueue_doc_uri (void)
+{
+  return doc_uri != NULL ? doc_uri : GST_TBQUEUE_DOC_URI;
+}
+
+static void gst_tbqueue_base_class_init (GstTbQueueClass * klass,
+    gpointer data);
+static void gst_tbqueue_base_init (GstTbQueue * tbq, GstTbQueueClass * klass);
+static void gst_tbqueue_class_init (GstTbQueueClass * klass, gpointer data);
+static void gst_tbqueue_init (GstTbQueue * tbq, GstTbQueueClass * klass);
+
+/* The queue, abstract: tbqueue and tbqsplit derive from it. */
+GType
+gst_tbqueue_base_get_type (void)
+{
+  static GType type = 0;
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_type_register_static_simple (GST_TYPE_ELEMENT,
+        g_intern_static_string ("GstTbQueueBase"), sizeof (GstTbQueueClass),
+        (GClassInitFunc) gst_tbqueue_base_class_init, sizeof (GstTbQueue),
+        (GInstanceInitFunc) gst_tbqueue_base_init, G_TYPE_FLAG_ABSTRACT);
+
     GST_DEBUG_CATEGORY_INIT (gst_tbqueue_debug, "tbqueue", 0,
         "tbqueue element");
     GST_DEBUG_CATEGORY_INIT (gst_tbqueue_dataflow, "tbqueue_dataflow", 0,
-        "dataflow inside the tbqueue element"));
+        "dataflow inside the tbqueue element");
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* tbqueue: the queue with one src pad. */
+GType
+gst_tbqueue_get_type (void)
+{
+  static GType type = 0;
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_type_register_static_simple (GST_TYPE_TBQUEUE_BASE,
+        g_intern_static_string ("GstTbQueue"), sizeof (GstTbQueueClass),
+        (GClassInitFunc) gst_tbqueue_class_init, sizeof (GstTbQueue),
+        (GInstanceInitFunc) gst_tbqueue_init, 0);
+
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
 GST_ELEMENT_REGISTER_DEFINE (tbqueue, "tbqueue", GST_RANK_NONE,
     GST_TYPE_TBQUEUE);
 
@@ -223,11 +268,12 @@ install_signals (GObjectClass * gobject_class)
 }
 
 static void
-gst_tbqueue_class_init (GstTbQueueClass * klass)
+gst_tbqueue_base_class_init (GstTbQueueClass * klass, gpointer data)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
+  parent_class = g_type_class_peek_parent (klass);
   gobject_class->set_property = gst_tbqueue_set_property;
   gobject_class->get_property = gst_tbqueue_get_property;
   gobject_class->dispatch_properties_changed =
@@ -240,6 +286,19 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   install_signals (gobject_class);
   gst_tbqueue_install_properties (gobject_class);
 
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_SCHED_POLICY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_BASE, 0);
+  gst_tbq_memory_init_once ();
+  gst_tbq_record_init_once ();
+}
+
+static void
+gst_tbqueue_class_init (GstTbQueueClass * klass, gpointer data)
+{
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
   gst_element_class_set_static_metadata (element_class,
       "Two-layer queue", "Generic",
       "Queue with a small hot source pool and a large backlog pool",
@@ -247,29 +306,23 @@ gst_tbqueue_class_init (GstTbQueueClass * klass)
   /* gst-inspect-1.0's Doc-uri line: the installed docs/element.md, or the
    * build tree's copy (gst_tbqueue_set_doc_file). */
   gst_element_class_add_metadata (element_class,
-      GST_ELEMENT_METADATA_DOC_URI, doc_uri != NULL ? doc_uri
-      : GST_TBQUEUE_DOC_URI);
+      GST_ELEMENT_METADATA_DOC_URI, gst_tbqueue_doc_uri ());
   gst_element_class_add_static_pad_template (element_class, &srctemplate);
-  gst_element_class_add_static_pad_template (element_class, &sinktemplate);
-
-  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_LEAKY, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_TRANSFER, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_TBQUEUE_SCHED_POLICY, 0);
-  gst_tbq_memory_init_once ();
-  gst_tbq_record_init_once ();
+  gst_element_class_add_static_pad_template (element_class,
+      &gst_tbqueue_sink_template);
+  gst_tbqueue_src_class_init (klass);
 }
 
+/* The sink pad, from the element's "sink" template (every element derived
+ * from the queue has one). */
 static void
-gst_tbqueue_init (GstTbQueue * tbq)
+gst_tbqueue_base_init (GstTbQueue * tbq, GstTbQueueClass * klass)
 {
-  tbq->sinkpad = gst_pad_new_from_static_template (&sinktemplate, "sink");
+  tbq->sinkpad = gst_pad_new_from_template (gst_element_class_get_pad_template
+      (GST_ELEMENT_CLASS (klass), "sink"), "sink");
   gst_tbqueue_sink_set_functions (tbq->sinkpad);
   GST_PAD_SET_PROXY_CAPS (tbq->sinkpad);
   gst_element_add_pad (GST_ELEMENT (tbq), tbq->sinkpad);
-  tbq->srcpad = gst_pad_new_from_static_template (&srctemplate, "src");
-  gst_tbqueue_src_set_functions (tbq->srcpad);
-  GST_PAD_SET_PROXY_CAPS (tbq->srcpad);
-  gst_element_add_pad (GST_ELEMENT (tbq), tbq->srcpad);
 
   gst_tbqueue_buffering_init (tbq);
   gst_tbqueue_properties_init (tbq);
@@ -281,6 +334,15 @@ gst_tbqueue_init (GstTbQueue * tbq)
   pthread_cond_init (&tbq->sink_moved, NULL);
   gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
+}
+
+static void
+gst_tbqueue_init (GstTbQueue * tbq, GstTbQueueClass * klass)
+{
+  tbq->srcpad = gst_pad_new_from_static_template (&srctemplate, "src");
+  gst_tbqueue_src_set_functions (tbq->srcpad);
+  GST_PAD_SET_PROXY_CAPS (tbq->srcpad);
+  gst_element_add_pad (GST_ELEMENT (tbq), tbq->srcpad);
 }
 
 static void
@@ -632,7 +694,8 @@ gst_tbqueue_change_state (GstElement * element, GstStateChange transition)
     /* Buffering starts over, from an empty queue (0 %, posted now that
      * the element has a bus), and downstream's bitrate is asked for at
      * the first push (gsttbqueue-buffering.c). */
-    gst_pad_mark_reconfigure (tbq->srcpad);
+    if (tbq->srcpad != NULL)
+      gst_pad_mark_reconfigure (tbq->srcpad);
     gst_tbqueue_buffering_restart (tbq);
   }
 
@@ -669,6 +732,7 @@ gst_tbqueue_post_message (GstElement * element, GstMessage * message)
   GstTbQueue *tbq = GST_TBQUEUE (element);
 
   if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_STREAM_STATUS
+      && tbq->srcpad != NULL
       && GST_MESSAGE_SRC (message) == GST_OBJECT_CAST (tbq->srcpad)) {
     GstStreamStatusType type;
     GstElement *owner;

@@ -22,6 +22,8 @@ GST_ELEMENT_REGISTER_DECLARE (tbqueue);
  * to the current directory, or absolute) instead of the installed
  * docs/element.md. */
 void gst_tbqueue_set_doc_file (const gchar * path);
+/* The Doc-uri of the plugin's elements. */
+const gchar *gst_tbqueue_doc_uri (void);
 
 G_END_DECLS
 #endif /* __GST_TBQUEUE_H__ */

@@ -5,6 +5,9 @@
  */
 #include <gst/gst.h>
 
+#include "gsttbqjoin.h"
+#include "gsttbqparallel.h"
+#include "gsttbqsplit.h"
 #include "gsttbqueue.h"
 
 gboolean gst_tbq_levels_tracer_register (GstPlugin * plugin);
@@ -26,6 +29,9 @@ plugin_init (GstPlugin * plugin)
     g_free (dir);
   }
   return GST_ELEMENT_REGISTER (tbqueue, plugin)
+      && GST_ELEMENT_REGISTER (tbqsplit, plugin)
+      && GST_ELEMENT_REGISTER (tbqjoin, plugin)
+      && GST_ELEMENT_REGISTER (tbqparallel, plugin)
       && gst_tbq_levels_tracer_register (plugin);
 }
 

@@ -306,10 +306,10 @@ static TbqStatus
 copier_pass (TbqCopier * c, bool *moved, bool pulling)
 {
   bool current = tbq_wake_pickup_due (c->wake, &c->pickup, pulling);
-  uint32_t i;
+  uint32_t i, n = tbq_registry_span (c->registry);
 
   *moved = false;
-  for (i = 0; i < c->registry->size; i++) {
+  for (i = 0; i < n; i++) {
     TbqWriter *w = tbq_registry_at (c->registry, i);
     TbqStatus st;
     bool closed;
@@ -346,9 +346,9 @@ copier_pass (TbqCopier * c, bool *moved, bool pulling)
 static bool
 copier_has_work (TbqCopier * c, bool current)
 {
-  uint32_t i;
+  uint32_t i, n = tbq_registry_span (c->registry);
 
-  for (i = 0; i < c->registry->size; i++) {
+  for (i = 0; i < n; i++) {
     TbqWriter *w = tbq_registry_at (c->registry, i);
 
     if (w == NULL)
@@ -630,7 +630,7 @@ bool
 tbq_copier_thread_owes (TbqCopier * c)
 {
   bool owes = false;
-  uint32_t i;
+  uint32_t i, n;
 
   /* While the queue is interrupted the copier moves nothing: waiting for
    * it would never end. */
@@ -641,7 +641,8 @@ tbq_copier_thread_owes (TbqCopier * c)
   if (copier_interrupted (c))
     return false;
   tbq_registry_lock (c->registry);
-  for (i = 0; i < c->registry->size && !owes; i++) {
+  n = tbq_registry_span (c->registry);
+  for (i = 0; i < n && !owes; i++) {
     TbqWriter *w = tbq_registry_at (c->registry, i);
 
     /* Acquire on copied_bytes: pairs with copier_moved(), so what it

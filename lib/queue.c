@@ -210,7 +210,7 @@ tbq_queue_free (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_spill_free (q->spill);
   q->spill = NULL;
   tbq_registry_lock (&q->registry);
-  for (i = 0; i < q->registry.size; i++) {
+  for (i = 0; i < tbq_registry_span (&q->registry); i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
 
     if (w != NULL)
@@ -363,7 +363,7 @@ wake_everyone (TbqQueue * q)
     tbq_readers_wake (q->readers);
   tbq_copier_wake (&q->copier);
   tbq_registry_lock (&q->registry);
-  for (i = 0; i < q->registry.size; i++) {
+  for (i = 0; i < tbq_registry_span (&q->registry); i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
 
     if (w != NULL)
@@ -421,7 +421,7 @@ tbq_queue_discard (TbqQueue * q, TbqReleaseFunc release, void *user_data)
   tbq_reader_discard (&q->reader, release, user_data, &n);
   tbq_reader_restart_waits (&q->reader);
   tbq_registry_lock (&q->registry);
-  for (i = 0; i < q->registry.size; i++) {
+  for (i = 0; i < tbq_registry_span (&q->registry); i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
 
     if (w == NULL)
@@ -445,7 +445,7 @@ writer_stats (TbqQueue * q, TbqStats * st)
   st->source.block_size = q->cfg.source.block_size;
   tbq_registry_lock (&q->registry);
   t = q->registry.retired;
-  for (i = 0; i < q->registry.size; i++) {
+  for (i = 0; i < tbq_registry_span (&q->registry); i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
     TbqWriterTotals wt;
     TbqPoolStats ps;
@@ -553,7 +553,8 @@ tbq_queue_take_error (TbqQueue * q, char *msg, size_t msg_size)
   if (st == TBQ_OK)
     st = tbq_extents_take_error (q->extents, msg, msg_size);
   tbq_registry_lock (&q->registry);
-  for (i = 0; i < q->registry.size && st == TBQ_OK; i++) {
+  for (i = 0; i < tbq_registry_span (&q->registry) && st == TBQ_OK;
+      i++) {
     TbqWriter *w = tbq_registry_at (&q->registry, i);
     char name[48];
 

@@ -57,6 +57,9 @@ tbq_registry_add (TbqRegistry * reg, TbqWriter * w, uint32_t * slot)
   *slot = i;
   /* Release: whoever loads the slot sees a fully initialised writer. */
   atomic_store_explicit (&reg->slots[i], w, memory_order_release);
+  /* Release, after the slot: a scan that reads the new span sees it. */
+  if (i >= atomic_load_explicit (&reg->span, memory_order_relaxed))
+    atomic_store_explicit (&reg->span, i + 1, memory_order_release);
   pthread_mutex_unlock (&reg->lock);
   return TBQ_OK;
 }

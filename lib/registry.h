@@ -39,6 +39,10 @@ typedef struct
   pthread_mutex_t lock;
   _Atomic (TbqWriter *) *slots;
   uint32_t size;
+  /* One past the highest slot ever filled: the slots a scan visits (a
+   * queue made for 1024 writers that has 8 looks at 8, not 1024).  It
+   * only grows, under the lock. */
+  _Atomic uint32_t span;
   TbqWriterTotals retired;      /* writers freed so far (under lock) */
 } TbqRegistry;
 
@@ -56,6 +60,17 @@ tbq_registry_at (TbqRegistry * reg, uint32_t i)
 {
   /* Acquire: pairs with tbq_registry_add(): the writer is initialised. */
   return atomic_load_explicit (&reg->slots[i], memory_order_acquire);
+}
+
+/* How many slots, from 0, may hold a writer: a scan goes this far.  A
+ * writer added while a scan runs without the lock may be seen by the next
+ * scan only, as a slot filled behind the scan's position is. */
+static inline uint32_t
+tbq_registry_span (TbqRegistry * reg)
+{
+  /* Acquire: pairs with tbq_registry_add(): the slots below it are
+   * stored. */
+  return atomic_load_explicit (&reg->span, memory_order_acquire);
 }
 
 void tbq_registry_lock (TbqRegistry * reg);

@@ -23,6 +23,8 @@ PACKAGES = {
     "audiotestsrc": "gstreamer1.0-plugins-base",
     "app": "gstreamer1.0-plugins-base",
     "audioconvert": "gstreamer1.0-plugins-base",
+    "jpeg": "gstreamer1.0-plugins-good",
+    "multifile": "gstreamer1.0-plugins-good",
 }
 
 

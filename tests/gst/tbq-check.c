@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -45,8 +46,8 @@ tbq_scaled (guint n, guint min)
 #define UNLOCK(x) pthread_mutex_unlock (&(x)->lock)
 #define BROADCAST(x) pthread_cond_broadcast (&(x)->cond)
 
-static void
-init_lock (pthread_mutex_t * lock, pthread_cond_t * cond)
+void
+tbq_init_lock (pthread_mutex_t * lock, pthread_cond_t * cond)
 {
   pthread_condattr_t attr;
 
@@ -57,9 +58,8 @@ init_lock (pthread_mutex_t * lock, pthread_cond_t * cond)
   pthread_condattr_destroy (&attr);
 }
 
-/* Wait until `end` (g_get_monotonic_time () units); FALSE on timeout. */
-static gboolean
-timed_wait (pthread_cond_t * cond, pthread_mutex_t * lock, gint64 end)
+gboolean
+tbq_timed_wait (pthread_cond_t * cond, pthread_mutex_t * lock, gint64 end)
 {
   struct timespec ts;
 
@@ -533,7 +533,7 @@ tbq_link_new (const gchar * factory, const gchar * first_property, ...)
   va_list args;
   gint i;
 
-  init_lock (&l->lock, &l->cond);
+  tbq_init_lock (&l->lock, &l->cond);
   l->items = g_ptr_array_new ();
   l->upstream_events = g_ptr_array_new ();
   l->chain_return = GST_FLOW_OK;
@@ -806,7 +806,7 @@ tbq_push_async (TbqLink * link, GstMiniObject * item)
 
   p->link = link;
   p->item = item;
-  init_lock (&p->lock, &p->cond);
+  tbq_init_lock (&p->lock, &p->cond);
   p->thread = g_thread_new ("tbq-test-push", push_thread, p);
   return p;
 }
@@ -875,7 +875,7 @@ tbq_push_join (TbqPush * p)
 
   LOCK (p);
   while (!p->done)
-    fail_unless (timed_wait (&p->cond, &p->lock, end) || p->done,
+    fail_unless (tbq_timed_wait (&p->cond, &p->lock, end) || p->done,
         "pushing thread did not return");
   UNLOCK (p);
   g_thread_join (p->thread);
@@ -920,7 +920,7 @@ tbq_link_release (TbqLink * l)
 #define LOCKED_WAIT(lk, pred, what) G_STMT_START {                   \
   gint64 end_ = deadline ();                                           \
   while (!(pred)) {                                                    \
-    if (!timed_wait (&(lk)->cond, &(lk)->lock, end_) && !(pred))       \
+    if (!tbq_timed_wait (&(lk)->cond, &(lk)->lock, end_) && !(pred))       \
       fail ("timed out waiting for %s", what);                         \
   }                                                                    \
 } G_STMT_END
@@ -1125,4 +1125,21 @@ tbq_bus_wait (GstBus * bus, GstMessageType types)
 {
   return gst_bus_timed_pop_filtered (bus, TBQ_WAIT_SECONDS * GST_SECOND,
       types);
+}
+
+void
+tbq_remove_dir (const gchar * dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (dir, name, NULL);
+
+    g_unlink (path);
+    g_free (path);
+  }
+  if (d != NULL)
+    g_dir_close (d);
+  g_rmdir (dir);
 }

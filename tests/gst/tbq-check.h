@@ -47,6 +47,15 @@ guint tbq_scaled (guint n, guint min);
  * fails (a hang check, not a speed check). */
 #define TBQ_WAIT_SECONDS 20
 
+/* A POSIX lock and condition (ThreadSanitizer sees them, where GLib's
+ * futex-based ones are invisible to it), the condition on the monotonic
+ * clock. */
+void tbq_init_lock (pthread_mutex_t * lock, pthread_cond_t * cond);
+/* Wait on `cond` until `end` (g_get_monotonic_time () units); FALSE on
+ * timeout. */
+gboolean tbq_timed_wait (pthread_cond_t * cond, pthread_mutex_t * lock,
+    gint64 end);
+
 /* ---- main and fixtures ---- */
 
 /* Every test runs with the leaks tracer; see tbq_leaks_*. */
@@ -224,6 +233,9 @@ gboolean tbq_query_join (TbqQueryThread * t);
 
 /* Wait for a bus message of `types` with a deadline; NULL on timeout. */
 GstMessage *tbq_bus_wait (GstBus * bus, GstMessageType types);
+
+/* Remove a directory a test made, and the files in it. */
+void tbq_remove_dir (const gchar * dir);
 
 G_END_DECLS
 #endif /* __TBQ_CHECK_H__ */

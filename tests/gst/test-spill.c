@@ -261,18 +261,7 @@ spill_dir_new (void)
 static void
 spill_dir_free (gchar * dir)
 {
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const gchar *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL) {
-    gchar *path = g_build_filename (dir, name, NULL);
-
-    g_unlink (path);
-    g_free (path);
-  }
-  if (d != NULL)
-    g_dir_close (d);
-  g_rmdir (dir);
+  tbq_remove_dir (dir);
   g_free (dir);
 }
 

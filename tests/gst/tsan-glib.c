@@ -20,6 +20,13 @@
  * The same for GAsyncQueue, through which GstHarness hands what reaches its
  * sink pad (buffers, events) to the test thread: a push releases, a pop
  * that returns an item acquires (GLib's own lock inside is invisible).
+ *
+ * And for GSlice (GLib 2.74), which hands a block one thread freed to
+ * another thread's next allocation through magazines under its own locks:
+ * a free releases the block, an allocation that returns it acquires it,
+ * so that a GstBuffer's memory read by a sink before it freed the buffer
+ * is not taken for a race with the thread that gets the same memory for
+ * its next buffer (GStreamer allocates buffers from GSlice).
  */
 #include <dlfcn.h>
 #include <glib.h>
@@ -54,6 +61,10 @@ REAL (gpointer, g_async_queue_pop, (GAsyncQueue *));
 REAL (gpointer, g_async_queue_timeout_pop, (GAsyncQueue *, guint64));
 REAL (gpointer, g_async_queue_try_pop, (GAsyncQueue *));
 REAL (gpointer, g_async_queue_try_pop_unlocked, (GAsyncQueue *));
+REAL (gpointer, g_slice_alloc, (gsize));
+REAL (gpointer, g_slice_alloc0, (gsize));
+REAL (gpointer, g_slice_copy, (gsize, gconstpointer));
+REAL (void, g_slice_free1, (gsize, gpointer));
 
 void
 g_mutex_lock (GMutex * mutex)
@@ -167,4 +178,40 @@ gpointer
 g_async_queue_try_pop_unlocked (GAsyncQueue * queue)
 {
   return popped (queue, get_g_async_queue_try_pop_unlocked ()(queue));
+}
+
+/* A block from GSlice: whatever its last owner did before it freed it
+ * happened before. */
+static gpointer
+sliced (gpointer block)
+{
+  if (block != NULL)
+    __tsan_acquire (block);
+  return block;
+}
+
+gpointer
+g_slice_alloc (gsize size)
+{
+  return sliced (get_g_slice_alloc ()(size));
+}
+
+gpointer
+g_slice_alloc0 (gsize size)
+{
+  return sliced (get_g_slice_alloc0 ()(size));
+}
+
+gpointer
+g_slice_copy (gsize size, gconstpointer mem)
+{
+  return sliced (get_g_slice_copy ()(size, mem));
+}
+
+void
+g_slice_free1 (gsize size, gpointer mem)
+{
+  if (mem != NULL)
+    __tsan_release (mem);
+  get_g_slice_free1 ()(size, mem);
 }

@@ -1,6 +1,8 @@
 /* The soak harness: chapters, each a random configuration of the element
  * and a random traffic profile, drawn from the seed and the chapter's
- * index alone (so that one chapter can be replayed by itself).
+ * index alone (so that one chapter can be replayed by itself); a
+ * parallel chapter's split, join and workers too (soak-parallel.c runs
+ * them).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -10,6 +12,11 @@
 #include <string.h>
 
 #define PICK(rng, array) ((array)[soak_rand ((rng), G_N_ELEMENTS (array))])
+
+static const gchar *const leaky_names[] = { "no", "upstream", "downstream" };
+static const gchar *const transfer_names[] = { "auto", "copy", "reference" };
+
+static void plan_parallel (SoakChapter * ch, guint64 * rng);
 
 /* A mode from the set `mask` (bits 1 << mode). */
 static gint
@@ -163,23 +170,114 @@ soak_chapter_plan (SoakChapter * ch, guint index)
   }
   if (soak.features & SOAK_F_SEGMENT_JUMP)
     ch->w_segment_jump = (guint) soak_range (&rng, 0, 20);
+  plan_parallel (ch, &rng);
+}
+
+/* ---- parallel chapters ---- */
+
+void
+soak_parallel_plan_limits (SoakParallelPlan * par, guint64 * rng)
+{
+  static const guint in_flight[] = { 0, 0, 1, 2, 3, 4, 8, 16, 64 };
+  SoakChapter limits = {.spill = par->spill };
+
+  soak_chapter_plan_limits (&limits, rng);
+  par->max_buffers = limits.max_buffers;
+  par->max_bytes = limits.max_bytes;
+  par->max_time = limits.max_time;
+  par->max_in_flight = PICK (rng, in_flight);
+}
+
+void
+soak_worker_plan (SoakWorkerConfig * w, guint64 * rng)
+{
+  memset (w, 0, sizeof *w);
+  /* Each input waits a log-uniform time up to 2 ms, or none. */
+  if (soak_rand (rng, 4) != 0)
+    w->delay_max_us = (guint) soak_log_range (rng, 1, 2000);
+  if (soak_rand (rng, 4) == 0) {
+    w->stall_permille = (guint) soak_range (rng, 1, 2);
+    w->stall_max_ms = (guint) soak_log_range (rng, 5, 200);
+  }
+  if (soak_rand (rng, 2) == 0)
+    w->drop_permille = (guint) soak_log_range (rng, 1, 300);
+  w->shape = (guint8) soak_rand (rng, 3);
+  w->strip = soak_rand (rng, 4) == 0;
+  w->queue = (guint8) soak_rand (rng, 3);
+  /* A worker that strips the numbers and outputs from a thread of its
+   * own is placed by the split's record, one output per input
+   * (docs/parallel.md): it makes no two of one. */
+  if (w->strip && w->queue != 0 && w->shape == SOAK_SHAPE_PARTS)
+    w->shape = SOAK_SHAPE_PASS;
+}
+
+/* Half the chapters (every one with a worker fault to inject). */
+static void
+plan_parallel (SoakChapter * ch, guint64 * rng)
+{
+  SoakParallelPlan *p = &ch->par;
+  guint i;
+
+  if (!(soak.features & SOAK_F_PARALLEL) || (soak_rand (rng, 2) != 0
+          && !soak_inject_in_workers ()))
+    return;
+  p->on = TRUE;
+  p->branches = (guint) soak_range (rng, 1, SOAK_MAX_BRANCHES);
+  p->leaky = pick_mode (rng, soak.leaky_mask);
+  p->transfer = pick_mode (rng, soak.transfer_mask);
+  p->spill = (soak.features & SOAK_F_SPILL) && soak_rand (rng, 2) == 0;
+  soak_parallel_plan_limits (p, rng);
+  if ((soak.features & SOAK_F_BUFFERING) && soak_rand (rng, 4) == 0) {
+    p->buffering = TRUE;
+    p->low_watermark = (gdouble) soak_rand (rng, 50) / 100;
+    p->high_watermark = p->low_watermark
+        + (gdouble) soak_range (rng, 1, 100) / 100 * (1 - p->low_watermark);
+  }
+  p->w_branch = (guint) soak_range (rng, 0, 5);
+  for (i = 0; i < SOAK_MAX_BRANCHES; i++)
+    soak_worker_plan (&p->workers[i], rng);
+  /* The probes model one element whose src task downstream holds; a
+   * split behind it takes what it pushes. */
+  ch->w_probe = 0;
+  /* The workers take their time: shorter chapters. */
+  ch->buffers = MIN (ch->buffers, soak_log_range (rng, 1000, 40000));
+}
+
+static void
+describe_parallel (GString * s, const SoakParallelPlan * p)
+{
+  guint i;
+
+  g_string_append_printf (s, " | parallel: %u branches (requests and "
+      "releases %u per 10000 ops); split leaky=%s transfer=%s "
+      "max-size-buffers=%u max-size-bytes=%u max-size-time=%"
+      G_GUINT64_FORMAT " max-in-flight=%u%s", p->branches, p->w_branch,
+      leaky_names[p->leaky], transfer_names[p->transfer], p->max_buffers, p->max_bytes,
+      p->max_time, p->max_in_flight, p->spill ? " temp-template=(spill)" : "");
+  if (p->buffering)
+    g_string_append_printf (s, " use-buffering=true low-watermark=%g "
+        "high-watermark=%g", p->low_watermark, p->high_watermark);
+  for (i = 0; i < p->branches; i++) {
+    gchar *w = soak_worker_describe (&p->workers[i]);
+
+    g_string_append_printf (s, "; worker %u: %s", i, w);
+    g_free (w);
+  }
 }
 
 gchar *
 soak_chapter_describe (const SoakChapter * ch)
 {
-  static const gchar *leaky[] = { "no", "upstream", "downstream" };
-  static const gchar *transfer[] = { "auto", "copy", "reference" };
   GString *s = g_string_new (NULL);
 
   g_string_append_printf (s, "leaky=%s max-size-buffers=%u "
       "max-size-bytes=%u max-size-time=%" G_GUINT64_FORMAT,
-      leaky[ch->leaky], ch->max_buffers, ch->max_bytes, ch->max_time);
+      leaky_names[ch->leaky], ch->max_buffers, ch->max_bytes, ch->max_time);
   if (soak.is_tbqueue)
     g_string_append_printf (s, " transfer=%s source-block-size=%u "
         "source-blocks=%u sink-block-size=%u sink-min-bytes=%"
         G_GUINT64_FORMAT " sink-max-bytes=%" G_GUINT64_FORMAT
-        " idle-blocks=%u publish-batch=%u%s", transfer[ch->transfer],
+        " idle-blocks=%u publish-batch=%u%s", transfer_names[ch->transfer],
         ch->source_block_size, ch->source_blocks, ch->sink_block_size,
         ch->sink_min_bytes, ch->sink_max_bytes, ch->idle_blocks,
         ch->publish_batch, ch->spill ? " temp-template=(spill)" : "");
@@ -195,6 +293,8 @@ soak_chapter_describe (const SoakChapter * ch)
       ch->w_limits, ch->w_segment_jump,
       ch->big_permille, ch->frame_permille, ch->frame_size,
       ch->stall_permille, ch->stall_max_us, ch->flush_period_ms);
+  if (ch->par.on)
+    describe_parallel (s, &ch->par);
   return g_string_free (s, FALSE);
 }
 

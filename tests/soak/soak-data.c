@@ -236,11 +236,11 @@ soak_data_make_buffer (const SoakEntry * e, guint64 seq)
   return buf;
 }
 
+/* The buffer's bytes are the payload's from `off`. */
 static gchar *
-check_payload (GstBuffer * buf, const SoakEntry * e, guint64 seq)
+check_payload (GstBuffer * buf, const SoakEntry * e, guint64 seq, gsize off)
 {
   guint i, n = gst_buffer_n_memory (buf);
-  gsize off = 0;
 
   for (i = 0; i < n; i++) {
     GstMemory *mem = gst_buffer_peek_memory (buf, i);
@@ -263,15 +263,16 @@ check_payload (GstBuffer * buf, const SoakEntry * e, guint64 seq)
 }
 
 static gchar *
-check_fields (GstBuffer * buf, const SoakEntry * e, guint64 seq)
+check_fields (GstBuffer * buf, const SoakEntry * e, guint64 seq, gsize len)
 {
   guint64 end = (e->layout & SOAK_LAYOUT_NO_OFFSET_END)
       ? GST_BUFFER_OFFSET_NONE : seq + e->size;
   guint32 mask = SOAK_FLAGS_MASK & ~GST_BUFFER_FLAG_DISCONT;
 
-  if (gst_buffer_get_size (buf) != e->size)
-    return g_strdup_printf ("size %" G_GSIZE_FORMAT ", pushed %u",
-        gst_buffer_get_size (buf), e->size);
+  if (gst_buffer_get_size (buf) != len)
+    return g_strdup_printf ("size %" G_GSIZE_FORMAT ", pushed %u%s",
+        gst_buffer_get_size (buf), e->size, len != e->size ? " (a part of "
+        "it due)" : "");
   if (GST_BUFFER_PTS (buf) != e->pts || GST_BUFFER_DTS (buf) != e->dts
       || GST_BUFFER_DURATION (buf) != e->duration)
     return g_strdup_printf ("pts/dts/duration %" GST_TIME_FORMAT "/%"
@@ -291,10 +292,11 @@ check_fields (GstBuffer * buf, const SoakEntry * e, guint64 seq)
 }
 
 gchar *
-soak_data_check_buffer (GstBuffer * buf, const SoakEntry * e, guint64 seq)
+soak_data_check_part (GstBuffer * buf, const SoakEntry * e, guint64 seq,
+    gsize off, gsize len)
 {
   GstReferenceTimestampMeta *meta;
-  gchar *err = check_fields (buf, e, seq);
+  gchar *err = check_fields (buf, e, seq, len);
 
   if (err != NULL)
     return err;
@@ -304,7 +306,7 @@ soak_data_check_buffer (GstBuffer * buf, const SoakEntry * e, guint64 seq)
     return g_strdup ("its reference timestamp meta is missing or changed");
   if (!(e->layout & SOAK_LAYOUT_META) && meta != NULL)
     return g_strdup ("it carries a meta that was not pushed");
-  return check_payload (buf, e, seq);
+  return check_payload (buf, e, seq, off);
 }
 
 guint64

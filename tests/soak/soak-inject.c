@@ -19,6 +19,11 @@
  * and, with --group-peers, on the first peer's src pad (soak-peers.c):
  *   peer-corrupt  one payload byte flipped        -> "peer"
  *   peer-drop     dropped                         -> "peer"
+ * and in a parallel chapter's workers (soak-worker.c has them; with one
+ * of these every chapter is parallel):
+ *   worker-phantom   logged as dropped, passed on -> "worker"
+ *   worker-reorder   sent after the next output   -> "loss"
+ *   worker-miscount  dropped, logged as no input  -> "gaps"
  */
 #include "soak.h"
 
@@ -120,7 +125,8 @@ soak_inject_setup (GError ** error)
 {
   static const gchar *faults[] = { "corrupt", "timestamp", "drop", "reorder",
     "duplicate", "discont", "nodiscont", "leak", "hang", "event",
-    "peer-corrupt", "peer-drop", NULL
+    "peer-corrupt", "peer-drop", "worker-phantom", "worker-reorder",
+    "worker-miscount", NULL
   };
 
   if (soak.inject == NULL)
@@ -132,6 +138,8 @@ soak_inject_setup (GError ** error)
   }
   if (g_str_has_prefix (soak.inject, "peer-"))
     return TRUE;                /* soak_peers_start() sets its probe */
+  if (soak_inject_in_workers ())
+    return TRUE;                /* the workers act themselves */
   if (g_str_equal (soak.inject, "event"))
     gst_pad_add_probe (soak.esrc, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
         on_event, NULL, NULL);
@@ -146,4 +154,10 @@ void
 soak_inject_finish (void)
 {
   g_clear_pointer (&stash, gst_buffer_unref);
+}
+
+gboolean
+soak_inject_in_workers (void)
+{
+  return soak.inject != NULL && g_str_has_prefix (soak.inject, "worker-");
 }

@@ -49,13 +49,14 @@ soak_log_append (guint64 * seq)
   *seq = soak.next_seq++;
   e = soak_log_get (*seq);
   atomic_store_explicit (&e->status, SOAK_PENDING, memory_order_relaxed);
+  atomic_store_explicit (&e->fate, SOAK_FATE_NONE, memory_order_relaxed);
   e->list_len = e->list_index = 0;
   e->layout = 0;
   e->after_jump = soak.jump_pending;
   e->flags = 0;
   e->size = 0;
   e->pts = e->dts = e->duration = GST_CLOCK_TIME_NONE;
-  e->leaky = (guint8) soak.ch.leaky;
+  e->leaky = (guint8) soak_parallel_leaky (&soak.ch);
   e->epoch = atomic_load_explicit (&soak.epoch, memory_order_relaxed);
   return e;
 }
@@ -78,6 +79,8 @@ soak_log_new_epoch (void)
   atomic_store_explicit (&soak.epoch, soak.epoch + 1, memory_order_relaxed);
   soak.discont_required = FALSE;
   soak.discont_allowed = TRUE;
+  /* A second output of the old epoch never comes. */
+  soak.part_seq = 0;
   g_cond_broadcast (&soak.vcond);
   g_mutex_unlock (&soak.vlock);
   atomic_fetch_add_explicit (&soak.progress, 1, memory_order_relaxed);

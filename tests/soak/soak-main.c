@@ -9,11 +9,14 @@
  *   soak --seed 42 --chapter 17 --features lists,stall   (replay one chapter)
  *   soak --element tbqueue --group-peers 3   (3 more tbqueues in its copy
  *                                             group: soak-peers.c)
+ *   soak --enable parallel    (half the chapters through a tbqsplit,
+ *                              workers and a tbqjoin: soak-parallel.c)
  */
 #include "soak.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 Soak soak;
@@ -21,7 +24,7 @@ Soak soak;
 static const gchar *feature_names[] = {
   "lists", "events", "queries", "flush-inline", "flush-thread", "state",
   "stall", "geometry", "batch", "eos", "probe", "limits", "pool", "meta",
-  "multimem", "spill", "buffering", "segment-jump", NULL
+  "multimem", "spill", "buffering", "segment-jump", "parallel", NULL
 };
 
 const gchar *
@@ -148,43 +151,55 @@ soak_stat (const gchar * field)
   return v;
 }
 
+/* What the chain dropped by leaking: the element's counters, and a
+ * parallel chapter's split's. */
 guint64
 soak_element_dropped (void)
 {
-  return soak_stat ("dropped-upstream") + soak_stat ("dropped-downstream");
+  return soak_stat ("dropped-upstream") + soak_stat ("dropped-downstream")
+      + soak_parallel_dropped ();
 }
 
-static gchar *stats_result;
+typedef struct
+{
+  GstElement *element;          /* a reference */
+  gchar *_Atomic result;
+} StatsRead;
 
 static gpointer
 stats_string (gpointer data)
 {
+  StatsRead *r = data;
   GstStructure *s = NULL;
   gchar *str;
 
-  g_object_get (soak.element, "stats", &s, NULL);
+  g_object_get (r->element, "stats", &s, NULL);
   str = s ? gst_structure_to_string (s) : g_strdup ("(none)");
   if (s)
     gst_structure_free (s);
-  g_atomic_pointer_set (&stats_result, str);
+  atomic_store (&r->result, str);
   return NULL;
 }
 
-/* The element's statistics, unless reading them blocks (a deadlock). */
-static void
-print_stats (void)
+void
+soak_print_stats (const gchar * what, GstElement * element)
 {
   gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  StatsRead *r;
   gchar *str = NULL;
 
-  if (!soak.is_tbqueue || soak.element == NULL)
+  if (element == NULL || !g_object_class_find_property (G_OBJECT_GET_CLASS
+          (element), "stats"))
     return;
-  /* Not joined: a thread stuck on the element's lock never returns. */
-  g_thread_unref (g_thread_new ("soak-stats", stats_string, NULL));
+  /* Neither joined nor freed: a thread stuck on the element's lock never
+   * returns (the process is about to end). */
+  r = g_new0 (StatsRead, 1);
+  r->element = gst_object_ref (element);
+  g_thread_unref (g_thread_new ("soak-stats", stats_string, r));
   while (g_get_monotonic_time () < until
-      && (str = g_atomic_pointer_get (&stats_result)) == NULL)
+      && (str = atomic_load (&r->result)) == NULL)
     g_usleep (10000);
-  g_print ("# element stats: %s\n", str ? str : "(reading them blocked)");
+  g_print ("# %s stats: %s\n", what, str ? str : "(reading them blocked)");
 }
 
 static void
@@ -200,6 +215,8 @@ print_levels (void)
   g_print ("# element levels: %u buffers, %u bytes, %" G_GUINT64_FORMAT
       " ns\n", buffers, bytes, time);
 }
+
+static void event_ring_print (void);
 
 void
 soak_fail (const gchar * check, const gchar * format, ...)
@@ -221,8 +238,10 @@ soak_fail (const gchar * check, const gchar * format, ...)
       soak.op ? soak.op : "?", soak.next_seq,
       atomic_load_explicit (&soak.epoch, memory_order_relaxed));
   soak_verify_dump ();
+  event_ring_print ();
   print_levels ();
-  print_stats ();
+  soak_print_stats ("element", soak.element);
+  soak_parallel_dump ();
   g_print ("# replay: %s\n", replay);
   g_print ("not ok 1 - %s soak, seed %" G_GUINT64_FORMAT ": [%s] %s\n",
       soak.element_name, soak.seed, check, msg);
@@ -239,10 +258,33 @@ on_overrun (GstElement * element, gpointer data)
 }
 
 /* Every message the element posts, in the thread that posts it: a
- * BUFFERING message must say 0 to 100 %. */
+ * BUFFERING message must say 0 to 100 %; in a parallel chapter the join
+ * warns only of what a worker is free to do (strip the numbers and
+ * output from a thread of its own), the split never of a branch that
+ * leads elsewhere (an error of either fails too). */
 static GstBusSyncReply
 on_message (GstBus * bus, GstMessage * msg, gpointer data)
 {
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING
+      || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    const gchar *src = GST_MESSAGE_SRC_NAME (msg);
+    GError *err = NULL;
+
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING)
+      gst_message_parse_warning (msg, &err, NULL);
+    else
+      gst_message_parse_error (msg, &err, NULL);
+    if (src != NULL && ((g_str_equal (src, "join")
+                && (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
+                    || strstr (err->message, "strips the buffers' sequence "
+                        "metas") == NULL))
+            || (g_str_equal (src, "split")
+                && (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
+                    || strstr (err->message, "does not lead to the tbqjoin")
+                    != NULL))))
+      soak_fail ("parallel", "%s says: %s", src, err->message);
+    g_error_free (err);
+  }
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_BUFFERING) {
     gint percent;
 
@@ -280,11 +322,27 @@ event_ring_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
   GstEvent *e = GST_PAD_PROBE_INFO_EVENT (info);
 
+  const GstStructure *s = gst_event_get_structure (e);
+  guint64 seq = G_MAXUINT64;
+
+  if (s != NULL)
+    gst_structure_get_uint64 (s, "seq", &seq);
   /* Not soak.op: the producer's, and this runs in any thread. */
-  soak_event_ring_note (g_strdup_printf ("%s%s (seqnum %u)",
+  soak_event_ring_note (g_strdup_printf ("%s:%s %s%s (seqnum %u, seq %"
+          G_GINT64_FORMAT ")", GST_DEBUG_PAD_NAME (pad),
           GST_EVENT_TYPE_NAME (e), GST_PAD_IS_FLUSHING (pad) ? " (flushing)"
-          : "", gst_event_get_seqnum (e)));
+          : "", gst_event_get_seqnum (e), (gint64) seq));
   return GST_PAD_PROBE_OK;
+}
+
+void
+soak_watch_element (GstElement * element, GstPad * src)
+{
+  if (g_signal_lookup ("overrun", G_OBJECT_TYPE (element)) != 0)
+    g_signal_connect (element, "overrun", G_CALLBACK (on_overrun), NULL);
+  if (src != NULL)
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
+        | GST_PAD_PROBE_TYPE_EVENT_FLUSH, event_ring_probe, NULL, NULL);
 }
 
 static void
@@ -309,7 +367,6 @@ static void
 on_gst_warning (const gchar * domain, GLogLevelFlags level,
     const gchar * message, gpointer data)
 {
-  event_ring_print ();
   soak_fail ("gst-warning", "%s: %s", domain, message);
 }
 
@@ -334,14 +391,13 @@ setup_element (GError ** error)
   soak_verify_setup (soak.sinkpad);
   soak.esink = gst_element_get_static_pad (soak.element, "sink");
   soak.esrc = gst_element_get_static_pad (soak.element, "src");
-  gst_pad_add_probe (soak.esrc, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
-      | GST_PAD_PROBE_TYPE_EVENT_FLUSH, event_ring_probe, NULL, NULL);
-  if (gst_pad_link (soak.srcpad, soak.esink) != GST_PAD_LINK_OK
-      || gst_pad_link (soak.esrc, soak.sinkpad) != GST_PAD_LINK_OK)
+  soak_watch_element (soak.element, soak.esrc);
+  /* Its src pad is linked at the first chapter's start (soak-parallel.c:
+   * to our sink pad, or through a split and a join). */
+  if (gst_pad_link (soak.srcpad, soak.esink) != GST_PAD_LINK_OK)
     return FALSE;
   gst_pad_set_active (soak.srcpad, TRUE);
   gst_pad_set_active (soak.sinkpad, TRUE);
-  g_signal_connect (soak.element, "overrun", G_CALLBACK (on_overrun), NULL);
   soak.bus = gst_bus_new ();
   gst_bus_set_sync_handler (soak.bus, on_message, NULL, NULL);
   gst_element_set_bus (soak.element, soak.bus);
@@ -359,11 +415,12 @@ setup_element (GError ** error)
 static void
 teardown_element (void)
 {
+  soak_parallel_set_state (GST_STATE_NULL);
   gst_element_set_state (soak.element, GST_STATE_NULL);
   gst_pad_set_active (soak.srcpad, FALSE);
   gst_pad_set_active (soak.sinkpad, FALSE);
   gst_pad_unlink (soak.srcpad, soak.esink);
-  gst_pad_unlink (soak.esrc, soak.sinkpad);
+  soak_parallel_teardown ();
   gst_object_unref (soak.esink);
   gst_object_unref (soak.esrc);
   gst_element_set_bus (soak.element, NULL);
@@ -543,7 +600,9 @@ report (void)
       G_GUINT64_FORMAT " EOS, %.1f MiB spilled, %" G_GUINT64_FORMAT
       " buffering messages, %u chapters, %.1f s; features %s; %u group peers"
       " (%" G_GUINT64_FORMAT " buffers verified, %" G_GUINT64_FORMAT
-      " left and joined)\n",
+      " left and joined); workers: %" G_GUINT64_FORMAT " buffers dropped "
+      "or merged away (%" G_GUINT64_FORMAT " gaps), %" G_GUINT64_FORMAT
+      " second outputs, %" G_GUINT64_FORMAT " query copies\n",
       soak.element_name, soak.seed, atomic_load (&soak.buffers_pushed),
       atomic_load (&soak.buffers_delivered),
       atomic_load (&soak.bytes_delivered) / 1048576.0,
@@ -553,7 +612,9 @@ report (void)
       atomic_load (&soak.eoses), soak.spilled / 1048576.0,
       atomic_load (&soak.buffering_messages), soak.ch.index + 1
       - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f,
-      soak.group_peers, peer_buffers, peer_cycles);
+      soak.group_peers, peer_buffers, peer_cycles,
+      atomic_load (&soak.worker_drops), atomic_load (&soak.worker_gaps),
+      atomic_load (&soak.parts), atomic_load (&soak.query_copies));
   g_free (f);
 }
 

@@ -198,7 +198,7 @@ check_levels_empty (guint32 epoch)
 static void
 barrier_check (guint32 epoch)
 {
-  guint64 mine, theirs, overruns, pushes;
+  guint64 mine, theirs, overruns, pushes, worker, gaps;
 
   /* A flush started since the answer: its epoch has a baseline of its own. */
   if (atomic_load_explicit (&soak.epoch, memory_order_relaxed) != epoch)
@@ -207,6 +207,8 @@ barrier_check (guint32 epoch)
   theirs = soak_element_dropped ();
   overruns = atomic_load_explicit (&soak.overruns, memory_order_relaxed);
   pushes = atomic_load_explicit (&soak.push_drops, memory_order_relaxed);
+  worker = atomic_load_explicit (&soak.worker_gaps, memory_order_relaxed);
+  gaps = soak_parallel_join_gaps ();
   check_levels_empty (epoch);
   if (soak.barrier_epoch == epoch) {
     if (soak.is_tbqueue && theirs - soak.barrier_elem_drops
@@ -215,18 +217,28 @@ barrier_check (guint32 epoch)
           " dropped buffers (stats dropped-upstream + dropped-downstream) "
           "where %" G_GUINT64_FORMAT " pushed buffers never arrived",
           theirs - soak.barrier_elem_drops, mine - soak.barrier_drops);
-    if (soak.ch.leaky == 1 && pushes - soak.barrier_push_drops
+    if (soak_parallel_leaky (&soak.ch) == 1
+        && pushes - soak.barrier_push_drops
         > overruns - soak.barrier_overruns)
       soak_fail ("count", "%" G_GUINT64_FORMAT " pushes dropped upstream "
           "with only %" G_GUINT64_FORMAT " overrun signals",
           pushes - soak.barrier_push_drops,
           overruns - soak.barrier_overruns);
+    if (soak_parallel_active () && gaps - soak.barrier_join_gaps
+        != worker - soak.barrier_gaps)
+      soak_fail ("gaps", "the join counted %" G_GUINT64_FORMAT " gaps "
+          "(stats gaps) where the workers dropped or merged away %"
+          G_GUINT64_FORMAT " inputs", gaps - soak.barrier_join_gaps,
+          worker - soak.barrier_gaps);
   }
+  soak_parallel_check_drained ();
   soak.barrier_epoch = epoch;
   soak.barrier_drops = mine;
   soak.barrier_elem_drops = theirs;
   soak.barrier_overruns = overruns;
   soak.barrier_push_drops = pushes;
+  soak.barrier_gaps = worker;
+  soak.barrier_join_gaps = gaps;
 }
 
 /* A new epoch started (ctl_lock held, the element idle): whatever the
@@ -243,6 +255,9 @@ soak_epoch_baseline (void)
       memory_order_relaxed);
   soak.barrier_push_drops = atomic_load_explicit (&soak.push_drops,
       memory_order_relaxed);
+  soak.barrier_gaps = atomic_load_explicit (&soak.worker_gaps,
+      memory_order_relaxed);
+  soak.barrier_join_gaps = soak_parallel_join_gaps ();
 }
 
 gboolean
@@ -309,6 +324,8 @@ soak_op_eos (void)
   while (ok && gst_pad_get_task_state (soak.esrc) == GST_TASK_STARTED
       && atomic_load_explicit (&soak.epoch, memory_order_relaxed) == epoch)
     g_usleep (1000);
+  if (ok)
+    soak_parallel_wait_eos (epoch);
   atomic_fetch_add_explicit (&soak.eoses, 1, memory_order_relaxed);
   /* A new stream: the element takes data again. */
   STREAM_LOCK ();

@@ -1,5 +1,5 @@
 /* The soak harness: the producer's main loop, state changes and chapter
- * starts.
+ * starts (a parallel chapter's chain made anew: soak-parallel.c).
  *
  * Copyright (C) 2026 The tbqueue authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -37,6 +37,9 @@ set_state (GstState state)
     if (st != NULL)
       gst_structure_free (st);
   }
+  /* A parallel chapter's split, workers and join first, as a bin changes
+   * its sinks first. */
+  soak_parallel_set_state (state);
   ret = gst_element_set_state (soak.element, state);
   soak_event_ring_note (g_strdup_printf ("state %s",
           gst_element_state_get_name (state)));
@@ -88,6 +91,7 @@ op_limits (void)
   g_object_set (soak.element, "max-size-buffers", soak.ch.max_buffers,
       "max-size-bytes", soak.ch.max_bytes, "max-size-time",
       soak.ch.max_time, NULL);
+  soak_parallel_op_limits ();
 }
 
 static void
@@ -110,7 +114,7 @@ static void
 chapter_start (guint index, gboolean first)
 {
   gboolean ready = first || (soak.features & (SOAK_F_STATE | SOAK_F_GEOMETRY
-          | SOAK_F_BATCH));
+          | SOAK_F_BATCH | SOAK_F_PARALLEL));
   gchar *desc;
 
   soak.op = "chapter start";
@@ -122,7 +126,10 @@ chapter_start (guint index, gboolean first)
   if (ready) {
     if (!first)
       set_state (GST_STATE_READY);
+    /* The chain after the element: the chapter's own. */
+    soak_parallel_teardown ();
     soak_element_apply (&soak.ch, TRUE);
+    soak_parallel_setup (&soak.ch);
     set_state (GST_STATE_PLAYING);
   } else {
     soak_element_apply (&soak.ch, FALSE);
@@ -172,6 +179,7 @@ random_op (void)
   TAKE (ch->w_probe, soak_probe_run);
   TAKE (ch->w_limits, op_limits);
   TAKE (ch->w_segment_jump, soak_op_segment_jump);
+  TAKE (ch->par.w_branch, soak_parallel_op_branch);
 #undef TAKE
   soak_op_buffer ();
 }

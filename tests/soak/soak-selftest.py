@@ -9,9 +9,10 @@ import subprocess
 import sys
 
 # A short, fixed run against queue: no flushes or state changes, so that
-# the faulted buffer is never legitimately flushed away.
+# the faulted buffer is never legitimately flushed away (and no parallel
+# chapters: queue alone).
 BASE = ["--element", "queue", "--seed", "7", "--buffers", "30000",
-        "--disable", "flush-inline,flush-thread,state,eos"]
+        "--disable", "flush-inline,flush-thread,state,eos,parallel"]
 NO_LEAK = BASE + ["--leaky", "no"]
 
 # (name, extra arguments, the check that must fail)
@@ -42,6 +43,27 @@ CASES += [
     ("a buffer missing from a group peer's stream",
      PEERS + ["--inject", "peer-drop"], "peer"),
 ]
+# Parallel chapters (soak-parallel.c): a fault of the workers' makes every
+# chapter parallel; the same run without one passes (half of them are).
+PARALLEL = ["--element", "tbqueue", "--seed", "7", "--buffers", "30000",
+            "--leaky", "no", "--enable", "parallel",
+            "--disable", "flush-inline,flush-thread,state,eos"]
+WORKER = PARALLEL + ["--inject-at", "100"]
+CASES += [
+    ("a worker's drop logged for a buffer it passed on",
+     WORKER + ["--inject", "worker-phantom"], "worker"),
+    ("a worker that sends two outputs in the wrong order",
+     WORKER + ["--inject", "worker-reorder"], "loss"),
+    ("a worker's drop logged as no input of its own",
+     WORKER + ["--inject", "worker-miscount"], "gaps"),
+]
+PASSING = [
+    ("the same run without a fault passes", NO_LEAK),
+    ("a leaky run without a fault passes",
+     BASE + ["--leaky", "upstream,downstream"]),
+    ("a run with group peers without a fault passes", PEERS[:-2]),
+    ("a run with parallel chapters without a fault passes", PARALLEL),
+]
 
 
 def run(soak, args):
@@ -54,12 +76,8 @@ def main():
     soak = sys.argv[1]
     n = 0
     failed = 0
-    print("1..%d" % (len(CASES) + 3))
-    for name, args in (("the same run without a fault passes", NO_LEAK),
-                       ("a leaky run without a fault passes",
-                        BASE + ["--leaky", "upstream,downstream"]),
-                       ("a run with group peers without a fault passes",
-                        PEERS[:-2])):
+    print("1..%d" % (len(CASES) + len(PASSING)))
+    for name, args in PASSING:
         n += 1
         rc, out = run(soak, args)
         ok = rc == 0 and "\nok 1 " in "\n" + out

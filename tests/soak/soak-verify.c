@@ -20,10 +20,45 @@
  *  - a pushed list arrives whole, or cut only where members are missing,
  *    never with a hole inside a delivered list; a buffer pushed alone
  *    never arrives inside a list, and no list mixes two pushed lists.
+ * In a parallel chapter (soak-parallel.c) the items also passed a split,
+ * workers and a join, and the same holds, with what the workers logged
+ * (their fates, soak.h): an item a worker dropped or merged away may be
+ * missing (counted: the join's gaps must agree) and may take a DISCONT
+ * with it, but must never arrive; a buffer a worker made two outputs of
+ * arrives as its two halves, one right after the other, the second
+ * without DISCONT; a serialized query may come again right after itself
+ * (the split asks it of every branch, the join passes each on).
  * Then it may stall (a blocked chain) for a random time, or hold a buffer
  * for a limit probe; FLUSH_START ends either, as it unblocks a real sink.
  */
 #include "soak.h"
+
+/* ---- the last deliveries (printed with a failure) ---- */
+
+#define SEEN_RING 48
+typedef struct
+{
+  guint64 seq, unit;
+  guint8 kind;
+  gboolean discont;
+  const gchar *what;            /* a sticky event's name, or NULL */
+} Seen;
+static Seen seen[SEEN_RING];
+static guint n_seen;
+
+/* vlock held. */
+static void
+note_seen (guint64 seq, guint8 kind, guint64 unit, gboolean discont,
+    const gchar * what)
+{
+  guint i = n_seen++ % SEEN_RING;
+
+  seen[i].seq = seq;
+  seen[i].kind = kind;
+  seen[i].unit = unit;
+  seen[i].discont = discont;
+  seen[i].what = what;
+}
 
 /* ---- lookups and the gap ---- */
 
@@ -83,8 +118,26 @@ check_gap (guint64 seq)
   for (; j < seq; j++) {
     SoakEntry *e = soak_log_get (j);
     guint8 st = atomic_load_explicit (&e->status, memory_order_relaxed);
+    /* Acquire: pairs with the worker's store (soak-worker.c). */
+    guint8 fate = atomic_load_explicit (&e->fate, memory_order_acquire);
     gboolean buffer = e->kind == SOAK_ITEM_BUFFER
         || e->kind == SOAK_ITEM_LIST_MEMBER;
+
+    if (fate == SOAK_FATE_DROPPED || fate == SOAK_FATE_DROPPED_MEMBER
+        || fate == SOAK_FATE_MERGED) {
+      /* A worker's: the join made a gap of its input.  What it carried
+       * (a DISCONT) went with it. */
+      if (fate != SOAK_FATE_DROPPED_MEMBER)
+        atomic_fetch_add_explicit (&soak.worker_gaps, 1,
+            memory_order_relaxed);
+      atomic_fetch_add_explicit (&soak.worker_drops, 1,
+          memory_order_relaxed);
+      soak.discont_excused = TRUE;
+      g_snprintf (soak.last_drop, sizeof soak.last_drop, "%s %"
+          G_GUINT64_FORMAT " (%s by its worker)", kind_name (e->kind), j,
+          fate == SOAK_FATE_MERGED ? "merged away" : "dropped");
+      continue;
+    }
 
     if (e->kind == SOAK_ITEM_EMPTY_LIST) {
       /* queue spends a pending DISCONT on an empty list, which GstPad
@@ -193,15 +246,61 @@ check_list_rules (const SoakEntry * e, guint64 seq, guint64 unit,
         seq - e->list_index, e->list_len, e->list_index);
 }
 
+/* Whatever comes next (`what`, with `seq`): no second output is due.
+ * vlock held. */
+static void
+check_no_part_due (const gchar * what, guint64 seq)
+{
+  if (G_UNLIKELY (soak.part_seq != 0))
+    soak_fail ("parts", "%s %" G_GUINT64_FORMAT " came where the second "
+        "output of buffer %" G_GUINT64_FORMAT " was due (its worker made "
+        "two of it)", what, seq, soak.part_seq - 1);
+}
+
+/* The second output of a buffer a worker made two of, when it is due:
+ * TRUE when `buf` was it.  vlock held. */
+static gboolean
+verify_second_part (GstBuffer * buf)
+{
+  guint64 seq = GST_BUFFER_OFFSET (buf);
+  SoakEntry *e;
+  gchar *err;
+
+  if (soak.part_seq == 0)
+    return FALSE;
+  if (seq + 1 != soak.part_seq)
+    check_no_part_due ("buffer", seq);
+  e = soak_log_get (seq);
+  err = soak_data_check_part (buf, e, seq, e->size / 2, e->size - e->size / 2);
+  if (err != NULL)
+    soak_fail ("corrupt", "the second output of buffer %" G_GUINT64_FORMAT
+        " (%u bytes, layout 0x%x) is not the second half of what was "
+        "pushed: %s", seq, e->size, e->layout, err);
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT))
+    soak_fail ("discont", "the second output of buffer %" G_GUINT64_FORMAT
+        " has a DISCONT flag", seq);
+  note_seen (seq, e->kind, soak.unit, FALSE, "second half");
+  soak.part_seq = 0;
+  atomic_fetch_add_explicit (&soak.parts, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit (&soak.bytes_delivered, gst_buffer_get_size (buf),
+      memory_order_relaxed);
+  atomic_fetch_add_explicit (&soak.progress, 1, memory_order_relaxed);
+  return TRUE;
+}
+
 /* vlock held. */
 static void
 verify_buffer (GstBuffer * buf, guint64 unit, gboolean in_list,
     guint64 * unit_list)
 {
   guint64 seq = GST_BUFFER_OFFSET (buf);
-  SoakEntry *e = lookup (seq, "buffer");
+  SoakEntry *e;
+  gsize len;
+  guint8 fate;
   gchar *err;
 
+  check_no_part_due (in_list ? "list member" : "buffer", seq);
+  e = lookup (seq, "buffer");
   if (e->kind != SOAK_ITEM_BUFFER && e->kind != SOAK_ITEM_LIST_MEMBER)
     soak_fail ("corrupt", "a buffer has offset %" G_GUINT64_FORMAT
         ", which was pushed as a %s", seq, kind_name (e->kind));
@@ -210,18 +309,30 @@ verify_buffer (GstBuffer * buf, guint64 unit, gboolean in_list,
         "delivered under the segment of epoch %u", seq, e->epoch,
         soak.seg_epoch);
   check_gap (seq);
-  err = soak_data_check_buffer (buf, e, seq);
+  fate = atomic_load_explicit (&e->fate, memory_order_acquire);
+  if (fate != SOAK_FATE_NONE && fate != SOAK_FATE_PARTS)
+    soak_fail ("worker", "%s %" G_GUINT64_FORMAT " was delivered, but its "
+        "worker %s it", kind_name (e->kind), seq, fate == SOAK_FATE_MERGED
+        ? "merged away" : "dropped");
+  /* Made two of: its first half now, the second next. */
+  len = fate == SOAK_FATE_PARTS ? e->size / 2 : e->size;
+  err = soak_data_check_part (buf, e, seq, 0, len);
   if (err != NULL)
-    soak_fail ("corrupt", "%s %" G_GUINT64_FORMAT " (%u bytes, layout 0x%x) "
-        "is not what was pushed: %s", kind_name (e->kind), seq, e->size,
-        e->layout, err);
+    soak_fail ("corrupt", "%s %" G_GUINT64_FORMAT " (%u bytes, layout 0x%x%s"
+        ") is not what was pushed: %s", kind_name (e->kind), seq, e->size,
+        e->layout, fate == SOAK_FATE_PARTS ? ", its first half" : "", err);
+  note_seen (seq, e->kind, unit, GST_BUFFER_FLAG_IS_SET (buf,
+          GST_BUFFER_FLAG_DISCONT), fate == SOAK_FATE_PARTS ? "first half"
+      : NULL);
   check_discont (buf, e, seq);
   check_list_rules (e, seq, unit, in_list, unit_list);
   delivered (seq, unit);
+  if (fate == SOAK_FATE_PARTS)
+    soak.part_seq = seq + 1;
   soak.last_buf_seq = seq + 1;
   atomic_fetch_add_explicit (&soak.buffers_delivered, 1,
       memory_order_relaxed);
-  atomic_fetch_add_explicit (&soak.bytes_delivered, e->size,
+  atomic_fetch_add_explicit (&soak.bytes_delivered, len,
       memory_order_relaxed);
 }
 
@@ -286,7 +397,8 @@ sink_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   guint64 unit_list = G_MAXUINT64, seq = GST_BUFFER_OFFSET (buf);
 
   g_mutex_lock (&soak.vlock);
-  verify_buffer (buf, ++soak.unit, FALSE, &unit_list);
+  if (!verify_second_part (buf))
+    verify_buffer (buf, ++soak.unit, FALSE, &unit_list);
   g_mutex_unlock (&soak.vlock);
   gst_buffer_unref (buf);
   maybe_stall (seq);
@@ -320,7 +432,19 @@ sink_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
 static void
 verify_other (guint64 seq, guint8 kind)
 {
-  SoakEntry *e = lookup (seq, kind_name (kind));
+  SoakEntry *e;
+
+  check_no_part_due (kind_name (kind), seq);
+  /* The split asked every branch, the join passed each one on: the same
+   * query again, with nothing between. */
+  if (kind == SOAK_ITEM_QUERY && soak.parallel && soak.last_seq == seq + 1
+      && soak_log_get (seq)->kind == SOAK_ITEM_QUERY) {
+    atomic_fetch_add_explicit (&soak.query_copies, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit (&soak.progress, 1, memory_order_relaxed);
+    return;
+  }
+  e = lookup (seq, kind_name (kind));
+  note_seen (seq, kind, soak.unit + 1, FALSE, NULL);
 
   if (e->kind != kind)
     soak_fail ("corrupt", "%s %" G_GUINT64_FORMAT " delivered, but that seq "
@@ -356,6 +480,7 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       g_mutex_lock (&soak.vlock);
       soak.seg_epoch = (guint32) segment->time;
       soak.after_sticky = TRUE;
+      note_seen (segment->time, 0, soak.unit, FALSE, "SEGMENT (its epoch)");
       g_mutex_unlock (&soak.vlock);
       break;
     }
@@ -363,6 +488,7 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     case GST_EVENT_CAPS:
       g_mutex_lock (&soak.vlock);
       soak.after_sticky = TRUE;
+      note_seen (0, 0, soak.unit, FALSE, GST_EVENT_TYPE_NAME (event));
       g_mutex_unlock (&soak.vlock);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
@@ -431,12 +557,26 @@ soak_verify_setup (GstPad * sinkpad)
 void
 soak_verify_dump (void)
 {
+  guint i;
+
+  for (i = n_seen > SEEN_RING ? n_seen - SEEN_RING : 0; i < n_seen; i++) {
+    const Seen *x = &seen[i % SEEN_RING];
+
+    if (x->what != NULL && x->kind == 0)
+      g_print ("# delivered: %s %" G_GUINT64_FORMAT "\n", x->what, x->seq);
+    else
+      g_print ("# delivered: %s %" G_GUINT64_FORMAT " unit %" G_GUINT64_FORMAT
+          "%s%s%s (fate %u)\n", kind_name (x->kind), x->seq, x->unit,
+          x->discont ? " DISCONT" : "", x->what ? ", " : "",
+          x->what ? x->what : "", (guint) atomic_load_explicit
+          (&soak_log_get (x->seq)->fate, memory_order_relaxed));
+  }
   g_print ("# verifier: last delivered seq %" G_GINT64_FORMAT
       ", last buffer %" G_GINT64_FORMAT ", floor %" G_GUINT64_FORMAT
       ", segment epoch %u, holding %d (seq %" G_GINT64_FORMAT
-      "), sink flushing %d\n", (gint64) soak.last_seq - 1,
-      (gint64) soak.last_buf_seq - 1,
+      "), sink flushing %d, second output due of %" G_GINT64_FORMAT "\n",
+      (gint64) soak.last_seq - 1, (gint64) soak.last_buf_seq - 1,
       atomic_load_explicit (&soak.floor, memory_order_relaxed),
       soak.seg_epoch, soak.holding, (gint64) soak.hold_seq - 1,
-      soak.sink_flushing);
+      soak.sink_flushing, (gint64) soak.part_seq - 1);
 }

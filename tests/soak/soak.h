@@ -24,6 +24,18 @@
  * of the current epoch) separates items that may be lost to a flush from
  * items that must arrive.
  *
+ * Parallel chapters (--enable parallel, soak-parallel.c): the element's
+ * src pad feeds a tbqsplit, whose branches each run a test worker
+ * (soak-worker.c) into a tbqjoin, whose src pad feeds our sink pad:
+ *
+ *   srcpad ──► element ──► tbqsplit ─┬─► worker ─┬─► tbqjoin ──► sinkpad
+ *                                    └─► worker ─┘
+ *
+ * A worker that drops an input, merges it into a later one or makes two
+ * outputs of it says so in the input's log entry (its `fate`) before its
+ * push returns, so that the verifier knows what must not arrive, or
+ * arrive twice, by the time the join has moved past it.
+ *
  * Reproducibility: chapter K of seed S draws everything (configuration,
  * operations, sizes, fields) from its own generator, so `--seed S
  * --chapter K` replays it alone.  Thread interleavings are not
@@ -74,7 +86,9 @@ typedef enum
   SOAK_F_BUFFERING = 1 << 16,   /* use-buffering, random watermarks (tbqueue) */
   SOAK_F_SEGMENT_JUMP = 1 << 17,        /* a SEGMENT whose position jumps
                                          * past max-size-time */
-  SOAK_F_ALL = (1 << 18) - 1,
+  SOAK_F_PARALLEL = 1 << 18,    /* half the chapters through a tbqsplit,
+                                 * workers and a tbqjoin (soak-parallel.c) */
+  SOAK_F_ALL = (1 << 19) - 1,
 } SoakFeature;
 
 /* Name of feature bit `bit` (an index), NULL past the last. */
@@ -94,6 +108,22 @@ typedef enum
   SOAK_ITEM_EOS,
   SOAK_ITEM_EMPTY_LIST,         /* an empty buffer list: never delivered */
 } SoakItemKind;
+
+/* What a worker did with an item (parallel chapters), written into its
+ * entry by the worker before its push returns. */
+typedef enum
+{
+  SOAK_FATE_NONE = 0,           /* passed on as it came (or never seen) */
+  SOAK_FATE_DROPPED,            /* dropped: an input (a buffer, or the
+                                 * first member of a list) that gets no
+                                 * output: one gap in the join */
+  SOAK_FATE_DROPPED_MEMBER,     /* a later member of a list dropped whole */
+  SOAK_FATE_MERGED,             /* merged into the worker's next input's
+                                 * output: one gap in the join */
+  SOAK_FATE_PARTS,              /* two outputs: bytes [0, size / 2), then
+                                 * [size / 2, size), the second without
+                                 * DISCONT */
+} SoakFate;
 
 typedef enum
 {
@@ -126,7 +156,55 @@ typedef struct
                                  * (unlogged: a leak of it marks this one
                                  * DISCONT, as queue does) */
   _Atomic guint8 status;        /* SoakStatus, written after the push */
+  _Atomic guint8 fate;          /* SoakFate: a worker's (release store;
+                                 * the verifier loads it with acquire) */
 } SoakEntry;
+
+/* ---- parallel chapters ---- */
+
+#define SOAK_MAX_BRANCHES 8
+
+/* One branch's worker (soak-worker.c), drawn per chapter. */
+typedef enum
+{
+  SOAK_SHAPE_PASS = 0,          /* one output per input */
+  SOAK_SHAPE_PARTS,             /* two outputs per input (buffers of 2
+                                 * bytes or more) */
+  SOAK_SHAPE_MERGE,             /* two buffer inputs, one output: the
+                                 * first is merged away */
+} SoakShape;
+
+typedef struct
+{
+  guint delay_max_us;           /* each input waits 0..this (log-uniform;
+                                 * 0: none) */
+  guint stall_permille;         /* long stalls per 1000 inputs */
+  guint stall_max_ms;
+  guint drop_permille;          /* inputs dropped per 1000 */
+  guint8 shape;                 /* SoakShape */
+  gboolean strip;               /* outputs are new buffers without the
+                                 * inputs' metas (the harness's own meta
+                                 * put back) */
+  guint8 queue;                 /* 0: none; a queue 1: before it, 2: after
+                                 * it (not synchronous) */
+} SoakWorkerConfig;
+
+/* A chapter's split, join and workers. */
+typedef struct
+{
+  gboolean on;
+  guint branches;               /* 1 .. SOAK_MAX_BRANCHES at the start */
+  gint leaky, transfer;
+  guint max_buffers, max_bytes;
+  guint64 max_time;
+  gboolean spill;
+  gboolean buffering;
+  gdouble low_watermark, high_watermark;
+  guint max_in_flight;          /* 0: twice the branches */
+  guint w_branch;               /* branch requests and releases per 10000
+                                 * ops */
+  SoakWorkerConfig workers[SOAK_MAX_BRANCHES];
+} SoakParallelPlan;
 
 /* ---- a chapter's configuration ---- */
 
@@ -155,6 +233,7 @@ typedef struct
   guint stall_permille;         /* downstream stalls per 1000 deliveries */
   guint stall_max_us;
   guint flush_period_ms;        /* flusher thread: mean time between flushes */
+  SoakParallelPlan par;         /* --enable parallel */
 } SoakChapter;
 
 /* ---- the run ---- */
@@ -217,6 +296,11 @@ typedef struct
    * sends it ahead of the next buffer (sticky) and marks that buffer
    * DISCONT. */
   gboolean after_sticky;
+  /* Parallel chapters: whether this one is (set at a chapter's start,
+   * the element in READY); the second output of a buffer a worker made
+   * two of is due next (its seq + 1; 0: none). */
+  gboolean parallel;
+  guint64 part_seq;
   gboolean sink_flushing;
   guint64 eos_seen;             /* seq + 1 of the last EOS delivered */
   guint64 hold_seq;             /* seq + 1 of the buffer to hold (probe) */
@@ -233,6 +317,12 @@ typedef struct
   _Atomic guint64 drops_counted;        /* buffers missing in leaky epochs */
   _Atomic guint64 items_dropped;        /* any item missing in leaky epochs */
   _Atomic guint64 push_drops;   /* dropped buffers and first list members */
+  _Atomic guint64 worker_gaps;  /* inputs found missing that a worker
+                                 * dropped or merged away (the join's gaps) */
+  _Atomic guint64 worker_drops; /* buffers found missing that a worker
+                                 * dropped or merged away */
+  _Atomic guint64 parts;        /* second outputs verified */
+  _Atomic guint64 query_copies; /* a query again through another branch */
   _Atomic guint64 flushes, state_changes, probes, barriers, eoses;
   guint64 spilled;              /* ctl_lock: bytes tbqueue wrote to its spill
                                  * file, in the streams that ended */
@@ -258,6 +348,7 @@ typedef struct
   guint32 barrier_epoch;
   guint64 barrier_drops, barrier_elem_drops, barrier_overruns;
   guint64 barrier_push_drops;
+  guint64 barrier_gaps, barrier_join_gaps;
 } Soak;
 
 extern Soak soak;
@@ -327,9 +418,10 @@ void soak_data_plan_buffer (SoakEntry * e, guint64 seq, guint64 * rng,
     guint32 max_size);
 GstBuffer *soak_data_make_buffer (const SoakEntry * e, guint64 seq);
 /* NULL when `buf` is exactly what entry `e` describes (DISCONT aside),
- * else what differs (free it). */
-gchar *soak_data_check_buffer (GstBuffer * buf, const SoakEntry * e,
-    guint64 seq);
+ * but for holding only the payload's bytes [off, off + len) (a part a
+ * worker made: all of it, 0 and e->size), else what differs (free it). */
+gchar *soak_data_check_part (GstBuffer * buf, const SoakEntry * e,
+    guint64 seq, gsize off, gsize len);
 /* Buffer flags the harness sets and checks (DISCONT included). */
 #define SOAK_FLAGS_MASK (GST_BUFFER_FLAG_LIVE | GST_BUFFER_FLAG_DISCONT \
     | GST_BUFFER_FLAG_RESYNC | GST_BUFFER_FLAG_CORRUPTED \
@@ -385,8 +477,56 @@ void soak_flush (void);
 /* ---- soak-inject.c ---- */
 gboolean soak_inject_setup (GError ** error);
 void soak_inject_finish (void);
+/* A fault of the workers' (worker-*): every chapter is parallel. */
+gboolean soak_inject_in_workers (void);
+
+/* ---- soak-worker.c ---- */
+/* A new worker element doing `cfg` (floating), its random draws (delays,
+ * drops) from `seed`. */
+GstElement *soak_worker_new (const SoakWorkerConfig * cfg, guint64 seed);
+gchar *soak_worker_describe (const SoakWorkerConfig * cfg);
+
+/* ---- soak-chapter.c: parallel chapters ---- */
+/* The split's limits (a chapter's start, a limit change). */
+void soak_parallel_plan_limits (SoakParallelPlan * par, guint64 * rng);
+/* A branch's worker. */
+void soak_worker_plan (SoakWorkerConfig * w, guint64 * rng);
+
+/* ---- soak-parallel.c ---- */
+/* The element is in READY or NULL: link its src pad to our sink pad, or
+ * through the chapter's split, workers and join. */
+void soak_parallel_setup (const SoakChapter * ch);
+void soak_parallel_teardown (void);
+/* Set the chain after the element to `state` (before the element: a bin
+ * changes its sinks first), when there is one. */
+void soak_parallel_set_state (GstState state);
+/* Whether the current chapter runs through split and join. */
+gboolean soak_parallel_active (void);
+/* A branch requested or released while playing (ctl_lock held). */
+void soak_parallel_op_branch (void);
+/* New split limits and max-in-flight while playing. */
+void soak_parallel_op_limits (void);
+/* The split's drop counters (0 without a chain). */
+guint64 soak_parallel_dropped (void);
+/* The join's `gaps` (0 without a chain). */
+guint64 soak_parallel_join_gaps (void);
+/* After a drain query was answered, in the epoch it was pushed in: the
+ * split and the join hold nothing, no number is in flight, no output came
+ * late. */
+void soak_parallel_check_drained (void);
+/* After an EOS came out: wait until the split's branch tasks stopped. */
+void soak_parallel_wait_eos (guint32 epoch);
+/* Print the split's and the join's stats (a failure's report). */
+void soak_parallel_dump (void);
+/* The effective leaky mode of the chain (element and split). */
+gint soak_parallel_leaky (const SoakChapter * ch);
 
 /* ---- element helpers (soak-main.c) ---- */
+/* Watch an element of the chain as the soaked one is: its overrun signal
+ * counted, the events `src` (if not NULL) pushes kept in the ring. */
+void soak_watch_element (GstElement * element, GstPad * src);
+/* Print `element`'s stats, unless reading them blocks (a deadlock). */
+void soak_print_stats (const gchar * what, GstElement * element);
 gboolean soak_has_property (const gchar * name);
 /* The element's `stats` field (0 for queue, which has none). */
 guint64 soak_stat (const gchar * field);

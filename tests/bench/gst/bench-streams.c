@@ -44,7 +44,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #define DRAIN_TIMEOUT_NS (120 * GST_SECOND)
 
@@ -62,15 +61,6 @@ find_contender (const gchar * name)
   if (strcmp (name, own_groups.name) == 0)
     return &own_groups;
   return gb_contender_find (name);
-}
-
-static guint64
-process_switches (void)
-{
-  struct rusage ru;
-
-  getrusage (RUSAGE_SELF, &ru);
-  return (guint64) ru.ru_nvcsw + (guint64) ru.ru_nivcsw;
 }
 
 static gint
@@ -170,7 +160,7 @@ child_main (GbCommon * c, const gchar * name, const gchar * sizes_s,
         gb_die ("streams: cannot start a pushing thread");
     }
     cpu0 = gb_cpu_seconds ();
-    sw0 = process_switches ();
+    sw0 = gb_process_switches ();
     t0 = gb_now_ns ();
     pthread_barrier_wait (&go);
     /* Half way through: every thread the streams need is running. */
@@ -187,7 +177,7 @@ child_main (GbCommon * c, const gchar * name, const gchar * sizes_s,
     }
     t_end = gb_now_ns ();
     cpu1 = gb_cpu_seconds ();
-    sw1 = process_switches ();
+    sw1 = gb_process_switches ();
     /* The main thread and the pushing threads are not the elements'. */
     threads = busy < 0 ? -1 : busy - 1 - (gint) streams;
     for (s = 0; s < streams; s++) {

@@ -323,6 +323,15 @@ gb_thread_cpu_seconds (void)
   return tv_seconds (&ru.ru_utime) + tv_seconds (&ru.ru_stime);
 }
 
+guint64
+gb_process_switches (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return (guint64) ru.ru_nvcsw + (guint64) ru.ru_nivcsw;
+}
+
 void
 gb_thread_switches (guint64 * voluntary, guint64 * involuntary)
 {
@@ -635,6 +644,17 @@ gb_contender_make (const GbContender * c, const gchar * limits)
 {
   GstElement *e;
 
+  if (c->factory == NULL && c->props != NULL && *c->props != '\0') {
+    GError *err = NULL;
+
+    /* A bin of a gst-launch description, its unlinked pads ghosted
+     * ("sink", "src"); the limits are the description's own. */
+    e = gst_parse_bin_from_description (c->props, TRUE, &err);
+    if (e == NULL)
+      gb_die ("%s: cannot make '%s': %s", c->name, c->props,
+          err ? err->message : "?");
+    return e;
+  }
   if (c->factory == NULL)
     return NULL;
   e = gst_element_factory_make (c->factory, NULL);
@@ -794,16 +814,70 @@ link_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   return TRUE;
 }
 
-/* --pin: every thread the element starts goes to CPU 1 (the message is
- * posted from the thread entering its task). */
-static GstBusSyncReply
-pin_sync_handler (GstBus * bus, GstMessage * msg, gpointer user_data)
+/* ---- the threads an element starts ---- */
+
+typedef struct
 {
+  const gchar *factory;         /* interned: the owner element's factory */
+  clockid_t clock;              /* the thread's CPU-time clock */
+  double base;                  /* its reading at ENTER (a thread of a
+                                 * pool served other tasks before) */
+  gpointer thread;              /* pthread_self() of the thread */
+  gboolean alive;               /* entered and not left */
+} GbThread;
+
+struct _GbThreads
+{
+  GMutex lock;
+  GArray *threads;              /* GbThread */
+};
+
+static const gchar *
+owner_factory (GstElement * owner)
+{
+  GstElementFactory *f = owner ? gst_element_get_factory (owner) : NULL;
+
+  return g_intern_string (f ? GST_OBJECT_NAME (f) : "?");
+}
+
+/* Every thread an element starts posts STREAM_STATUS ENTER from itself
+ * (and LEAVE when its task ends): noted with its CPU-time clock, and with
+ * --pin put on CPU 1. */
+static GstBusSyncReply
+threads_sync_handler (GstBus * bus, GstMessage * msg, gpointer user_data)
+{
+  GbThreads *w = user_data;
   GstStreamStatusType type;
+  GstElement *owner = NULL;
 
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_STREAM_STATUS) {
-    gst_message_parse_stream_status (msg, &type, NULL);
+    gpointer self = (gpointer) pthread_self ();
+    guint i;
+
+    gst_message_parse_stream_status (msg, &type, &owner);
+    /* CREATE, START, ... come from other threads. */
+    if (type != GST_STREAM_STATUS_TYPE_ENTER
+        && type != GST_STREAM_STATUS_TYPE_LEAVE)
+      goto out;
+    g_mutex_lock (&w->lock);
+    for (i = 0; i < w->threads->len; i++) {
+      GbThread *t = &g_array_index (w->threads, GbThread, i);
+
+      if (t->thread == self && t->alive)
+        t->alive = FALSE;
+    }
     if (type == GST_STREAM_STATUS_TYPE_ENTER) {
+      GbThread t = { owner_factory (owner), 0, 0, self, TRUE };
+      struct timespec ts;
+
+      if (pthread_getcpuclockid (pthread_self (), &t.clock) == 0
+          && clock_gettime (t.clock, &ts) == 0) {
+        t.base = (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        g_array_append_val (w->threads, t);
+      }
+    }
+    g_mutex_unlock (&w->lock);
+    if (type == GST_STREAM_STATUS_TYPE_ENTER && gb_pinned) {
       cpu_set_t set;
 
       CPU_ZERO (&set);
@@ -811,17 +885,88 @@ pin_sync_handler (GstBus * bus, GstMessage * msg, gpointer user_data)
       pthread_setaffinity_np (pthread_self (), sizeof set, &set);
     }
   }
+out:
   /* A sync handler that drops a message frees it (else every message,
    * and the element it names, would stay referenced). */
   gst_message_unref (msg);
   return GST_BUS_DROP;
 }
 
-static void
-push_event (GbLink * l, GstEvent * ev)
+GbThreads *
+gb_threads_watch (GstElement * elem)
 {
-  if (!gst_pad_push_event (l->src, ev))
-    gb_die ("%s: event refused", l->contender->name);
+  GbThreads *w = g_new0 (GbThreads, 1);
+  GstBus *bus = gst_bus_new ();
+
+  g_mutex_init (&w->lock);
+  w->threads = g_array_new (FALSE, FALSE, sizeof (GbThread));
+  gst_bus_set_sync_handler (bus, threads_sync_handler, w, NULL);
+  gst_element_set_bus (elem, bus);
+  gst_object_unref (bus);
+  return w;
+}
+
+/* The threads of `factory` (NULL: all) still in their tasks: how many,
+ * and the CPU seconds they spent since they entered them. */
+static gint
+threads_sum (GbThreads * w, const gchar * factory, double *cpu_s)
+{
+  gint n = 0;
+  guint i;
+
+  *cpu_s = 0;
+  g_mutex_lock (&w->lock);
+  for (i = 0; i < w->threads->len; i++) {
+    GbThread *t = &g_array_index (w->threads, GbThread, i);
+    struct timespec ts;
+
+    if (!t->alive || (factory != NULL && strcmp (t->factory, factory) != 0))
+      continue;
+    n++;
+    if (clock_gettime (t->clock, &ts) == 0)
+      *cpu_s += (double) ts.tv_sec + (double) ts.tv_nsec / 1e9 - t->base;
+  }
+  g_mutex_unlock (&w->lock);
+  return n;
+}
+
+double
+gb_threads_cpu_seconds (GbThreads * w, const gchar * factory)
+{
+  double s;
+
+  threads_sum (w, factory, &s);
+  return s;
+}
+
+gint
+gb_threads_count (GbThreads * w, const gchar * factory)
+{
+  double s;
+
+  return threads_sum (w, factory, &s);
+}
+
+void
+gb_threads_free (GbThreads * w, GstElement * elem)
+{
+  /* The element's bus goes first: no handler runs on `w` afterwards. */
+  if (elem)
+    gst_element_set_bus (elem, NULL);
+  g_array_unref (w->threads);
+  g_mutex_clear (&w->lock);
+  g_free (w);
+}
+
+gboolean
+gb_pad_start_stream (GstPad * src, const gchar * stream_id, GstCaps * caps)
+{
+  GstSegment seg;
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  return gst_pad_push_event (src, gst_event_new_stream_start (stream_id))
+      && gst_pad_push_event (src, gst_event_new_caps (caps))
+      && gst_pad_push_event (src, gst_event_new_segment (&seg));
 }
 
 static gboolean
@@ -848,7 +993,6 @@ gb_link_new (const GbContender * c, const gchar * limits, gsize size,
 {
   GbLink *l = g_new0 (GbLink, 1);
   GstCaps *caps = gst_caps_new_empty_simple ("application/x-gst-bench");
-  GstSegment seg;
   GstPad *esink, *esrc;
 
   l->contender = c;
@@ -865,13 +1009,8 @@ gb_link_new (const GbContender * c, const gchar * limits, gsize size,
   gst_pad_set_chain_function (l->sink, link_chain);
   gst_pad_set_event_function (l->sink, link_sink_event);
   l->elem = gb_contender_make (c, limits);
-  if (l->elem && gb_pinned) {
-    GstBus *bus = gst_bus_new ();
-
-    gst_bus_set_sync_handler (bus, pin_sync_handler, NULL, NULL);
-    gst_element_set_bus (l->elem, bus);
-    gst_object_unref (bus);
-  }
+  if (l->elem)
+    l->threads = gb_threads_watch (l->elem);
   if (l->elem) {
     esink = gst_element_get_static_pad (l->elem, "sink");
     esrc = gst_element_get_static_pad (l->elem, "src");
@@ -888,10 +1027,8 @@ gb_link_new (const GbContender * c, const gchar * limits, gsize size,
       == GST_STATE_CHANGE_FAILURE)
     gb_die ("%s: cannot go to PLAYING", c->name);
   gst_pad_set_active (l->src, TRUE);
-  push_event (l, gst_event_new_stream_start ("gst-bench"));
-  push_event (l, gst_event_new_caps (caps));
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  push_event (l, gst_event_new_segment (&seg));
+  if (!gb_pad_start_stream (l->src, "gst-bench", caps))
+    gb_die ("%s: event refused", c->name);
 
   if (alloc == GB_ALLOC_POOL) {
     GstStructure *config;
@@ -962,6 +1099,7 @@ gb_link_free (GbLink * l)
     gst_pad_unlink (esrc, l->sink);
     gst_object_unref (esink);
     gst_object_unref (esrc);
+    gb_threads_free (l->threads, l->elem);
     gst_object_unref (l->elem);
   } else {
     gst_pad_unlink (l->src, l->sink);

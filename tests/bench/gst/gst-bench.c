@@ -21,6 +21,9 @@
  *                when downstream stalls
  *   streams      16 streams at 1 kHz in one process: CPU and      bench-streams.c
  *                wake-ups per buffer, threads
+ *   parallel     tbqsplit/tbqjoin/tbqparallel: jpegenc on 2      bench-parallel.c
+ *                branches, identity branches (CPU, reorder
+ *                cost), arrival order, a stalled worker
  *
  * COMMON OPTIONS
  *   --smoke      tiny sizes, seconds: checks that it runs and verifies
@@ -113,6 +116,7 @@ static const struct
   {"memory", gb_memory_main},
   {"camera", gb_camera_main},
   {"streams", gb_streams_main},
+  {"parallel", gb_parallel_main},
 };
 
 static void
@@ -121,7 +125,7 @@ usage (FILE * f)
   fprintf (f, "usage: gst-bench BENCHMARK [--smoke] [--runs N] [--out DIR] "
       "[--only a,b] [--tap] [options]\n"
       "BENCHMARK: throughput upstream callgrind burst latency scenario "
-      "memory camera streams list\n"
+      "memory camera streams parallel list\n"
       "See the comment at the top of tests/bench/gst/gst-bench.c.\n");
 }
 

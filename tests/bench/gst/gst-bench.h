@@ -147,6 +147,9 @@ gboolean gb_rss_reset_peak (void);
 double gb_cpu_seconds (void);
 /* Of the calling thread (RUSAGE_THREAD). */
 double gb_thread_cpu_seconds (void);
+/* The process's context switches, voluntary and involuntary, all threads
+ * (mostly wake-ups). */
+guint64 gb_process_switches (void);
 /* The calling thread's voluntary and involuntary context switches. */
 void gb_thread_switches (guint64 * voluntary, guint64 * involuntary);
 double gb_load_average (void);
@@ -219,7 +222,10 @@ gint gb_contenders_select_with (const GbCommon * c, const gchar * names,
     GbContenderFind find, const GbContender ** out, gint max);
 
 /* New element for `c`: its own props, then `limits` ("key=value ..."),
- * each limit only where the element has that property. */
+ * each limit only where the element has that property.  A contender with
+ * no factory and non-empty props is a bin made of the gst-launch
+ * description in props, its unlinked pads ghosted as "sink" and "src"
+ * (its limits are the description's; `limits` is not used). */
 GstElement *gb_contender_make (const GbContender * c, const gchar * limits);
 /* Set "key=value key=value" on obj; missing properties are skipped when
  * `lenient`, fatal otherwise. */
@@ -240,6 +246,29 @@ gint gb_tbqueue_expects_copy (GstElement * e, gsize size, gint pooled);
 /* A few of tbqueue's stats counters as "name=value;..." (empty for other
  * elements); g_free. */
 gchar *gb_tbqueue_stats_brief (GstElement * e);
+
+/* ---- the threads an element starts ---- */
+
+typedef struct _GbThreads GbThreads;
+
+/* Give `elem` a bus whose sync handler notes every thread that enters a
+ * task of it or of its children (STREAM_STATUS ENTER, posted from the
+ * thread itself), with the factory of the element owning the task, and
+ * with --pin (gb_pinned) puts it on CPU 1.  Before the element starts. */
+GbThreads *gb_threads_watch (GstElement * elem);
+/* CPU seconds the threads noted and still in their tasks spent since they
+ * entered them, for the tasks of elements made by `factory` ("tbqjoin";
+ * NULL: all of them). */
+double gb_threads_cpu_seconds (GbThreads * w, const gchar * factory);
+/* How many such threads are in their tasks now. */
+gint gb_threads_count (GbThreads * w, const gchar * factory);
+/* Takes the bus off `elem` (if not NULL), then frees `w`. */
+void gb_threads_free (GbThreads * w, GstElement * elem);
+
+/* Push stream-start, `caps` and a TIME segment on our src pad (active,
+ * linked); FALSE if one is refused. */
+gboolean gb_pad_start_stream (GstPad * src, const gchar * stream_id,
+    GstCaps * caps);
 
 /* ---- buffers ---- */
 
@@ -264,6 +293,7 @@ struct _GbLink
 {
   const GbContender *contender;
   GstElement *elem;
+  GbThreads *threads;           /* the element's threads (NULL: bare) */
   GstPad *src;                  /* ours, linked to elem's sink */
   GstPad *sink;                 /* ours, linked from elem's src */
   gsize size;                   /* payload bytes */
@@ -395,6 +425,7 @@ int gb_scenario_main (GbCommon * c, int argc, char **argv);
 int gb_memory_main (GbCommon * c, int argc, char **argv);
 int gb_camera_main (GbCommon * c, int argc, char **argv);
 int gb_streams_main (GbCommon * c, int argc, char **argv);
+int gb_parallel_main (GbCommon * c, int argc, char **argv);
 
 /* Initialise GStreamer, load the tbqueue plugin from the build tree and
  * register the benchmark source element. */

@@ -1,0 +1,1518 @@
+/* tbqjoin: the branches of a split joined back in the split's order, and
+ * in arrival order as a funnel.
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The plugin is compiled into this test (tests/gst/meson.build), so that
+ * the test drives the join with a split of its own made with the pair's
+ * API (gst/gsttbqpair.h), in one copy with the element's: the
+ * thread-local "inside a split push" is the element's own.
+ *
+ * The test split: one pad of ours per branch, linked to a worker (the
+ * test worker of tbq-workers.h, or a bin with a queue and the worker: not
+ * synchronous), linked to a
+ * request sink pad of the join; one thread per branch doing what tbqsplit
+ * does: it takes the next input under the split's lock when the window
+ * has room (work-claiming), gives it the next number
+ * (gst_tbq_pair_assign), stamps it, pushes the events due on its branch
+ * first, then the buffer inside gst_tbq_pair_push_begin/end, and a marker
+ * when push_end did not call the join's done hook.  Every input names its
+ * index (tbq_input_new()); downstream, the test sink of tbq-workers.h
+ * checks every byte and the order.
+ *
+ * Every wait has a deadline (a hang fails the test, never passes it); no
+ * test waits for a time to let something happen.
+ */
+#include "tbq-workers.h"
+#undef GST_CAT_DEFAULT
+#include "gsttbqpair.h"
+
+GST_PLUGIN_STATIC_DECLARE (tbqueue);
+
+#define MAX_BRANCHES 8
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+/* ---- the test split ---- */
+
+typedef struct _Split Split;
+
+/* An event the split hands to its branches before input `at`. */
+typedef struct
+{
+  guint64 at;
+  GstEvent *event;
+  gboolean done;
+} Scheduled;
+
+/* An event due on one branch before its next input: a slot event (with
+ * its number) or a sticky one (seq G_MAXUINT64). */
+typedef struct
+{
+  guint64 seq;
+  GstEvent *event;
+} Due;
+
+typedef struct
+{
+  Split *split;
+  guint id;
+  GstPad *pad;                  /* ours: the branch's src pad */
+  GstElement *worker;           /* what it pushes into */
+  TbqTestWorker *w;
+  GstPad *joinpad;              /* the join's sink pad it reaches */
+  GThread *thread;
+  GArray *due;                  /* Due, under the split's lock */
+  GstFlowReturn flow;           /* the last push's, its thread's */
+  guint quit_after;             /* takes this many inputs, then stops
+                                 * (0: no limit) */
+  TbqTestWorker *after;            /* takes work once this worker stalled */
+  guint taken;
+} Branch;
+
+struct _Split
+{
+  GstTbqPair *pair;
+  GstTbqPair *outer;            /* a pair this split is inside, or NULL */
+  GstElement *pipeline;
+  GstElement *join;
+  guint n;
+  Branch branches[MAX_BRANCHES];
+  TbqTestSink *sink;
+  GstBus *bus;
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  guint64 base;                 /* the first input's index */
+  guint64 next;                 /* the next input to hand out */
+  guint64 n_inputs;
+  GPtrArray *schedule;          /* Scheduled * */
+  guint max_in_flight;
+  gboolean stop;
+};
+
+/* A push of number `seq` on `b` (a buffer, or an event when `event`),
+ * as tbqsplit makes it: inside the pair's push, then a marker when the
+ * join did not hear of its end from the pair. */
+static GstFlowReturn
+branch_push_numbered (Branch * b, guint64 seq, GstBuffer * buffer,
+    GstEvent * event)
+{
+  GstTbqPair *pair = b->split->pair;
+  GstTbqPairPush saved;
+  GstFlowReturn ret;
+
+  gst_tbq_pair_push_begin (pair, b->id, seq, &saved);
+  if (buffer != NULL)
+    ret = gst_pad_push (b->pad, buffer);
+  else
+    ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
+        GST_FLOW_FLUSHING;
+  if (!gst_tbq_pair_push_end (pair, b->id, seq, ret, &saved)
+      && ret == GST_FLOW_OK)
+    gst_pad_push_event (b->pad, gst_tbq_pair_marker_new (pair, b->id, seq));
+  return ret;
+}
+
+/* Push the events due on `b` (taken from it under the split's lock). */
+static GstFlowReturn
+branch_push_due (Branch * b, GArray * due)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i;
+
+  for (i = 0; i < due->len; i++) {
+    Due *d = &g_array_index (due, Due, i);
+    GstEvent *event = gst_event_ref (d->event);
+
+    if (ret != GST_FLOW_OK)
+      gst_event_unref (event);
+    else if (d->seq == G_MAXUINT64)
+      ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
+          GST_FLOW_FLUSHING;
+    else
+      ret = branch_push_numbered (b, d->seq, NULL, event);
+    gst_event_unref (d->event);
+  }
+  g_array_set_size (due, 0);
+  return ret;
+}
+
+/* Under the split's lock: hand `event` to every branch (a slot event
+ * takes a number for all). */
+static void
+split_locked_schedule_event (Split * s, GstEvent * event)
+{
+  Due d = { G_MAXUINT64, NULL };
+  guint i;
+
+  if (!GST_EVENT_IS_STICKY (event)) {
+    d.seq = gst_tbq_pair_assign (s->pair, 0, event);
+    s->max_in_flight = MAX (s->max_in_flight,
+        gst_tbq_pair_in_flight (s->pair));
+  }
+  for (i = 0; i < s->n; i++) {
+    d.event = gst_event_ref (event);
+    g_array_append_val (s->branches[i].due, d);
+  }
+}
+
+static gpointer
+branch_main (gpointer data)
+{
+  Branch *b = data;
+  Split *s = b->split;
+  GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
+
+  if (b->after != NULL)
+    tbq_worker_wait_stalled (b->after);
+  for (;;) {
+    GstBuffer *buffer;
+    guint64 index, seq;
+    GstFlowReturn ret;
+    guint i;
+
+    if (!gst_tbq_pair_wait_room (s->pair, gst_tbq_pair_wait_key (s->pair)))
+      break;
+    TBQ_LOCK (s);
+    if (s->stop || (b->quit_after > 0 && b->taken >= b->quit_after)) {
+      TBQ_UNLOCK (s);
+      break;
+    }
+    /* One thread hands out numbers at a time: the split's lock. */
+    if (!gst_tbq_pair_has_room (s->pair)) {
+      TBQ_UNLOCK (s);
+      continue;
+    }
+    for (i = 0; i < s->schedule->len; i++) {
+      Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+      if (!e->done && e->at == s->next)
+        break;
+    }
+    if (i < s->schedule->len) {
+      Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+      e->done = TRUE;
+      split_locked_schedule_event (s, e->event);
+      TBQ_UNLOCK (s);
+      continue;
+    }
+    if (s->next >= s->n_inputs) {
+      TBQ_UNLOCK (s);
+      break;
+    }
+    index = s->base + s->next++;
+    seq = gst_tbq_pair_assign (s->pair, b->id, NULL);
+    s->max_in_flight = MAX (s->max_in_flight,
+        gst_tbq_pair_in_flight (s->pair));
+    b->taken++;
+    g_array_append_vals (due, b->due->data, b->due->len);
+    g_array_set_size (b->due, 0);
+    TBQ_UNLOCK (s);
+
+    ret = branch_push_due (b, due);
+    buffer = tbq_input_new (index);
+    gst_tbq_pair_stamp_buffer (s->pair, &buffer, seq);
+    if (ret == GST_FLOW_OK)
+      ret = branch_push_numbered (b, seq, buffer, NULL);
+    else
+      gst_buffer_unref (buffer);
+    b->flow = ret;
+    /* As tbqsplit: a branch that is flushing or not linked stops taking
+     * work; an error is the split's flow (every wait for room ends). */
+    if (ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
+      break;
+    if (ret != GST_FLOW_OK) {
+      TBQ_LOCK (s);
+      s->stop = TRUE;
+      TBQ_UNLOCK (s);
+      gst_tbq_pair_flush_start (s->pair);
+      break;
+    }
+  }
+  g_array_unref (due);
+  return NULL;
+}
+
+static void
+split_push_initial (Split * s, Branch * b)
+{
+  GstSegment segment;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  /* Inside another pair's branch 0: its branch event came first. */
+  if (s->outer != NULL)
+    fail_unless (gst_pad_push_event (b->pad,
+            gst_tbq_pair_branch_event_new (s->outer, 0)));
+  fail_unless (gst_pad_push_event (b->pad,
+          gst_event_new_stream_start ("tbqjoin-test")));
+  fail_unless (gst_pad_push_event (b->pad,
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (b->pad, gst_event_new_segment (&segment)));
+  fail_unless (gst_pad_push_event (b->pad,
+          gst_tbq_pair_branch_event_new (s->pair, b->id)));
+}
+
+/* A split of `n` branches with a window of `window` numbers, each
+ * branch's worker as `cfg[i]` (or cfg[0] for all when `same`), into a
+ * tbqjoin with `first_property`... set. */
+static Split *
+split_new (guint n, guint window, const TbqWorkerConfig * cfg, gboolean same,
+    const gchar * first_property, ...)
+{
+  Split *s = g_new0 (Split, 1);
+  va_list args;
+  guint i;
+
+  fail_unless (n <= MAX_BRANCHES);
+  tbq_init_lock (&s->lock, &s->cond);
+  s->n = n;
+  s->pair = gst_tbq_pair_new (window, 1);
+  s->schedule = g_ptr_array_new ();
+  s->pipeline = gst_pipeline_new (NULL);
+  s->bus = gst_element_get_bus (s->pipeline);
+  s->join = gst_element_factory_make ("tbqjoin", NULL);
+  fail_unless (s->join != NULL);
+  if (first_property != NULL) {
+    va_start (args, first_property);
+    g_object_set_valist (G_OBJECT (s->join), first_property, args);
+    va_end (args);
+  }
+  gst_bin_add (GST_BIN (s->pipeline), s->join);
+  for (i = 0; i < n; i++) {
+    Branch *b = &s->branches[i];
+    GstPad *wsink, *wsrc;
+
+    b->split = s;
+    b->id = i;
+    b->due = g_array_new (FALSE, FALSE, sizeof (Due));
+    b->worker = tbq_worker_new (&cfg[same ? 0 : i], &b->w);
+    gst_bin_add (GST_BIN (s->pipeline), b->worker);
+    b->pad = gst_pad_new_from_static_template (&src_template, NULL);
+    wsink = gst_element_get_static_pad (b->worker, "sink");
+    fail_unless (gst_pad_link (b->pad, wsink) == GST_PAD_LINK_OK);
+    gst_object_unref (wsink);
+    b->joinpad = gst_element_request_pad_simple (s->join, "sink_%u");
+    wsrc = gst_element_get_static_pad (b->worker, "src");
+    fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
+    gst_object_unref (wsrc);
+  }
+  s->sink = tbq_test_sink_new_linked (s->join);
+  return s;
+}
+
+/* PLAYING, the initial sticky events on every branch. */
+static void
+split_play (Split * s)
+{
+  guint i;
+
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < s->n; i++) {
+    gst_pad_set_active (s->branches[i].pad, TRUE);
+    split_push_initial (s, &s->branches[i]);
+  }
+}
+
+/* `n` inputs from index `base` on, then the branch threads. */
+static void
+split_run (Split * s, guint64 base, guint64 n)
+{
+  guint i;
+
+  TBQ_LOCK (s);
+  s->base = base;
+  s->next = 0;
+  s->n_inputs = n;
+  s->stop = FALSE;
+  TBQ_UNLOCK (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+
+    b->flow = GST_FLOW_OK;
+    b->thread = g_thread_new ("branch", branch_main, b);
+  }
+}
+
+static void
+split_join_threads (Split * s)
+{
+  guint i;
+
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+
+    if (b->thread != NULL)
+      g_thread_join (b->thread);
+    b->thread = NULL;
+  }
+}
+
+/* The threads are done: the events still due, then EOS on every branch
+ * whose pad is still linked. */
+static void
+split_finish (Split * s)
+{
+  guint i;
+
+  split_join_threads (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    GArray *due = g_array_new (FALSE, FALSE, sizeof (Due));
+
+    TBQ_LOCK (s);
+    g_array_append_vals (due, b->due->data, b->due->len);
+    g_array_set_size (b->due, 0);
+    TBQ_UNLOCK (s);
+    if (b->joinpad != NULL) {
+      branch_push_due (b, due);
+      gst_pad_push_event (b->pad, gst_event_new_eos ());
+    } else {
+      branch_push_due (b, due);
+    }
+    g_array_unref (due);
+  }
+}
+
+/* Schedule `event` before input `at` (before split_run). */
+static void
+split_schedule (Split * s, guint64 at, GstEvent * event)
+{
+  Scheduled *e = g_new0 (Scheduled, 1);
+
+  e->at = at;
+  e->event = event;
+  g_ptr_array_add (s->schedule, e);
+}
+
+static void
+split_free (Split * s)
+{
+  guint i;
+
+  split_join_threads (s);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    guint j;
+
+    gst_pad_set_active (b->pad, FALSE);
+    gst_object_unref (b->pad);
+    if (b->joinpad != NULL) {
+      gst_element_release_request_pad (s->join, b->joinpad);
+      gst_object_unref (b->joinpad);
+    }
+    for (j = 0; j < b->due->len; j++)
+      gst_event_unref (g_array_index (b->due, Due, j).event);
+    g_array_unref (b->due);
+  }
+  tbq_test_sink_free (s->sink);
+  for (i = 0; i < s->schedule->len; i++) {
+    Scheduled *e = g_ptr_array_index (s->schedule, i);
+
+    gst_event_unref (e->event);
+    g_free (e);
+  }
+  g_ptr_array_unref (s->schedule);
+  gst_bus_set_flushing (s->bus, TRUE);
+  gst_object_unref (s->bus);
+  gst_object_unref (s->pipeline);
+  gst_tbq_pair_unref (s->pair);
+  if (s->outer != NULL)
+    gst_tbq_pair_unref (s->outer);
+  pthread_mutex_destroy (&s->lock);
+  pthread_cond_destroy (&s->cond);
+  g_free (s);
+}
+
+static guint64
+join_stat (Split * s, const gchar * field)
+{
+  return tbq_join_stat (s->join, field);
+}
+
+/* The branches' workers (borrowed). */
+static GPtrArray *
+split_workers (Split * s)
+{
+  GPtrArray *workers = g_ptr_array_new ();
+  guint j;
+
+  for (j = 0; j < s->n; j++)
+    g_ptr_array_add (workers, s->branches[j].w);
+  return workers;
+}
+
+/* Every input the workers made something of, all, in order, each byte as
+ * made; `times` outputs per input. */
+static void
+check_in_order (Split * s, guint64 n, guint times)
+{
+  GPtrArray *workers = split_workers (s);
+
+  tbq_test_sink_check_workers (s->sink, workers, n, times);
+  g_ptr_array_unref (workers);
+}
+
+/* Play, stream `n` inputs through the branches to EOS, and check that
+ * each came out `times` times in order (but those the workers lost). */
+static void
+split_stream (Split * s, guint64 n, guint times)
+{
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, times);
+}
+
+/* A scenario of tbq-workers.h through `branches` branches in a window of
+ * `window`, `cfg` their workers: `n` inputs to EOS, and what the join
+ * promises for it.  The split, for the test's own checks. */
+static Split *
+split_scenario (TbqScenario scenario, guint branches, guint window,
+    const TbqWorkerConfig * cfg, gboolean same, guint64 n)
+{
+  Split *s = split_new (branches, window, cfg, same, NULL);
+  GPtrArray *workers;
+
+  split_play (s);
+  split_run (s, 0, n);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  workers = split_workers (s);
+  tbq_scenario_check (scenario, s->sink, s->join, s->bus, workers, n);
+  g_ptr_array_unref (workers);
+  return s;
+}
+
+/* ---- sequence order ---- */
+
+static void
+run_order (guint branches)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_DELAYS);
+  Split *s = split_scenario (TBQ_SCENARIO_DELAYS, branches, 2 * branches,
+      &cfg, TRUE, tbq_scaled (10000, 500));
+
+  fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
+  fail_unless (s->max_in_flight <= 2 * branches);
+  split_free (s);
+}
+
+GST_START_TEST (test_order_one_branch)
+{
+  run_order (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_two_branches)
+{
+  run_order (2);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_three_branches)
+{
+  run_order (3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_eight_branches)
+{
+  run_order (8);
+}
+
+GST_END_TEST;
+
+/* A worker that drops (a third of its inputs): the numbers it dropped are
+ * gaps, counted exactly; the rest comes out in order, without a stall. */
+GST_START_TEST (test_drops_in_one_branch)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+
+  cfg[0].delay_us = cfg[2].delay_us = 500;
+  cfg[1] = tbq_scenario_config (TBQ_SCENARIO_DROPS);
+  split_free (split_scenario (TBQ_SCENARIO_DROPS, 3, 6, cfg, FALSE,
+          tbq_scaled (3000, 300)));
+}
+
+GST_END_TEST;
+
+/* Two outputs of one input share its number: both go out at its place. */
+GST_START_TEST (test_two_outputs_per_input)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_DUP);
+
+  split_free (split_scenario (TBQ_SCENARIO_DUP, 3, 6, &cfg, TRUE,
+          tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* One output of two inputs: the earlier number is a gap. */
+GST_START_TEST (test_merge_two_into_one)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_MERGE);
+
+  split_free (split_scenario (TBQ_SCENARIO_MERGE, 3, 6, &cfg, TRUE,
+          tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* A synchronous worker that strips metas: the push it runs in gives the
+ * number, exact; no warning. */
+GST_START_TEST (test_strip_metas_synchronous)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_STRIP_SYNC);
+  Split *s = split_scenario (TBQ_SCENARIO_STRIP_SYNC, 3, 6, &cfg, TRUE,
+      tbq_scaled (2000, 200));
+  guint i;
+
+  for (i = 0; i < s->n; i++)
+    fail_unless (gst_tbq_pair_branch_is_sync (s->pair, i));
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A worker with a thread of its own (a queue inside) that strips metas:
+ * ordered by the split's record of what went to each branch, one output
+ * per input; said once. */
+GST_START_TEST (test_strip_metas_with_queue_inside)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (TBQ_SCENARIO_STRIP_QUEUE);
+  Split *s = split_scenario (TBQ_SCENARIO_STRIP_QUEUE, 3, 6, &cfg, TRUE,
+      tbq_scaled (2000, 200));
+  guint i;
+
+  for (i = 0; i < s->n; i++)
+    fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, i));
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Workers with a queue inside that keep the metas: not synchronous
+ * (markers), ordered by the metas. */
+GST_START_TEST (test_queue_inside_keeps_order)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n = tbq_scaled (3000, 300);
+  Split *s;
+
+  cfg[0].queue_inside = cfg[1].queue_inside = TRUE;
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  /* Branch 2 takes the first input before the others take any (the
+   * branches behind a queue would take everything as fast as it comes):
+   * its finding is made at least once. */
+  cfg[2].stall_at = 0;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[1].after = s->branches[2].w;
+  split_play (s);
+  split_run (s, 0, n);
+  tbq_worker_wait_stalled (s->branches[2].w);
+  tbq_worker_unstall (s->branches[2].w);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
+  fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 0));
+  fail_unless (!gst_tbq_pair_branch_is_sync (s->pair, 1));
+  fail_unless (gst_tbq_pair_branch_is_sync (s->pair, 2));
+  fail_unless_equals_int (join_stat (s, "gaps"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- events ---- */
+
+/* A serialized event the split hands to every branch takes a number: the
+ * split's copy comes out once at its place, the branches' copies
+ * (through synchronous workers and workers with a queue) never. */
+GST_START_TEST (test_custom_event_at_its_place)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200), at = n / 2;
+  Split *s;
+
+  cfg[1].queue_inside = TRUE;
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 500;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_schedule (s, at, gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+          gst_structure_new_empty ("tj-custom")));
+  split_stream (s, n, 1);
+  tbq_test_sink_check_event_once_at (s->sink, GST_EVENT_CUSTOM_DOWNSTREAM, "tj-custom", at);
+  fail_unless_equals_int (gst_tbq_pair_in_flight (s->pair), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Caps and a segment that change mid-stream: each change comes out once,
+ * at its place, with the caps the workers made. */
+GST_START_TEST (test_caps_and_segment_change)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200), caps_at = n / 3, seg_at = 2 * n / 3;
+  GstSegment segment;
+  guint i, caps_seen = 0;
+  Split *s;
+
+  for (i = 0; i < 3; i++) {
+    cfg[i].mark_caps = TRUE;
+    cfg[i].delay_us = 500;
+  }
+  cfg[2].queue_inside = TRUE;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_schedule (s, caps_at, tbq_caps_event (gst_caps_new_simple ("test/x-input",
+          "changed", G_TYPE_BOOLEAN, TRUE, NULL)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.base = 5 * GST_SECOND;
+  split_schedule (s, seg_at, gst_event_new_segment (&segment));
+  split_stream (s, n, 1);
+  TBQ_LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (s->sink->events, i);
+    guint at = g_array_index (s->sink->event_at, guint, i);
+    gboolean mark = FALSE, changed = FALSE;
+    GstCaps *caps;
+
+    if (GST_EVENT_TYPE (e) != GST_EVENT_CAPS)
+      continue;
+    gst_event_parse_caps (e, &caps);
+    fail_unless (gst_structure_get_boolean (gst_caps_get_structure (caps, 0),
+            "worker", &mark) && mark, "the caps are not the worker's");
+    gst_structure_get_boolean (gst_caps_get_structure (caps, 0), "changed",
+        &changed);
+    fail_unless_equals_int (at, changed ? caps_at : 0);
+    caps_seen++;
+  }
+  fail_unless_equals_int (caps_seen, 2);
+  fail_unless_equals_int (tbq_test_sink_locked_count (s->sink, GST_EVENT_SEGMENT), 2);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (s->sink->events, i);
+    const GstSegment *seg;
+
+    if (GST_EVENT_TYPE (e) != GST_EVENT_SEGMENT)
+      continue;
+    gst_event_parse_segment (e, &seg);
+    fail_unless_equals_int (g_array_index (s->sink->event_at, guint, i),
+        seg->base == 5 * GST_SECOND ? seg_at : 0);
+  }
+  TBQ_UNLOCK (s->sink);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_STREAM_START), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- flushing, release, errors, the window ---- */
+
+/* A flush mid-stream (from the split: every branch flushes), then more
+ * data: FLUSH_START and FLUSH_STOP once downstream, what came before the
+ * flush in order up to it, everything after it in order from number 0 of
+ * the new epoch. */
+GST_START_TEST (test_flush_then_more_data)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n1 = tbq_scaled (2000, 200), n2 = tbq_scaled (1000, 100);
+  guint64 base2 = 1000000;
+  guint i, stop_at = 0, pos;
+  GstSegment segment;
+  Split *s;
+
+  cfg[0].delay_us = cfg[1].delay_us = cfg[2].delay_us = 300;
+  cfg[1].queue_inside = TRUE;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  split_play (s);
+  split_run (s, 0, n1);
+  tbq_test_sink_wait_buffers (s->sink, (guint) n1 / 4);
+  /* As tbqsplit flushes: the pair first, then every branch. */
+  gst_tbq_pair_flush_start (s->pair);
+  for (i = 0; i < s->n; i++)
+    gst_pad_push_event (s->branches[i].pad, gst_event_new_flush_start ());
+  split_join_threads (s);
+  gst_tbq_pair_flush_stop (s->pair);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  for (i = 0; i < s->n; i++) {
+    GArray *due = s->branches[i].due;
+    guint j;
+
+    TBQ_LOCK (s);
+    for (j = 0; j < due->len; j++)
+      gst_event_unref (g_array_index (due, Due, j).event);
+    g_array_set_size (due, 0);
+    TBQ_UNLOCK (s);
+    gst_pad_push_event (s->branches[i].pad, gst_event_new_flush_stop (TRUE));
+    fail_unless (gst_pad_push_event (s->branches[i].pad,
+            gst_event_new_segment (&segment)));
+  }
+  split_run (s, base2, n2);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_FLUSH_STOP), 1);
+  TBQ_LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (s->sink->events, i))
+        == GST_EVENT_FLUSH_STOP)
+      stop_at = g_array_index (s->sink->event_at, guint, i);
+  fail_unless_equals_int (s->sink->bad, 0);
+  for (pos = 0; pos < stop_at; pos++)
+    fail_unless (g_array_index (s->sink->indices, guint64, pos) == pos,
+        "before the flush, position %u", pos);
+  fail_unless_equals_int (s->sink->indices->len - stop_at, n2);
+  for (pos = stop_at; pos < s->sink->indices->len; pos++)
+    fail_unless (g_array_index (s->sink->indices, guint64, pos)
+        == base2 + pos - stop_at, "after the flush, position %u", pos);
+  TBQ_UNLOCK (s->sink);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_EOS), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Release a branch's pad while the others play (the branch stopped
+ * taking work first): the order does not wait for it. */
+GST_START_TEST (test_release_pad_while_playing)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (3000, 300);
+  Branch *b;
+  Split *s;
+
+  cfg.delay_us = 300;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  b = &s->branches[2];
+  b->quit_after = (guint) n / 10;
+  split_play (s);
+  split_run (s, 0, n);
+  /* Its thread ends after its share; then its pad goes. */
+  g_thread_join (b->thread);
+  b->thread = NULL;
+  gst_element_release_request_pad (s->join, b->joinpad);
+  gst_object_unref (b->joinpad);
+  b->joinpad = NULL;
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
+  fail_unless_equals_int (join_stat (s, "branches"), 2);
+  fail_unless_equals_int (tbq_test_sink_count (s->sink, GST_EVENT_EOS), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Release the pad of a branch whose worker still holds its inputs (a
+ * queue inside, stalled): its numbers are gaps, nothing hangs. */
+GST_START_TEST (test_release_pad_with_numbers_in_flight)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200);
+  guint64 prev = 0;
+  Branch *b;
+  Split *s;
+  guint i;
+
+  /* Its third input stalls behind the queue; it takes no more. */
+  cfg[2].queue_inside = TRUE;
+  cfg[2].stall_at = 2;
+  s = split_new (3, 6, cfg, FALSE, NULL);
+  b = &s->branches[2];
+  b->quit_after = 3;
+  s->branches[0].after = s->branches[1].after = b->w;
+  split_play (s);
+  split_run (s, 0, n);
+  /* The window fills behind the stalled worker's numbers. */
+  tbq_worker_wait_stalled (b->w);
+  gst_element_release_request_pad (s->join, b->joinpad);
+  gst_object_unref (b->joinpad);
+  b->joinpad = NULL;
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  tbq_worker_unstall (b->w);
+  TBQ_LOCK (s->sink);
+  fail_unless_equals_int (s->sink->bad, 0);
+  for (i = 0; i < s->sink->indices->len; i++) {
+    guint64 v = g_array_index (s->sink->indices, guint64, i);
+
+    fail_unless (i == 0 || v > prev, "out of order at %u", i);
+    prev = v;
+  }
+  fail_unless_equals_int (s->sink->indices->len, n - 1);
+  TBQ_UNLOCK (s->sink);
+  /* Only the stalled input's number: the two before it came out. */
+  fail_unless_equals_int (join_stat (s, "gaps"), 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* Wait until `window` numbers are in flight (polled: the pair has no
+ * notification for the test). */
+static void
+wait_window_full (Split * s, guint window)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  while (gst_tbq_pair_in_flight (s->pair) < window) {
+    fail_unless (g_get_monotonic_time () < end, "the window did not fill");
+    g_usleep (1000);
+  }
+}
+
+/* A downstream error goes upstream to every branch, also when every
+ * branch waits for room in a full window (downstream held). */
+GST_START_TEST (test_downstream_error_reaches_branches)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (5000, 500);
+  guint i, errors = 0, window = 6;
+  Split *s;
+
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  TBQ_LOCK (s->sink);
+  s->sink->hold = TRUE;
+  s->sink->error_at = 1;
+  TBQ_UNLOCK (s->sink);
+  split_play (s);
+  split_run (s, 0, n);
+  tbq_test_sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  /* Downstream takes the held buffer and says ERROR. */
+  tbq_test_sink_release (s->sink);
+  split_join_threads (s);
+  for (i = 0; i < s->n; i++) {
+    Branch *b = &s->branches[i];
+    GstFlowReturn ret;
+
+    errors += b->flow == GST_FLOW_ERROR;
+    /* Whatever it pushes now gets the error back. */
+    ret = gst_pad_push (b->pad, tbq_input_new (0));
+    fail_unless_equals_int (ret, GST_FLOW_ERROR);
+  }
+  fail_unless (errors > 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A stalled branch: the window bounds what is in flight (the others wait
+ * for room), and everything goes on in order once it gets on. */
+GST_START_TEST (test_window_bounds_a_stalled_branch)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint64 n = tbq_scaled (1000, 200);
+  guint window = 5;
+  Split *s;
+
+  /* Branch 1 takes the first three inputs and stalls on the third. */
+  cfg[1].stall_at = 2;
+  s = split_new (3, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[2].after = s->branches[1].w;
+  split_play (s);
+  split_run (s, 0, n);
+  tbq_worker_wait_stalled (s->branches[1].w);
+  /* The others fill the window and wait for room. */
+  wait_window_full (s, window);
+  TBQ_LOCK (s);
+  fail_unless (s->max_in_flight <= window);
+  TBQ_UNLOCK (s);
+  fail_unless (s->branches[1].w->stalled);
+  tbq_worker_unstall (s->branches[1].w);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, n, 1);
+  fail_unless (s->max_in_flight <= window);
+  fail_unless_equals_int (s->max_in_flight, window);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* A split inside another pair's branch: the join binds to the deepest
+ * pair its pads name (this split's), consumes its events and passes the
+ * outer pair's branch event on, once. */
+GST_START_TEST (test_nested_pair_binds_the_deepest)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (1000, 200);
+  guint i, outer = 0, inner = 0;
+  Split *s;
+
+  cfg.delay_us = 300;
+  s = split_new (3, 6, &cfg, TRUE, NULL);
+  gst_tbq_pair_unref (s->pair);
+  s->pair = gst_tbq_pair_new (6, 2);
+  s->outer = gst_tbq_pair_new (4, 1);
+  split_stream (s, n, 1);
+  TBQ_LOCK (s->sink);
+  for (i = 0; i < s->sink->events->len; i++) {
+    GstTbqPair *pair = NULL;
+
+    if (!gst_tbq_pair_parse_branch_event (g_ptr_array_index (s->sink->events,
+                i), &pair, NULL, NULL))
+      continue;
+    outer += pair == s->outer;
+    inner += pair == s->pair;
+    gst_tbq_pair_unref (pair);
+  }
+  TBQ_UNLOCK (s->sink);
+  fail_unless_equals_int (outer, 1);
+  fail_unless_equals_int (inner, 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY while downstream holds a full window (the split stops
+ * its branches, downstream stops first): nothing hangs, nothing leaks. */
+GST_START_TEST (test_stop_with_a_full_window)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint window = 6;
+  Split *s;
+
+  cfg.queue_inside = TRUE;
+  s = split_new (3, window, &cfg, TRUE, NULL);
+  TBQ_LOCK (s->sink);
+  s->sink->hold = TRUE;
+  TBQ_UNLOCK (s->sink);
+  split_play (s);
+  split_run (s, 0, 1000);
+  tbq_test_sink_wait_holding (s->sink);
+  wait_window_full (s, window);
+  gst_tbq_pair_flush_start (s->pair);
+  split_join_threads (s);
+  gst_pad_set_active (s->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (join_stat (s, "reorder-depth"), 0);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* ---- arrival order ---- */
+
+/* Producers of our own on the join's sink pads, no split. */
+typedef struct
+{
+  GstPad *pad;
+  guint64 base;
+  guint n;
+  GstFlowReturn ret;
+  _Atomic guint ok;             /* read while it runs */
+  GThread *thread;
+} Producer;
+
+static gpointer
+producer_main (gpointer data)
+{
+  Producer *p = data;
+  guint i;
+
+  for (i = 0; i < p->n; i++) {
+    p->ret = gst_pad_push (p->pad, tbq_input_new (p->base + i));
+    if (p->ret != GST_FLOW_OK)
+      break;
+    p->ok++;
+  }
+  return NULL;
+}
+
+typedef struct
+{
+  GstElement *pipeline, *join;
+  GstPad *pads[MAX_BRANCHES];
+  GstPad *joinpads[MAX_BRANCHES];
+  guint n;
+  TbqTestSink *sink;
+} Funnel;
+
+static Funnel *
+funnel_new (guint n, const gchar * first_property, ...)
+{
+  Funnel *f = g_new0 (Funnel, 1);
+  va_list args;
+  guint i;
+
+  f->n = n;
+  f->pipeline = gst_pipeline_new (NULL);
+  f->join = gst_element_factory_make ("tbqjoin", NULL);
+  va_start (args, first_property);
+  g_object_set_valist (G_OBJECT (f->join), first_property, args);
+  va_end (args);
+  gst_bin_add (GST_BIN (f->pipeline), f->join);
+  for (i = 0; i < n; i++) {
+    f->pads[i] = gst_pad_new_from_static_template (&src_template, NULL);
+    f->joinpads[i] = gst_element_request_pad_simple (f->join, "sink_%u");
+    fail_unless (gst_pad_link (f->pads[i], f->joinpads[i]) == GST_PAD_LINK_OK);
+  }
+  f->sink = tbq_test_sink_new_linked (f->join);
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < n; i++) {
+    GstSegment segment;
+
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    gst_pad_set_active (f->pads[i], TRUE);
+    fail_unless (gst_pad_push_event (f->pads[i],
+            gst_event_new_stream_start ("tbqjoin-funnel")));
+    fail_unless (gst_pad_push_event (f->pads[i],
+            tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+    fail_unless (gst_pad_push_event (f->pads[i],
+            gst_event_new_segment (&segment)));
+  }
+  return f;
+}
+
+static void
+funnel_free (Funnel * f)
+{
+  guint i;
+
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < f->n; i++) {
+    gst_pad_set_active (f->pads[i], FALSE);
+    gst_object_unref (f->pads[i]);
+    gst_element_release_request_pad (f->join, f->joinpads[i]);
+    gst_object_unref (f->joinpads[i]);
+  }
+  tbq_test_sink_free (f->sink);
+  gst_object_unref (f->pipeline);
+  g_free (f);
+}
+
+/* Every buffer out, each producer's in its order; the sticky events the
+ * producers share sent once. */
+GST_START_TEST (test_arrival_every_buffer_in_branch_order)
+{
+  guint n = tbq_scaled (3000, 300), i, j;
+  Producer p[3];
+  guint64 next[3];
+  Funnel *f = funnel_new (3, "order", 1, NULL);
+
+  for (i = 0; i < 3; i++) {
+    p[i].pad = f->pads[i];
+    p[i].base = (guint64) i << 32;
+    p[i].n = n;
+    p[i].ok = 0;
+    next[i] = p[i].base;
+    p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
+  }
+  for (i = 0; i < 3; i++) {
+    g_thread_join (p[i].thread);
+    fail_unless_equals_int (p[i].ret, GST_FLOW_OK);
+    gst_pad_push_event (p[i].pad, gst_event_new_eos ());
+  }
+  tbq_test_sink_wait_eos (f->sink);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (f->sink->bad, 0);
+  fail_unless_equals_int (f->sink->indices->len, 3 * n);
+  for (j = 0; j < f->sink->indices->len; j++) {
+    guint64 v = g_array_index (f->sink->indices, guint64, j);
+    guint b = (guint) (v >> 32);
+
+    fail_unless (b < 3);
+    fail_unless (v == next[b], "producer %u out of its order", b);
+    next[b]++;
+  }
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_STREAM_START),
+      1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_SEGMENT), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_EOS), 1);
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* A producer whose caps differ gets them sent before its buffers, and
+ * back again before the others'. */
+GST_START_TEST (test_arrival_sticky_sent_where_they_differ)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  guint i;
+
+  fail_unless (gst_pad_push_event (f->pads[1],
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-other"))));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 1);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (2)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 3);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (3)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 4);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_CAPS), 3);
+  for (i = 0; i < f->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (f->sink->events, i);
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_CAPS)
+      fail_unless (g_array_index (f->sink->event_at, guint, i) <= 2);
+  }
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* A sticky event after a producer's last buffer (tags found at the end)
+ * goes out once, before EOS. */
+GST_START_TEST (test_arrival_sticky_before_eos)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  GstTagList *tags;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
+  gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_tag (
+              gst_tag_list_copy (tags))));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_tag (tags)));
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (f->pads[1], gst_event_new_eos ()));
+  tbq_test_sink_wait_eos (f->sink);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_TAG, NULL, 2);
+  tbq_test_sink_check_event_once_at (f->sink, GST_EVENT_EOS, NULL, 2);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* In arrival order the limits block a producer (downstream held), and a
+ * flush ends the wait. */
+GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 5,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint level = 0;
+  gint64 end;
+
+  TBQ_LOCK (f->sink);
+  f->sink->hold = TRUE;
+  TBQ_UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  tbq_test_sink_wait_holding (f->sink);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
+          level) < 5) {
+    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
+    g_usleep (1000);
+  }
+  /* Full: at the limit, not past it. */
+  fail_unless_equals_int (level, 5);
+  fail_unless (p.ok <= 7, "%u buffers taken past the limit", p.ok);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_flush_start ()));
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  fail_unless (p.ok <= 7);
+  tbq_test_sink_release (f->sink);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_flush_stop (TRUE)));
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* After a flush: a SEGMENT again on pad 0, then input `index` there, and
+ * wait until `total` buffers came out. */
+static void
+funnel_go_on (Funnel * f, guint64 index, guint total)
+{
+  GstSegment segment;
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (index)),
+      GST_FLOW_OK);
+  sink_wait_buffers (f->sink, total);
+}
+
+/* A flush that reaches the pads one after the other (a split sends it
+ * down each branch in turn): what a pad took before its own FLUSH_START
+ * goes with the flush, also when another pad's began it.  (Rounds: the
+ * src task may read it before the flush ends, and drop it, or not.) */
+GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
+{
+  guint round, i;
+
+  for (round = 0; round < 10; round++) {
+    Funnel *f = funnel_new (2, "order", 1, NULL);
+    GstEvent *start = gst_event_new_flush_start ();
+    GstEvent *stop = gst_event_new_flush_stop (TRUE);
+
+    /* Both pads' sticky events are the join's first. */
+    for (i = 0; i < 2; i++)
+      fail_unless_equals_int (gst_pad_push (f->pads[i], input_new (i)),
+          GST_FLOW_OK);
+    sink_wait_buffers (f->sink, 2);
+    /* One flush (one seqnum), as a split sends it. */
+    fail_unless (gst_pad_push_event (f->pads[0], gst_event_ref (start)));
+    fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (7)),
+        GST_FLOW_OK);
+    fail_unless (gst_pad_push_event (f->pads[1], start));
+    for (i = 0; i < 2; i++)
+      fail_unless (gst_pad_push_event (f->pads[i], gst_event_ref (stop)));
+    gst_event_unref (stop);
+    funnel_go_on (f, 8, 3);
+    LOCK (f->sink);
+    fail_unless_equals_int (g_array_index (f->sink->indices, guint64, 2), 8);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
+/* The sticky events a pad took before a flush are its state after it
+ * (only SEGMENT and EOS go, as on a pad), whether the src task had read
+ * them when the flush came or not: data after the flush comes after
+ * them.  (Rounds: the src task reads them at once, or not.) */
+GST_START_TEST (test_sticky_events_outlive_a_flush)
+{
+  guint round;
+
+  for (round = 0; round < 30; round++) {
+    Funnel *f = funnel_new (1, "order", 1, NULL);
+
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_start ()));
+    fail_unless (gst_pad_push_event (f->pads[0],
+            gst_event_new_flush_stop (TRUE)));
+    funnel_go_on (f, 8, 1);
+    LOCK (f->sink);
+    fail_unless_equals_int (sink_locked_count (f->sink,
+            GST_EVENT_STREAM_START), 1);
+    fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+    UNLOCK (f->sink);
+    funnel_free (f);
+  }
+}
+
+GST_END_TEST;
+
+/* A pad requested while the join plays works like the others; EOS waits
+ * for it too. */
+GST_START_TEST (test_arrival_pad_requested_while_playing)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  GstPad *pad, *joinpad;
+  GstSegment segment;
+
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 1);
+  joinpad = gst_element_request_pad_simple (f->join, "sink_%u");
+  pad = gst_pad_new_from_static_template (&src_template, NULL);
+  fail_unless (gst_pad_link (pad, joinpad) == GST_PAD_LINK_OK);
+  gst_pad_set_active (pad, TRUE);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (pad,
+          gst_event_new_stream_start ("tbqjoin-funnel")));
+  fail_unless (gst_pad_push_event (pad,
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (pad, tbq_input_new (1)), GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_eos ()));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_eos ()));
+  tbq_test_sink_wait_eos (f->sink);
+  fail_unless_equals_int (tbq_test_sink_count (f->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (tbq_test_sink_count (f->sink, GST_EVENT_CAPS), 1);
+  gst_pad_set_active (pad, FALSE);
+  gst_object_unref (pad);
+  gst_element_release_request_pad (f->join, joinpad);
+  gst_object_unref (joinpad);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  GstPad *pad;
+  GstQuery *query;
+  gboolean res;
+} QueryThread;
+
+static gpointer
+query_main (gpointer data)
+{
+  QueryThread *q = data;
+
+  q->res = gst_pad_peer_query (q->pad, q->query);
+  return NULL;
+}
+
+/* A serialized query waits until what its pad sent before it is out
+ * (downstream held: a query sent on at once would be answered after the
+ * first buffer). */
+GST_START_TEST (test_serialized_query_waits_for_its_pad)
+{
+  Funnel *f = funnel_new (1, "order", 1, NULL);
+  QueryThread q;
+  GThread *thread;
+  guint i;
+
+  TBQ_LOCK (f->sink);
+  f->sink->hold = TRUE;
+  TBQ_UNLOCK (f->sink);
+  for (i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (i)),
+        GST_FLOW_OK);
+  tbq_test_sink_wait_holding (f->sink);
+  q.pad = f->pads[0];
+  q.query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tj-query"));
+  thread = g_thread_new ("query", query_main, &q);
+  tbq_test_sink_release (f->sink);
+  g_thread_join (thread);
+  fail_unless (q.res);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (f->sink->query_at, 3);
+  TBQ_UNLOCK (f->sink);
+  gst_query_unref (q.query);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* ALLOCATION goes downstream at once, also while the order waits for a
+ * stalled branch: a worker that waits for the answer never waits for
+ * the order. */
+GST_START_TEST (test_allocation_query_at_once)
+{
+  TbqWorkerConfig cfg[2] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
+  guint window = 6;
+  GstQuery *allocation;
+  GstCaps *caps;
+  Split *s;
+
+  /* Branch 1 takes the first input and stalls on it; branch 0 goes on. */
+  cfg[1].stall_at = 0;
+  s = split_new (2, window, cfg, FALSE, NULL);
+  s->branches[0].after = s->branches[1].w;
+  split_play (s);
+  split_run (s, 0, 100);
+  tbq_worker_wait_stalled (s->branches[1].w);
+  wait_window_full (s, window);
+  caps = gst_caps_new_empty_simple ("test/x-input");
+  allocation = gst_query_new_allocation (caps, TRUE);
+  gst_caps_unref (caps);
+  fail_unless (gst_pad_peer_query (s->branches[0].pad, allocation));
+  gst_query_unref (allocation);
+  TBQ_LOCK (s->sink);
+  fail_unless_equals_int (s->sink->allocation_queries, 1);
+  TBQ_UNLOCK (s->sink);
+  fail_unless (s->branches[1].w->stalled);
+  tbq_worker_unstall (s->branches[1].w);
+  split_finish (s);
+  tbq_test_sink_wait_eos (s->sink);
+  check_in_order (s, 100, 1);
+  split_free (s);
+}
+
+GST_END_TEST;
+
+/* PAUSED to READY ends a producer's wait at a limit. */
+GST_START_TEST (test_arrival_stop_ends_a_wait)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 3, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint level = 0;
+  gint64 end;
+
+  TBQ_LOCK (f->sink);
+  f->sink->hold = TRUE;
+  TBQ_UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  tbq_test_sink_wait_holding (f->sink);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
+          level) < 3) {
+    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
+    g_usleep (1000);
+  }
+  gst_pad_set_active (f->sink->pad, FALSE);
+  fail_unless (gst_element_set_state (f->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqjoin_suite (void)
+{
+  Suite *s = suite_create ("tbqjoin");
+  TCase *order = tbq_tcase (s, "order");
+  TCase *events = tbq_tcase (s, "events");
+  TCase *flow = tbq_tcase (s, "flow");
+  TCase *arrival = tbq_tcase (s, "arrival");
+
+  GST_PLUGIN_STATIC_REGISTER (tbqueue);
+  tbq_workers_register ();
+  tcase_add_test (order, test_order_one_branch);
+  tcase_add_test (order, test_order_two_branches);
+  tcase_add_test (order, test_order_three_branches);
+  tcase_add_test (order, test_order_eight_branches);
+  tcase_add_test (order, test_drops_in_one_branch);
+  tcase_add_test (order, test_two_outputs_per_input);
+  tcase_add_test (order, test_merge_two_into_one);
+  tcase_add_test (order, test_strip_metas_synchronous);
+  tcase_add_test (order, test_strip_metas_with_queue_inside);
+  tcase_add_test (order, test_queue_inside_keeps_order);
+  tcase_add_test (events, test_custom_event_at_its_place);
+  tcase_add_test (events, test_caps_and_segment_change);
+  tcase_add_test (flow, test_flush_then_more_data);
+  tcase_add_test (flow, test_release_pad_while_playing);
+  tcase_add_test (flow, test_release_pad_with_numbers_in_flight);
+  tcase_add_test (flow, test_downstream_error_reaches_branches);
+  tcase_add_test (flow, test_window_bounds_a_stalled_branch);
+  tcase_add_test (flow, test_nested_pair_binds_the_deepest);
+  tcase_add_test (flow, test_stop_with_a_full_window);
+  tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
+  tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
+  tcase_add_test (arrival, test_arrival_sticky_before_eos);
+  tcase_add_test (arrival, test_arrival_limits_block_and_flush_unblocks);
+  tcase_add_test (arrival, test_arrival_pad_requested_while_playing);
+  tcase_add_test (arrival,
+      test_flush_drops_what_a_pad_took_before_its_flush_start);
+  tcase_add_test (arrival, test_sticky_events_outlive_a_flush);
+  tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
+  tcase_add_test (flow, test_allocation_query_at_once);
+  tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqjoin);

@@ -1,0 +1,1487 @@
+/* The parallel branches as a user builds them: the real tbqsplit, workers
+ * and the real tbqjoin, and tbqparallel (from C and from a gst-launch
+ * description).
+ *
+ * Copyright (C) 2026 The tbqueue authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * (tbqsplit alone: test-split.c; tbqjoin driven by a split of the test's
+ * own: test-join.c.)  Upstream is a pad of ours pushing inputs that name
+ * their index (tbq_input_new()) into the split; each branch's worker is
+ * the test worker of tbq-workers.h (or real GStreamer elements: jpegdec,
+ * identity, nested tbqparallel); downstream of the join the test sink of
+ * tbq-workers.h checks every byte and every position.
+ *
+ * Each test asserts what the elements promise, never a thread schedule:
+ * where a test needs a branch to have taken work (the one that drops, or
+ * fails, or stalls), the other workers stall at their first input until
+ * it has: the split's work-claiming then has no other branch to give the
+ * inputs to.  No test sleeps to let something happen; every wait has a
+ * deadline (a hang fails the test).  Sizes are tbq_scaled() (the
+ * sanitizer builds run a tenth).
+ */
+#include "tbq-workers.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#define MAX_BRANCHES 8
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+/* ---- the rig: our src pad, a pipeline, the test sink ---- */
+
+typedef struct
+{
+  GstElement *worker;           /* in the pipeline (NULL: released) */
+  TbqTestWorker *w;
+  GstPad *splitpad, *joinpad;   /* requested (ours: references) */
+} Branch;
+
+typedef struct
+{
+  GstElement *pipeline;
+  GstElement *split, *join;     /* when the test made them */
+  TbqTestSink *sink;            /* in the pipeline */
+  GstPad *src;                  /* ours, into the first element */
+  GstBus *bus;
+  Branch branches[MAX_BRANCHES];
+  guint n;                      /* branches made */
+} Rig;
+
+/* Pushes inputs from a thread of its own (a test that acts while they
+ * flow). */
+typedef struct
+{
+  GstPad *pad;
+  guint64 base, n;
+  GstFlowReturn ret;
+  GThread *thread;
+} Pusher;
+
+static void
+rig_link_src (Rig * r, GstElement * first)
+{
+  GstPad *sink = gst_element_get_static_pad (first, "sink");
+
+  r->src = gst_pad_new_from_static_template (&src_template, "src");
+  fail_unless (gst_pad_link (r->src, sink) == GST_PAD_LINK_OK);
+  gst_object_unref (sink);
+}
+
+/* A branch: a worker as `cfg` says, between a new src pad of the split
+ * and a new sink pad of the join; in a playing pipeline it plays. */
+static Branch *
+rig_add_branch (Rig * r, const TbqWorkerConfig * cfg)
+{
+  Branch *b = &r->branches[r->n++];
+  GstPad *wsink, *wsrc;
+
+  fail_unless (r->n <= MAX_BRANCHES);
+  b->worker = tbq_worker_new (cfg, &b->w);
+  gst_bin_add (GST_BIN (r->pipeline), b->worker);
+  fail_unless (gst_element_sync_state_with_parent (b->worker));
+  b->joinpad = gst_element_request_pad_simple (r->join, "sink_%u");
+  wsrc = gst_element_get_static_pad (b->worker, "src");
+  fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
+  gst_object_unref (wsrc);
+  /* Last: in PLAYING the split's branch starts when it is requested. */
+  b->splitpad = gst_element_request_pad_simple (r->split, "src_%u");
+  wsink = gst_element_get_static_pad (b->worker, "sink");
+  fail_unless (gst_pad_link (b->splitpad, wsink) == GST_PAD_LINK_OK);
+  gst_object_unref (wsink);
+  return b;
+}
+
+/* The split's and the join's pads of a branch go, then its worker:
+ * the split's first (its push returns), so that what the worker made
+ * of it has reached the join (a synchronous worker) when the join's pad
+ * goes. */
+static void
+rig_release_branch (Rig * r, Branch * b)
+{
+  gst_element_release_request_pad (r->split, b->splitpad);
+  gst_clear_object (&b->splitpad);
+  gst_element_release_request_pad (r->join, b->joinpad);
+  gst_clear_object (&b->joinpad);
+  fail_unless (gst_element_set_state (b->worker, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  /* Its record stays the test's (rig_free() lets it go). */
+  gst_object_ref (b->w);
+  gst_bin_remove (GST_BIN (r->pipeline), b->worker);
+  b->worker = NULL;
+}
+
+static TbqTestSink *
+make_sink (void)
+{
+  GstElement *sink = gst_element_factory_make ("tbqtestsink", "out");
+
+  fail_unless (sink != NULL);
+  return TBQ_TEST_SINK (sink);
+}
+
+/* tbqsplit (its properties `first_property`...), `n` branches with
+ * workers as cfg[i] (cfg[0] for all when `same`), tbqjoin, the sink. */
+static Rig *
+rig_new (guint n, const TbqWorkerConfig * cfg, gboolean same,
+    const gchar * first_property, ...)
+{
+  Rig *r = g_new0 (Rig, 1);
+  va_list args;
+  guint i;
+
+  r->pipeline = gst_pipeline_new (NULL);
+  r->bus = gst_element_get_bus (r->pipeline);
+  r->split = gst_element_factory_make ("tbqsplit", "split");
+  r->join = gst_element_factory_make ("tbqjoin", "join");
+  fail_unless (r->split != NULL && r->join != NULL);
+  if (first_property != NULL) {
+    va_start (args, first_property);
+    g_object_set_valist (G_OBJECT (r->split), first_property, args);
+    va_end (args);
+  }
+  r->sink = make_sink ();
+  gst_bin_add_many (GST_BIN (r->pipeline), r->split, r->join,
+      GST_ELEMENT (r->sink), NULL);
+  fail_unless (gst_element_link (r->join, GST_ELEMENT (r->sink)));
+  for (i = 0; i < n; i++)
+    rig_add_branch (r, &cfg[same ? 0 : i]);
+  rig_link_src (r, r->split);
+  return r;
+}
+
+/* A pipeline from a description with an element named "in" (our pad
+ * pushes into its sink pad) and the test sink named "out"; NULL when it
+ * does not parse. */
+static Rig *
+rig_launch (const gchar * desc)
+{
+  Rig *r = g_new0 (Rig, 1);
+  GError *err = NULL;
+  GstElement *in;
+
+  r->pipeline = gst_parse_launch (desc, &err);
+  fail_unless (r->pipeline != NULL && err == NULL, "%s: %s", desc,
+      err ? err->message : "?");
+  r->bus = gst_element_get_bus (r->pipeline);
+  r->sink = TBQ_TEST_SINK (gst_bin_get_by_name (GST_BIN (r->pipeline),
+          "out"));
+  fail_unless (r->sink != NULL);
+  gst_object_unref (r->sink);   /* the pipeline's */
+  in = gst_bin_get_by_name (GST_BIN (r->pipeline), "in");
+  fail_unless (in != NULL);
+  rig_link_src (r, in);
+  gst_object_unref (in);
+  return r;
+}
+
+/* PLAYING, and the stream's start on our pad. */
+static void
+rig_play (Rig * r)
+{
+  GstSegment segment;
+
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  gst_pad_set_active (r->src, TRUE);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (r->src,
+          gst_event_new_stream_start ("tbqparallel-test")));
+  fail_unless (gst_pad_push_event (r->src,
+          tbq_caps_event (gst_caps_new_empty_simple ("test/x-input"))));
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&segment)));
+}
+
+/* Three branches whose workers each take up to half a millisecond, the
+ * middle one behind a queue (not synchronous: placed by its metas and
+ * the split's markers), playing: the events tests' rig.  `mark_caps`:
+ * the workers mark the caps they send on. */
+static Rig *
+rig_mixed (gboolean mark_caps)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  Rig *r;
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    cfg[i].delay_us = 500;
+    cfg[i].mark_caps = mark_caps;
+  }
+  cfg[1].queue_inside = TRUE;
+  r = rig_new (3, cfg, FALSE, NULL);
+  rig_play (r);
+  return r;
+}
+
+static void
+rig_push (Rig * r, guint64 base, guint64 n)
+{
+  guint64 i;
+
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (gst_pad_push (r->src, tbq_input_new (base + i)),
+        GST_FLOW_OK);
+}
+
+static gpointer
+pusher_main (gpointer data)
+{
+  Pusher *p = data;
+  guint64 i;
+
+  p->ret = GST_FLOW_OK;
+  for (i = 0; i < p->n && p->ret == GST_FLOW_OK; i++)
+    p->ret = gst_pad_push (p->pad, tbq_input_new (p->base + i));
+  return NULL;
+}
+
+static Pusher *
+rig_push_async (Rig * r, guint64 base, guint64 n)
+{
+  Pusher *p = g_new0 (Pusher, 1);
+
+  p->pad = r->src;
+  p->base = base;
+  p->n = n;
+  p->thread = g_thread_new ("pusher", pusher_main, p);
+  return p;
+}
+
+/* Wait for the pusher to end (a hang check: its pushes end); its flow. */
+static GstFlowReturn
+pusher_join (Pusher * p)
+{
+  GstFlowReturn ret;
+
+  g_thread_join (p->thread);
+  ret = p->ret;
+  g_free (p);
+  return ret;
+}
+
+static void
+rig_eos (Rig * r)
+{
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_eos ()));
+  tbq_test_sink_wait_eos (r->sink);
+}
+
+/* Every test worker of the rig (references): those in the pipeline, and
+ * those of released branches. */
+static GPtrArray *
+rig_workers (Rig * r)
+{
+  GPtrArray *workers = tbq_workers_in (GST_BIN (r->pipeline));
+  guint i;
+
+  for (i = 0; i < r->n; i++)
+    if (r->branches[i].worker == NULL)
+      g_ptr_array_add (workers, gst_object_ref (r->branches[i].w));
+  return workers;
+}
+
+/* Every input 0..n-1 out `times` times in order, but those the workers
+ * lost. */
+static void
+rig_check_in_order (Rig * r, guint64 n, guint times)
+{
+  GPtrArray *workers = rig_workers (r);
+
+  tbq_test_sink_check_workers (r->sink, workers, n, times);
+  g_ptr_array_unref (workers);
+}
+
+/* A scenario of tbq-workers.h checked on the rig after its EOS. */
+static void
+rig_check_scenario (Rig * r, TbqScenario scenario, guint64 n)
+{
+  GPtrArray *workers = rig_workers (r);
+
+  tbq_scenario_check (scenario, r->sink, r->join, r->bus, workers, n);
+  g_ptr_array_unref (workers);
+}
+
+static void
+rig_free (Rig * r)
+{
+  guint i;
+
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < r->n; i++) {
+    Branch *b = &r->branches[i];
+
+    if (b->splitpad != NULL)
+      gst_element_release_request_pad (r->split, b->splitpad);
+    if (b->joinpad != NULL)
+      gst_element_release_request_pad (r->join, b->joinpad);
+    gst_clear_object (&b->splitpad);
+    gst_clear_object (&b->joinpad);
+    /* A released branch's worker (rig_release_branch()). */
+    if (b->worker == NULL)
+      gst_object_unref (b->w);
+  }
+  gst_pad_set_active (r->src, FALSE);
+  gst_object_unref (r->src);
+  gst_bus_set_flushing (r->bus, TRUE);
+  gst_object_unref (r->bus);
+  gst_object_unref (r->pipeline);
+  g_free (r);
+}
+
+/* ---- reading the elements ---- */
+
+static gchar *
+stat_string (GstElement * join, const gchar * field)
+{
+  GstStructure *st;
+  gchar *v;
+
+  g_object_get (join, "stats", &st, NULL);
+  v = g_strdup (gst_structure_get_string (st, field));
+  gst_structure_free (st);
+  return v;
+}
+
+/* The buffers the split's branches pushed, all together. */
+static guint64
+split_pushed (GstElement * split)
+{
+  GstStructure *st;
+  const GValue *list;
+  guint64 total = 0;
+  guint i;
+
+  g_object_get (split, "branch-stats", &st, NULL);
+  list = gst_structure_get_value (st, "branches");
+  for (i = 0; i < gst_value_list_get_size (list); i++) {
+    const GstStructure *b =
+        gst_value_get_structure (gst_value_list_get_value (list, i));
+    guint64 n = 0;
+
+    fail_unless (gst_structure_get_uint64 (b, "buffers", &n));
+    total += n;
+  }
+  gst_structure_free (st);
+  return total;
+}
+
+/* Every element of `factory` in `bin`, recursively (references). */
+static void
+find_factory (GstBin * bin, const gchar * factory, GPtrArray * out)
+{
+  GList *l;
+
+  GST_OBJECT_LOCK (bin);
+  for (l = bin->children; l != NULL; l = l->next) {
+    GstElementFactory *f = gst_element_get_factory (l->data);
+
+    if (f != NULL && g_str_equal (GST_OBJECT_NAME (f), factory))
+      g_ptr_array_add (out, gst_object_ref (l->data));
+    if (GST_IS_BIN (l->data))
+      find_factory (GST_BIN (l->data), factory, out);
+  }
+  GST_OBJECT_UNLOCK (bin);
+}
+
+static GPtrArray *
+elements_of (GstElement * bin, const gchar * factory)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func (gst_object_unref);
+
+  find_factory (GST_BIN (bin), factory, out);
+  return out;
+}
+
+/* Wait until `property` of `element` is at least `value` (polled: the
+ * elements have no notification for it; a hang check, not a timing). */
+static void
+wait_property_at_least (GstElement * element, const gchar * property,
+    guint value)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+
+  while (tbq_get_uint (element, property) < value) {
+    fail_unless (g_get_monotonic_time () < end, "%s did not reach %u",
+        property, value);
+    g_usleep (1000);
+  }
+}
+
+/* ---- order ---- */
+
+/* `n` inputs through `branches` branches whose workers are `cfg`, to
+ * EOS. */
+static Rig *
+stream_through (guint branches, const TbqWorkerConfig * cfg, guint64 n)
+{
+  Rig *r = rig_new (branches, cfg, TRUE, NULL);
+
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  return r;
+}
+
+/* A scenario of tbq-workers.h through `branches` branches. */
+static Rig *
+run_scenario (TbqScenario scenario, guint branches, guint64 n)
+{
+  TbqWorkerConfig cfg = tbq_scenario_config (scenario);
+  Rig *r = stream_through (branches, &cfg, n);
+
+  rig_check_scenario (r, scenario, n);
+  return r;
+}
+
+static void
+run_order (guint branches)
+{
+  guint64 n = tbq_scaled (10000, 500);
+  Rig *r = run_scenario (TBQ_SCENARIO_DELAYS, branches, n);
+
+  fail_unless_equals_int (split_pushed (r->split), n);
+  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
+  rig_free (r);
+}
+
+GST_START_TEST (test_order_one_worker)
+{
+  run_order (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_two_workers)
+{
+  run_order (2);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_three_workers)
+{
+  run_order (3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_order_eight_workers)
+{
+  run_order (8);
+}
+
+GST_END_TEST;
+
+/* ---- what workers do ---- */
+
+/* Every worker stalls at its first input (each takes one: a branch that
+ * holds one takes no other, so the next goes to a free one); then branch
+ * `busy` goes on alone and takes `inputs` (as many as the window lets it
+ * while the others hold their numbers), then the others go on. */
+static void
+gate_others (Rig * r, guint busy, guint inputs)
+{
+  guint i;
+
+  for (i = 0; i < r->n; i++)
+    tbq_worker_wait_stalled (r->branches[i].w);
+  tbq_worker_unstall (r->branches[busy].w);
+  tbq_worker_wait_inputs (r->branches[busy].w, inputs);
+  for (i = 0; i < r->n; i++)
+    if (i != busy)
+      tbq_worker_unstall (r->branches[i].w);
+}
+
+/* A worker that drops (every third of its inputs): the rest in order,
+ * without a stall; the gaps counted exactly. */
+GST_START_TEST (test_drops_in_one_branch)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  guint64 n = tbq_scaled (3000, 300);
+  Pusher *p;
+  Rig *r;
+
+  cfg[0].delay_us = cfg[2].delay_us = 500;
+  cfg[1] = tbq_scenario_config (TBQ_SCENARIO_DROPS);
+  cfg[0].stall_at = cfg[1].stall_at = cfg[2].stall_at = 0;
+  r = rig_new (3, cfg, FALSE, "max-in-flight", 6, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, n);
+  /* With two of the first three numbers held by the others, branch 1
+   * takes at least four inputs in a window of six: it drops its third. */
+  gate_others (r, 1, 4);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
+  rig_eos (r);
+  rig_check_scenario (r, TBQ_SCENARIO_DROPS, n);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"),
+      tbq_worker_n_lost (r->branches[1].w));
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* Buffer lists: each goes whole to one branch, with one number (its
+ * outputs in their order at its place); the split counts its buffers. */
+GST_START_TEST (test_buffer_lists)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 lists = tbq_scaled (500, 50), per = 4, i, j;
+  Rig *r;
+
+  cfg.delay_us = 300;
+  r = rig_new (3, &cfg, TRUE, NULL);
+  rig_play (r);
+  for (i = 0; i < lists; i++) {
+    GstBufferList *list = gst_buffer_list_new ();
+
+    for (j = 0; j < per; j++)
+      gst_buffer_list_add (list, tbq_input_new (i * per + j));
+    fail_unless_equals_int (gst_pad_push_list (r->src, list), GST_FLOW_OK);
+  }
+  rig_eos (r);
+  rig_check_in_order (r, lists * per, 1);
+  fail_unless_equals_int (split_pushed (r->split), lists * per);
+  fail_unless_equals_int (tbq_join_stat (r->join, "buffers-out"), lists * per);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* Two outputs of one input: both at its place. */
+GST_START_TEST (test_two_outputs_per_input)
+{
+  rig_free (run_scenario (TBQ_SCENARIO_DUP, 3, tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* One output of two inputs: the output at the later one's place, the
+ * earlier one a gap. */
+GST_START_TEST (test_merge_two_into_one)
+{
+  rig_free (run_scenario (TBQ_SCENARIO_MERGE, 3, tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* A synchronous worker that strips metas: placed by the push it runs in,
+ * exactly, and nothing to warn about. */
+GST_START_TEST (test_strip_metas_synchronous)
+{
+  rig_free (run_scenario (TBQ_SCENARIO_STRIP_SYNC, 3,
+          tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* A worker with a queue inside that strips metas: placed by the split's
+ * record, one output per input in turn; said once. */
+GST_START_TEST (test_strip_metas_with_queue_inside)
+{
+  rig_free (run_scenario (TBQ_SCENARIO_STRIP_QUEUE, 3,
+          tbq_scaled (2000, 200)));
+}
+
+GST_END_TEST;
+
+/* ---- events ---- */
+
+/* A caps and a segment change mid-stream: each once, at its place, with
+ * the caps the workers made (one worker with a queue inside). */
+GST_START_TEST (test_caps_and_segment_change)
+{
+  guint64 n = tbq_scaled (1000, 200), caps_at = n / 3, seg_at = 2 * n / 3;
+  GstSegment segment;
+  guint i, caps_seen = 0, seg_seen = 0;
+  Rig *r = rig_mixed (TRUE);
+
+  rig_push (r, 0, caps_at);
+  fail_unless (gst_pad_push_event (r->src,
+          tbq_caps_event (gst_caps_new_simple ("test/x-input", "changed",
+                  G_TYPE_BOOLEAN, TRUE, NULL))));
+  rig_push (r, caps_at, seg_at - caps_at);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.base = 5 * GST_SECOND;
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&segment)));
+  rig_push (r, seg_at, n - seg_at);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+
+  TBQ_LOCK (r->sink);
+  for (i = 0; i < r->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (r->sink->events, i);
+    guint at = g_array_index (r->sink->event_at, guint, i);
+    gboolean mark = FALSE, changed = FALSE;
+    const GstSegment *seg;
+    GstCaps *caps;
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_CAPS) {
+      gst_event_parse_caps (e, &caps);
+      fail_unless (gst_structure_get_boolean (gst_caps_get_structure (caps,
+                  0), "worker", &mark) && mark, "the caps are not the "
+          "worker's");
+      gst_structure_get_boolean (gst_caps_get_structure (caps, 0), "changed",
+          &changed);
+      fail_unless_equals_int (at, changed ? caps_at : 0);
+      caps_seen++;
+    } else if (GST_EVENT_TYPE (e) == GST_EVENT_SEGMENT) {
+      gst_event_parse_segment (e, &seg);
+      fail_unless_equals_int (at, seg->base == 5 * GST_SECOND ? seg_at : 0);
+      seg_seen++;
+    }
+  }
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (caps_seen, 2);
+  fail_unless_equals_int (seg_seen, 2);
+  fail_unless_equals_int (tbq_test_sink_count (r->sink,
+          GST_EVENT_STREAM_START), 1);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A custom serialized event: once, at its place (the split's copy; the
+ * ones through the workers, one with a queue inside, are dropped). */
+GST_START_TEST (test_custom_event_at_its_place)
+{
+  guint64 n = tbq_scaled (1000, 200), at = n / 2;
+  Rig *r = rig_mixed (FALSE);
+
+  rig_push (r, 0, at);
+  fail_unless (gst_pad_push_event (r->src,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("tp-custom"))));
+  rig_push (r, at, n - at);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  tbq_test_sink_check_event_once_at (r->sink, GST_EVENT_CUSTOM_DOWNSTREAM,
+      "tp-custom", at);
+  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* EOS: once, after every output, the last event. */
+GST_START_TEST (test_eos_once_after_everything)
+{
+  guint64 n = tbq_scaled (1000, 200);
+  GstMessage *msg;
+  Rig *r = rig_mixed (FALSE);
+
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_EOS), 1);
+  fail_unless (GST_EVENT_TYPE (g_ptr_array_index (r->sink->events,
+              r->sink->events->len - 1)) == GST_EVENT_EOS);
+  fail_unless_equals_int (g_array_index (r->sink->event_at, guint,
+          r->sink->events->len - 1), n);
+  TBQ_UNLOCK (r->sink);
+  /* The pipeline's EOS: the sink's, once. */
+  msg = tbq_bus_wait (r->bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* Sticky events after the last buffer (tags, as a demuxer sends the
+ * tags it finds at the end of a file, and a custom sticky event): out
+ * once each, before EOS, as every element passes them on. */
+GST_START_TEST (test_sticky_events_before_eos)
+{
+  guint64 n = tbq_scaled (500, 100);
+  GstTagList *tags;
+  Rig *r = rig_mixed (FALSE);
+
+  rig_push (r, 0, n);
+  tags = gst_tag_list_new (GST_TAG_TITLE, "the end", NULL);
+  gst_tag_list_set_scope (tags, GST_TAG_SCOPE_STREAM);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_tag (tags)));
+  fail_unless (gst_pad_push_event (r->src,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY,
+              gst_structure_new_empty ("tp-sticky"))));
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  tbq_test_sink_check_event_once_at (r->sink, GST_EVENT_TAG, NULL, n);
+  tbq_test_sink_check_event_once_at (r->sink,
+      GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, "tp-sticky", n);
+  tbq_test_sink_check_event_once_at (r->sink, GST_EVENT_EOS, NULL, n);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* ---- a flushing seek through a real decoder ---- */
+
+#define JPEG_FRAMES 40
+#define JPEG_FPS 30
+
+static void
+run_to_eos (const gchar * desc)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GstBus *bus;
+  GstMessage *m;
+
+  fail_unless (p != NULL, "%s", desc);
+  bus = gst_element_get_bus (p);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+      "%s did not end", desc);
+  gst_message_unref (m);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+}
+
+/* The sink's record of `desc` played to EOS in digest mode. */
+static GArray *
+decode_digests (const gchar * desc)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+  TbqTestSink *sink;
+  GstBus *bus;
+  GstMessage *m;
+  GArray *out;
+
+  fail_unless (p != NULL, "%s", desc);
+  sink = TBQ_TEST_SINK (gst_bin_get_by_name (GST_BIN (p), "out"));
+  sink->digests = TRUE;
+  bus = gst_element_get_bus (p);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  TBQ_LOCK (sink);
+  out = g_array_copy (sink->indices);
+  TBQ_UNLOCK (sink);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (sink);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+  return out;
+}
+
+/* An image sequence decoded by three jpegdec workers, a flushing seek
+ * while downstream holds it: what came before the flush is the sequence
+ * from its start, in order; what comes after it is the sequence from the
+ * seek's position, in order, each frame exactly as one jpegdec decodes
+ * it.  (multifilesrc seeks in bytes, and takes the position for the time
+ * of a file at its framerate: the seek's position in bytes is the
+ * frame's time.) */
+static void
+run_seek_through_jpegdec (gboolean bin)
+{
+  gchar *dir = g_dir_make_tmp ("tbq-jpeg-XXXXXX", NULL);
+  guint seek_to = JPEG_FRAMES / 2, held_at = 10, i, stop_at = 0;
+  gchar *desc, *src;
+  GArray *ref;
+  Rig *r;
+
+  fail_unless (dir != NULL);
+  desc = g_strdup_printf ("videotestsrc num-buffers=%u pattern=ball ! "
+      "video/x-raw,width=64,height=48,framerate=%u/1 ! jpegenc ! "
+      "multifilesink location=\"%s/f%%05d.jpg\"", JPEG_FRAMES, JPEG_FPS, dir);
+  run_to_eos (desc);
+  g_free (desc);
+  src = g_strdup_printf ("multifilesrc location=\"%s/f%%05d.jpg\" "
+      "caps=\"image/jpeg,framerate=%u/1\"", dir, JPEG_FPS);
+  /* The reference: one decoder, every frame a different picture. */
+  desc = g_strdup_printf ("%s ! jpegdec ! tbqtestsink name=out", src);
+  ref = decode_digests (desc);
+  g_free (desc);
+  fail_unless_equals_int (ref->len, JPEG_FRAMES);
+  for (i = 1; i < ref->len; i++)
+    fail_unless (g_array_index (ref, guint64, i)
+        != g_array_index (ref, guint64, i - 1), "frames %u and %u are the "
+        "same picture", i - 1, i);
+
+  if (bin)
+    desc = g_strdup_printf ("%s ! tbqparallel workers=3 worker=jpegdec ! "
+        "tbqtestsink name=out", src);
+  else
+    desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j ! "
+        "tbqtestsink name=out  s. ! jpegdec ! j.  s. ! jpegdec ! j.  "
+        "s. ! jpegdec ! j.", src);
+  r = g_new0 (Rig, 1);
+  r->pipeline = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (r->pipeline != NULL);
+  r->bus = gst_element_get_bus (r->pipeline);
+  r->sink = TBQ_TEST_SINK (gst_bin_get_by_name (GST_BIN (r->pipeline),
+          "out"));
+  gst_object_unref (r->sink);
+  r->sink->digests = TRUE;
+  r->sink->hold_after = held_at;
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  tbq_test_sink_wait_holding (r->sink);
+  /* The seek goes up from the sink through the join, every jpegdec and
+   * the split (once) to the source. */
+  fail_unless (gst_element_seek_simple (r->pipeline, GST_FORMAT_BYTES,
+          GST_SEEK_FLAG_FLUSH,
+          gst_util_uint64_scale_ceil (seek_to, GST_SECOND, JPEG_FPS)));
+  tbq_test_sink_release (r->sink);
+  tbq_test_sink_wait_eos (r->sink);
+
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_STOP), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_EOS), 1);
+  for (i = 0; i < r->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (r->sink->events, i);
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_FLUSH_STOP)
+      stop_at = g_array_index (r->sink->event_at, guint, i);
+    if (GST_EVENT_TYPE (e) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+
+      /* The workers' caps: decoded video, not the split's JPEG. */
+      gst_event_parse_caps (e, &caps);
+      fail_unless (gst_structure_has_name (gst_caps_get_structure (caps, 0),
+              "video/x-raw"));
+    }
+  }
+  fail_unless_equals_int (stop_at, held_at);
+  for (i = 0; i < stop_at; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        == g_array_index (ref, guint64, i), "before the seek, position %u", i);
+  fail_unless_equals_int (r->sink->indices->len - stop_at,
+      JPEG_FRAMES - seek_to);
+  for (i = stop_at; i < r->sink->indices->len; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        == g_array_index (ref, guint64, seek_to + i - stop_at),
+        "after the seek, position %u is not frame %u", i,
+        seek_to + i - stop_at);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (tbq_bus_count (r->bus, GST_MESSAGE_ERROR, NULL),
+      0);
+
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (r->bus, TRUE);
+  gst_object_unref (r->bus);
+  gst_object_unref (r->pipeline);
+  g_free (r);
+  g_array_unref (ref);
+  g_free (src);
+  tbq_remove_dir (dir);
+  g_free (dir);
+}
+
+GST_START_TEST (test_flushing_seek_through_jpegdec)
+{
+  run_seek_through_jpegdec (FALSE);
+}
+
+GST_END_TEST;
+
+/* The same through tbqparallel: the bin passes the seek and the flush. */
+GST_START_TEST (test_flushing_seek_through_tbqparallel)
+{
+  run_seek_through_jpegdec (TRUE);
+}
+
+GST_END_TEST;
+
+/* ---- failures and changes while running ---- */
+
+/* An error in one worker: the pipeline gets it, upstream's push returns
+ * it, nothing hangs, and the pipeline goes back to NULL. */
+GST_START_TEST (test_error_in_one_worker)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  GstMessage *msg;
+  GError *err = NULL;
+  Pusher *p;
+  Rig *r;
+
+  cfg[0].stall_at = cfg[1].stall_at = cfg[2].stall_at = 0;
+  cfg[1].error_at = 2;
+  r = rig_new (3, cfg, FALSE, "max-in-flight", 6, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
+  gate_others (r, 1, 3);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_ERROR);
+  msg = tbq_bus_wait (r->bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error on the bus");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (r->branches[1].w),
+      "the error is not the worker's: %s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A branch whose pad is not linked, and one whose worker leads nowhere
+ * (not to the join the others lead to): neither takes work, nothing is
+ * lost; the second is said once. */
+GST_START_TEST (test_branches_not_linked)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  GstPad *unlinked, *nowhere, *wsink;
+  TbqTestWorker *w;
+  GstElement *dead;
+  Rig *r;
+
+  cfg.delay_us = 500;
+  r = rig_new (2, &cfg, TRUE, NULL);
+  unlinked = gst_element_request_pad_simple (r->split, "src_%u");
+  nowhere = gst_element_request_pad_simple (r->split, "src_%u");
+  dead = tbq_worker_new (&cfg, &w);
+  gst_bin_add (GST_BIN (r->pipeline), dead);
+  wsink = gst_element_get_static_pad (dead, "sink");
+  fail_unless (gst_pad_link (nowhere, wsink) == GST_PAD_LINK_OK);
+  gst_object_unref (wsink);
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  TBQ_LOCK (w);
+  fail_unless_equals_int (w->n_in, 0);
+  TBQ_UNLOCK (w);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_bus_count (r->bus, GST_MESSAGE_WARNING,
+          "does not lead to the tbqjoin"), 1);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_element_release_request_pad (r->split, unlinked);
+  gst_element_release_request_pad (r->split, nowhere);
+  gst_object_unref (unlinked);
+  gst_object_unref (nowhere);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A branch added while PLAYING, then the two first ones released while
+ * the stream flows (the rest goes through the new one): nothing lost,
+ * the order kept. */
+GST_START_TEST (test_branch_added_and_released_while_playing)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n1 = tbq_scaled (1000, 100), n2 = tbq_scaled (3000, 300);
+  Branch *added;
+  Pusher *p;
+  Rig *r;
+
+  cfg.delay_us = 300;
+  /* A small queue: when the old branches go, most of the second part is
+   * still to come, and only the new branch can take it. */
+  r = rig_new (2, &cfg, TRUE, "max-size-buffers", 10, NULL);
+  rig_play (r);
+  rig_push (r, 0, n1);
+  tbq_test_sink_wait_buffers (r->sink, n1);
+  added = rig_add_branch (r, &cfg);
+  p = rig_push_async (r, n1, n2);
+  tbq_test_sink_wait_buffers (r->sink, n1 + n2 / 3);
+  rig_release_branch (r, &r->branches[0]);
+  tbq_test_sink_wait_buffers (r->sink, n1 + 2 * n2 / 3);
+  rig_release_branch (r, &r->branches[1]);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
+  rig_eos (r);
+  rig_check_in_order (r, n1 + n2, 1);
+  TBQ_LOCK (added->w);
+  fail_unless (added->w->n_in > 0);
+  TBQ_UNLOCK (added->w);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "late"), 0);
+  fail_unless_equals_int (tbq_join_stat (r->join, "branches"), 1);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A stalled worker: the split's numbers in flight stay within its window,
+ * the join holds no more than their outputs, the split's queue no more
+ * than its limit, upstream waits; the stream resumes, in order, when the
+ * worker does. */
+GST_START_TEST (test_stalled_worker_bounds_memory)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  guint64 n = tbq_scaled (2000, 300);
+  guint window = 6, limit = 20, i;
+  Pusher *p;
+  Rig *r;
+
+  for (i = 0; i < 3; i++)
+    cfg[i].stall_at = 0;
+  r = rig_new (3, cfg, FALSE, "max-in-flight", window, "max-size-buffers",
+      limit, "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, n);
+  /* Each worker holds one number; 0 and 2 go on, 1 stays stalled. */
+  for (i = 0; i < 3; i++)
+    tbq_worker_wait_stalled (r->branches[i].w);
+  tbq_worker_unstall (r->branches[0].w);
+  tbq_worker_unstall (r->branches[2].w);
+  wait_property_at_least (r->split, "current-in-flight", window);
+  wait_property_at_least (r->split, "current-level-buffers", limit);
+  /* Full, and no further: nothing more is taken while it stalls. */
+  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"),
+      window);
+  fail_unless (tbq_get_uint (r->join, "current-level-buffers") <= window);
+  fail_unless (tbq_get_uint (r->split, "current-level-buffers") <= limit);
+  TBQ_LOCK (r->branches[1].w);
+  fail_unless (r->branches[1].w->stalled);
+  TBQ_UNLOCK (r->branches[1].w);
+  tbq_worker_unstall (r->branches[1].w);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A flush from upstream mid-stream, workers with a queue inside (not
+ * synchronous: their numbers are resolved by the split's markers), then
+ * a new stream: what came before the flush is in order from the start,
+ * what comes after it is the new stream from its start, in order. */
+GST_START_TEST (test_flush_mid_stream_then_more_data)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n1 = tbq_scaled (100000, 10000), n2 = tbq_scaled (2000, 200);
+  guint64 base2 = 1000000;
+  guint i, stop_at = 0;
+  GstSegment segment;
+  Pusher *p;
+  Rig *r;
+
+  cfg.delay_us = 300;
+  cfg.queue_inside = TRUE;
+  r = rig_new (3, &cfg, TRUE, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, n1);
+  tbq_test_sink_wait_buffers (r->sink, 50);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_flush_start ()));
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&segment)));
+  rig_push (r, base2, n2);
+  rig_eos (r);
+
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_START), 1);
+  fail_unless_equals_int (tbq_test_sink_locked_count (r->sink,
+          GST_EVENT_FLUSH_STOP), 1);
+  for (i = 0; i < r->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (r->sink->events, i))
+        == GST_EVENT_FLUSH_STOP)
+      stop_at = g_array_index (r->sink->event_at, guint, i);
+  fail_unless_equals_int (r->sink->bad, 0);
+  fail_unless (stop_at >= 50);
+  for (i = 0; i < stop_at; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i) == i,
+        "before the flush, position %u", i);
+  fail_unless_equals_int (r->sink->indices->len - stop_at, n2);
+  for (i = stop_at; i < r->sink->indices->len; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        == base2 + i - stop_at, "after the flush, position %u", i);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
+  fail_unless_equals_int (tbq_join_stat (r->join, "late"), 0);
+  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* PLAYING to NULL while downstream holds the join and the split waits for
+ * room in a full window (workers with a queue inside hold more): nothing
+ * hangs, nothing is left behind (the leak check). */
+GST_START_TEST (test_stop_with_a_full_window)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint window = 6;
+  Pusher *p;
+  Rig *r;
+
+  cfg.queue_inside = TRUE;
+  r = rig_new (3, &cfg, TRUE, "max-in-flight", window, NULL);
+  tbq_test_sink_hold (r->sink);
+  rig_play (r);
+  p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
+  tbq_test_sink_wait_holding (r->sink);
+  wait_property_at_least (r->split, "current-in-flight", window);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* The pipeline stops (PLAYING to NULL: downstream first) while every
+ * branch is inside a worker and upstream waits on a full split: each
+ * branch's push returns FLUSHING as its worker stops, and upstream's wait
+ * ends with FLUSHING, as a queue's does (not NOT_LINKED: a source would
+ * post a not-linked error for a pipeline being stopped). */
+GST_START_TEST (test_stop_while_every_branch_pushes)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint limit = 5;
+  Pusher *p;
+  Rig *r;
+
+  cfg.stall_at = 0;
+  r = rig_new (2, &cfg, TRUE, "max-size-buffers", limit, "max-size-bytes",
+      0, "max-size-time", (guint64) 0, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
+  tbq_worker_wait_stalled (r->branches[0].w);
+  tbq_worker_wait_stalled (r->branches[1].w);
+  wait_property_at_least (r->split, "current-level-buffers", limit);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* ---- nested pairs ---- */
+
+/* Each join of `bin` bound to its split: sequence order, no gap, no late
+ * output, and as many buffers out as the split in its bin pushed. */
+static void
+check_pairs (GstElement * bin, guint expect_pairs)
+{
+  GPtrArray *splits = elements_of (bin, "tbqsplit");
+  GPtrArray *joins = elements_of (bin, "tbqjoin");
+  guint i;
+
+  fail_unless_equals_int (splits->len, expect_pairs);
+  fail_unless_equals_int (joins->len, expect_pairs);
+  for (i = 0; i < joins->len; i++) {
+    GstElement *join = g_ptr_array_index (joins, i);
+    GstElement *split = NULL;
+    GstObject *parent = gst_object_get_parent (GST_OBJECT (join));
+    gchar *order = stat_string (join, "order");
+    guint j;
+
+    /* Its split: the one in the same bin. */
+    for (j = 0; j < splits->len; j++) {
+      GstObject *sp = gst_object_get_parent (g_ptr_array_index (splits, j));
+
+      if (sp == parent)
+        split = g_ptr_array_index (splits, j);
+      gst_object_unref (sp);
+    }
+    fail_unless (split != NULL);
+    fail_unless_equals_string (order, "sequence");
+    fail_unless_equals_int (tbq_join_stat (join, "gaps"), 0);
+    fail_unless_equals_int (tbq_join_stat (join, "late"), 0);
+    fail_unless_equals_int (tbq_join_stat (join, "buffers-out"),
+        split_pushed (split));
+    g_free (order);
+    gst_object_unref (parent);
+  }
+  g_ptr_array_unref (splits);
+  g_ptr_array_unref (joins);
+}
+
+/* A tbqparallel whose worker is a tbqparallel: the order kept, and each
+ * join binds its own split (three pairs, two of them inside the outer
+ * one's branches). */
+GST_START_TEST (test_nested_tbqparallel)
+{
+  guint64 n = tbq_scaled (3000, 300);
+  Rig *r;
+
+  r = rig_launch ("tbqparallel name=in workers=2 worker=\"tbqparallel "
+      "workers=2 worker=\\\"tbqtestworker delay-us=1000\\\"\" ! "
+      "tbqtestsink name=out");
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  {
+    GPtrArray *workers = tbq_workers_in (GST_BIN (r->pipeline));
+
+    fail_unless_equals_int (workers->len, 4);
+    g_ptr_array_unref (workers);
+  }
+  check_pairs (r->pipeline, 3);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* Two pairs one after the other: the second split stamps its own
+ * numbers beside the first's, and each join follows its own. */
+GST_START_TEST (test_two_pairs_in_series)
+{
+  guint64 n = tbq_scaled (3000, 300);
+  Rig *r;
+
+  r = rig_launch ("tbqparallel name=in workers=3 worker=\"tbqtestworker "
+      "delay-us=500\" ! tbqparallel workers=2 worker=\"tbqtestworker "
+      "delay-us=700 dup=true\" ! tbqtestsink name=out");
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 2);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A split and a join inside a branch of another pair, made from C: the
+ * inner pairs are tbqparallel bins on the outer split's branches. */
+GST_START_TEST (test_pair_inside_a_branch)
+{
+  guint64 n = tbq_scaled (3000, 300);
+  GstElement *split, *join;
+  Rig *r = g_new0 (Rig, 1);
+  guint i;
+
+  r->pipeline = gst_pipeline_new (NULL);
+  r->bus = gst_element_get_bus (r->pipeline);
+  split = gst_element_factory_make ("tbqsplit", NULL);
+  join = gst_element_factory_make ("tbqjoin", NULL);
+  r->sink = make_sink ();
+  gst_bin_add_many (GST_BIN (r->pipeline), split, join,
+      GST_ELEMENT (r->sink), NULL);
+  fail_unless (gst_element_link (join, GST_ELEMENT (r->sink)));
+  for (i = 0; i < 3; i++) {
+    GstElement *inner = gst_element_factory_make ("tbqparallel", NULL);
+
+    g_object_set (inner, "workers", 2, "worker",
+        "tbqtestworker delay-us=1000", NULL);
+    gst_bin_add (GST_BIN (r->pipeline), inner);
+    fail_unless (gst_element_link_pads (split, "src_%u", inner, "sink"));
+    fail_unless (gst_element_link_pads (inner, "src", join, "sink_%u"));
+  }
+  rig_link_src (r, split);
+  rig_play (r);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  check_pairs (r->pipeline, 4);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* ---- tbqparallel ---- */
+
+/* From a gst-launch description: the workers, the worker, max-in-flight
+ * and the limits reach the split; the order is kept. */
+GST_START_TEST (test_tbqparallel_from_a_description)
+{
+  guint64 n = tbq_scaled (3000, 300);
+  GstElement *par, *split;
+  GPtrArray *workers;
+  guint64 time = 0;
+  Rig *r;
+
+  r = rig_launch ("tbqparallel name=in workers=3 worker=\"tbqtestworker "
+      "delay-us=1000\" max-in-flight=4 max-size-buffers=10 "
+      "max-size-time=20000000 ! tbqtestsink name=out");
+  par = gst_bin_get_by_name (GST_BIN (r->pipeline), "in");
+  split = gst_bin_get_by_name (GST_BIN (par), "split");
+  fail_unless (split != NULL);
+  rig_play (r);
+  workers = tbq_workers_in (GST_BIN (par));
+  fail_unless_equals_int (workers->len, 3);
+  g_ptr_array_unref (workers);
+  fail_unless_equals_int (tbq_get_uint (par, "workers"), 3);
+  fail_unless_equals_int (tbq_get_uint (split, "max-in-flight"), 4);
+  fail_unless_equals_int (tbq_get_uint (split, "max-size-buffers"), 10);
+  g_object_get (split, "max-size-time", &time, NULL);
+  fail_unless_equals_uint64 (time, 20 * GST_MSECOND);
+  rig_push (r, 0, n);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  fail_unless_equals_int (tbq_get_uint (par, "current-in-flight"), 0);
+  gst_object_unref (split);
+  gst_object_unref (par);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* From C: properties set on the element; `workers` and `worker` apply
+ * at the next NULL to READY (the workers are made again). */
+GST_START_TEST (test_tbqparallel_from_c)
+{
+  guint64 n = tbq_scaled (1000, 100);
+  GstElement *par;
+  GPtrArray *workers;
+  gchar *worker = NULL;
+  guint run;
+  Rig *r = g_new0 (Rig, 1);
+
+  r->pipeline = gst_pipeline_new (NULL);
+  r->bus = gst_element_get_bus (r->pipeline);
+  par = gst_element_factory_make ("tbqparallel", NULL);
+  fail_unless (par != NULL);
+  /* The defaults: 0 (the online CPUs, counted when the workers are
+   * made: the value reads back as set, the same on every machine),
+   * identity. */
+  fail_unless_equals_int (tbq_get_uint (par, "workers"), 0);
+  g_object_get (par, "worker", &worker, NULL);
+  fail_unless_equals_string (worker, "identity");
+  g_free (worker);
+  g_object_set (par, "workers", 2, "worker", "tbqtestworker dup=true",
+      "max-in-flight", 3, NULL);
+  fail_unless_equals_int (tbq_get_uint (par, "max-in-flight"), 3);
+  r->sink = make_sink ();
+  gst_bin_add_many (GST_BIN (r->pipeline), par, GST_ELEMENT (r->sink), NULL);
+  fail_unless (gst_element_link (par, GST_ELEMENT (r->sink)));
+  rig_link_src (r, par);
+  for (run = 0; run < 3; run++) {
+    rig_play (r);
+    workers = tbq_workers_in (GST_BIN (par));
+    fail_unless_equals_int (workers->len, run == 0 ? 2 : run == 1 ? 4 :
+        g_get_num_processors ());
+    g_ptr_array_unref (workers);
+    rig_push (r, 0, n);
+    rig_eos (r);
+    rig_check_in_order (r, n, run == 0 ? 2 : 1);
+    fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
+        == GST_STATE_CHANGE_SUCCESS);
+    gst_pad_set_active (r->src, FALSE);
+    TBQ_LOCK (r->sink);
+    g_array_set_size (r->sink->indices, 0);
+    g_ptr_array_set_size (r->sink->events, 0);
+    g_array_set_size (r->sink->event_at, 0);
+    TBQ_UNLOCK (r->sink);
+    /* Another worker, more of them (then 0: one per online CPU): at the
+     * next start. */
+    g_object_set (par, "workers", run == 0 ? 4 : 0, "worker",
+        "tbqtestworker", NULL);
+    fail_unless_equals_int (tbq_get_uint (par, "workers"), run == 0 ? 4 : 0);
+  }
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A worker description that does not parse, and a worker without a src
+ * pad: the state change fails with an error that says so; no crash, and
+ * NULL again works. */
+static void
+check_bad_worker (const gchar * worker, const gchar * says)
+{
+  GstElement *pipeline = gst_pipeline_new (NULL);
+  GstElement *par = gst_element_factory_make ("tbqparallel", NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  g_object_set (par, "workers", 2, "worker", worker, NULL);
+  gst_bin_add (GST_BIN (pipeline), par);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error for worker \"%s\"", worker);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, says) != NULL, "the error says \"%s\"",
+      err->message);
+  fail_unless (strstr (err->message, worker) != NULL, "the error does not "
+      "name the worker: \"%s\"", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_START_TEST (test_tbqparallel_worker_does_not_parse)
+{
+  check_bad_worker ("nosuchelement quality=3", "Cannot make the worker");
+  check_bad_worker ("identity ! ! identity", "Cannot make the worker");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tbqparallel_worker_without_src_pad)
+{
+  check_bad_worker ("fakesink", "one unlinked src pad");
+}
+
+GST_END_TEST;
+
+static Suite *
+tbqparallel_suite (void)
+{
+  Suite *s = suite_create ("tbqparallel");
+  TCase *order = tbq_tcase (s, "order");
+  TCase *workers = tbq_tcase (s, "workers");
+  TCase *events = tbq_tcase (s, "events");
+  TCase *flow = tbq_tcase (s, "flow");
+  TCase *nested = tbq_tcase (s, "nested");
+  TCase *bin = tbq_tcase (s, "tbqparallel");
+
+  tbq_workers_register ();
+  tcase_add_test (order, test_order_one_worker);
+  tcase_add_test (order, test_order_two_workers);
+  tcase_add_test (order, test_order_three_workers);
+  tcase_add_test (order, test_order_eight_workers);
+  tcase_add_test (workers, test_drops_in_one_branch);
+  tcase_add_test (workers, test_two_outputs_per_input);
+  tcase_add_test (workers, test_buffer_lists);
+  tcase_add_test (workers, test_merge_two_into_one);
+  tcase_add_test (workers, test_strip_metas_synchronous);
+  tcase_add_test (workers, test_strip_metas_with_queue_inside);
+  tcase_add_test (events, test_caps_and_segment_change);
+  tcase_add_test (events, test_custom_event_at_its_place);
+  tcase_add_test (events, test_eos_once_after_everything);
+  tcase_add_test (events, test_sticky_events_before_eos);
+  tcase_add_test (events, test_flushing_seek_through_jpegdec);
+  tcase_add_test (events, test_flushing_seek_through_tbqparallel);
+  tcase_add_test (flow, test_error_in_one_worker);
+  tcase_add_test (flow, test_branches_not_linked);
+  tcase_add_test (flow, test_branch_added_and_released_while_playing);
+  tcase_add_test (flow, test_stalled_worker_bounds_memory);
+  tcase_add_test (flow, test_flush_mid_stream_then_more_data);
+  tcase_add_test (flow, test_stop_with_a_full_window);
+  tcase_add_test (flow, test_stop_while_every_branch_pushes);
+  tcase_add_test (nested, test_nested_tbqparallel);
+  tcase_add_test (nested, test_pair_inside_a_branch);
+  tcase_add_test (nested, test_two_pairs_in_series);
+  tcase_add_test (bin, test_tbqparallel_from_a_description);
+  tcase_add_test (bin, test_tbqparallel_from_c);
+  tcase_add_test (bin, test_tbqparallel_worker_does_not_parse);
+  tcase_add_test (bin, test_tbqparallel_worker_without_src_pad);
+  return s;
+}
+
+TBQ_CHECK_MAIN (tbqparallel);
