@@ -268,6 +268,9 @@ struct _GstTbqJoin
    * reads it stale writes one more record, which the src side drops or
    * pushes as it would have a moment earlier). */
   _Atomic gint srcresult;
+  /* The generation of flushes: bumped under qlock when a flush begins
+   * (seq_cst: see gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
+  _Atomic guint gen;
 
   /* The two-layer queue, from open() to close() (qlock). */
   TbqQueue *q;

@@ -1251,9 +1251,9 @@ funnel_go_on (Funnel * f, guint64 index, guint total)
   gst_segment_init (&segment, GST_FORMAT_TIME);
   fail_unless (gst_pad_push_event (f->pads[0],
           gst_event_new_segment (&segment)));
-  fail_unless_equals_int (gst_pad_push (f->pads[0], input_new (index)),
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (index)),
       GST_FLOW_OK);
-  sink_wait_buffers (f->sink, total);
+  tbq_test_sink_wait_buffers (f->sink, total);
 }
 
 /* A flush that reaches the pads one after the other (a split sends it
@@ -1271,21 +1271,21 @@ GST_START_TEST (test_flush_drops_what_a_pad_took_before_its_flush_start)
 
     /* Both pads' sticky events are the join's first. */
     for (i = 0; i < 2; i++)
-      fail_unless_equals_int (gst_pad_push (f->pads[i], input_new (i)),
+      fail_unless_equals_int (gst_pad_push (f->pads[i], tbq_input_new (i)),
           GST_FLOW_OK);
-    sink_wait_buffers (f->sink, 2);
+    tbq_test_sink_wait_buffers (f->sink, 2);
     /* One flush (one seqnum), as a split sends it. */
     fail_unless (gst_pad_push_event (f->pads[0], gst_event_ref (start)));
-    fail_unless_equals_int (gst_pad_push (f->pads[1], input_new (7)),
+    fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (7)),
         GST_FLOW_OK);
     fail_unless (gst_pad_push_event (f->pads[1], start));
     for (i = 0; i < 2; i++)
       fail_unless (gst_pad_push_event (f->pads[i], gst_event_ref (stop)));
     gst_event_unref (stop);
     funnel_go_on (f, 8, 3);
-    LOCK (f->sink);
+    pthread_mutex_lock (&f->sink->lock);
     fail_unless_equals_int (g_array_index (f->sink->indices, guint64, 2), 8);
-    UNLOCK (f->sink);
+    pthread_mutex_unlock (&f->sink->lock);
     funnel_free (f);
   }
 }
@@ -1308,11 +1308,11 @@ GST_START_TEST (test_sticky_events_outlive_a_flush)
     fail_unless (gst_pad_push_event (f->pads[0],
             gst_event_new_flush_stop (TRUE)));
     funnel_go_on (f, 8, 1);
-    LOCK (f->sink);
-    fail_unless_equals_int (sink_locked_count (f->sink,
+    pthread_mutex_lock (&f->sink->lock);
+    fail_unless_equals_int (tbq_test_sink_locked_count (f->sink,
             GST_EVENT_STREAM_START), 1);
-    fail_unless_equals_int (sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
-    UNLOCK (f->sink);
+    fail_unless_equals_int (tbq_test_sink_locked_count (f->sink, GST_EVENT_CAPS), 1);
+    pthread_mutex_unlock (&f->sink->lock);
     funnel_free (f);
   }
 }
