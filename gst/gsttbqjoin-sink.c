@@ -624,9 +624,9 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
       epoch = cur->epoch;
     }
     /* The split's EOS ends the numbers before its place only. */
-    if (type == GST_EVENT_EOS && (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST
-                (event), &pair_id, &eos_epoch, &eos_upto)
-            || pair_id != gst_tbq_pair_id (pad->pair)))
+    if (type == GST_EVENT_EOS && (!gst_tbq_pair_get_place (pad->pair,
+                GST_MINI_OBJECT_CAST (event), &pair_id, &eos_epoch,
+                &eos_upto) || pair_id != gst_tbq_pair_id (pad->pair)))
       eos_upto = G_MAXUINT64;
   }
 
@@ -820,16 +820,15 @@ sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
   guint64 pair_id;
   gboolean placed;
 
-  if (!gst_tbq_pair_get_place (GST_MINI_OBJECT_CAST (query), &pair_id, epoch,
-          seq))
-    return FALSE;
   /* Nothing of the split came through any pad yet (what it handed out
    * is in workers with a thread of their own): the query binds. */
   if (pad->mode == JOIN_PAD_UNDECIDED && pad->cand_pair != NULL
-      && gst_tbq_pair_id (pad->cand_pair) == pair_id)
+      && gst_tbq_pair_get_place (pad->cand_pair, GST_MINI_OBJECT_CAST (query),
+          &pair_id, epoch, seq))
     sink_decide (join, pad);
   JOIN_LOCK (join);
-  placed = join->pair != NULL && join->pair_id == pair_id;
+  placed = gst_tbq_pair_get_place (join->pair, GST_MINI_OBJECT_CAST (query),
+      &pair_id, epoch, seq) && join->pair_id == pair_id;
   JOIN_UNLOCK (join);
   return placed;
 }

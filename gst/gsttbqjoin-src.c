@@ -530,7 +530,7 @@ locked_find_slot (GstTbqJoin * join, GstEvent * event, guint64 * seq)
   guint i, n = MIN (join->n_slots, JOIN_SLOT_RING);
   guint64 k, end, pair_id, epoch;
 
-  if (gst_tbq_pair_parse_slot_event (event, &pair_id, &epoch, seq)
+  if (gst_tbq_pair_parse_slot_event (join->pair, event, &pair_id, &epoch, seq)
       && pair_id == join->pair_id) {
     if (epoch == join->epoch)
       return SLOT_COPY;

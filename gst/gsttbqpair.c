@@ -14,8 +14,6 @@
 #define BIND_QUERY_NAME "tbqsplit-bind"
 /* The qdata of a query's or an EOS's place, and of a slot event's slot
  * (a Place). */
-#define PLACE_QDATA "tbqsplit-place"
-#define SLOT_QDATA "tbqsplit-slot"
 
 typedef struct
 {
@@ -24,9 +22,15 @@ typedef struct
   guint64 seq;
 } Place;
 
-/* Mark `object` with a Place under `name`. */
+/* Mark `object` with a Place under `quark`, one of the pair's own: an
+ * object the split sends down every branch (an EOS, a query, an event
+ * for every branch) meets another split in a branch (nested pairs), and
+ * that split marks it too while this pair's join reads this pair's mark
+ * in another branch.  Each pair marks under its own names, set once for
+ * an object and never replaced while its join may read it, so no mark is
+ * freed under a reader, and one pair's mark never hides another's. */
 static void
-set_place (GstMiniObject * object, const gchar * name, guint64 pair_id,
+set_place (GstMiniObject * object, GQuark quark, guint64 pair_id,
     guint64 epoch, guint64 seq)
 {
   Place *place = g_new (Place, 1);
@@ -34,16 +38,14 @@ set_place (GstMiniObject * object, const gchar * name, guint64 pair_id,
   place->pair_id = pair_id;
   place->epoch = epoch;
   place->seq = seq;
-  gst_mini_object_set_qdata (object, g_quark_from_static_string (name),
-      place, g_free);
+  gst_mini_object_set_qdata (object, quark, place, g_free);
 }
 
 static gboolean
-get_place (GstMiniObject * object, const gchar * name, guint64 * pair_id,
+get_place (GstMiniObject * object, GQuark quark, guint64 * pair_id,
     guint64 * epoch, guint64 * seq)
 {
-  const Place *place = gst_mini_object_get_qdata (object,
-      g_quark_from_static_string (name));
+  const Place *place = gst_mini_object_get_qdata (object, quark);
 
   if (place == NULL)
     return FALSE;
@@ -64,6 +66,8 @@ struct _GstTbqPair
 {
   gint refcount;                /* atomic */
   guint64 id;                   /* constant */
+  /* Constant: the names of the pair's marks on objects (set_place). */
+  GQuark place_quark, slot_quark;
   gint depth;                   /* atomic: set by the split */
 
   GMutex lock;
@@ -175,9 +179,17 @@ gst_tbq_pair_new (guint window, guint depth)
   /* Relaxed: a unique id, nothing published with it. */
   static _Atomic guint64 last_id = 0;
   GstTbqPair *pair = g_new0 (GstTbqPair, 1);
+  gchar *name;
 
   pair->refcount = 1;
   pair->id = atomic_fetch_add_explicit (&last_id, 1, memory_order_relaxed) + 1;
+  /* A quark per pair: a few bytes for each split the process makes. */
+  name = g_strdup_printf ("tbqsplit-place-%" G_GUINT64_FORMAT, pair->id);
+  pair->place_quark = g_quark_from_string (name);
+  g_free (name);
+  name = g_strdup_printf ("tbqsplit-slot-%" G_GUINT64_FORMAT, pair->id);
+  pair->slot_quark = g_quark_from_string (name);
+  g_free (name);
   pair->depth = (gint) MAX (depth, 1);
   g_mutex_init (&pair->lock);
   g_cond_init (&pair->room);
@@ -326,8 +338,8 @@ gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
   g_mutex_unlock (&pair->lock);
   /* Before the split sends the copies (see gsttbqpair.h). */
   if (event != NULL)
-    set_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair->id, epoch,
-        seq);
+    set_place (GST_MINI_OBJECT_CAST (event), pair->slot_quark, pair->id,
+        epoch, seq);
   return seq;
 }
 
@@ -426,14 +438,13 @@ gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object)
   epoch = pair->epoch;
   seq = pair->next_seq;
   g_mutex_unlock (&pair->lock);
-  set_place (object, PLACE_QDATA, pair->id, epoch, seq);
+  set_place (object, pair->place_quark, pair->id, epoch, seq);
 }
 
 void
-gst_tbq_pair_clear_place (GstMiniObject * object)
+gst_tbq_pair_clear_place (GstTbqPair * pair, GstMiniObject * object)
 {
-  gst_mini_object_set_qdata (object, g_quark_from_static_string
-      (PLACE_QDATA), NULL, NULL);
+  gst_mini_object_set_qdata (object, pair->place_quark, NULL, NULL);
 }
 
 GstEvent *
@@ -612,18 +623,19 @@ gst_tbq_pair_bind_query_set_bound (GstQuery * query)
 }
 
 gboolean
-gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
-    guint64 * epoch, guint64 * seq)
+gst_tbq_pair_get_place (GstTbqPair * pair, GstMiniObject * object,
+    guint64 * pair_id, guint64 * epoch, guint64 * seq)
 {
-  return get_place (object, PLACE_QDATA, pair_id, epoch, seq);
+  return pair != NULL && get_place (object, pair->place_quark, pair_id, epoch,
+      seq);
 }
 
 gboolean
-gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
-    guint64 * epoch, guint64 * seq)
+gst_tbq_pair_parse_slot_event (GstTbqPair * pair, GstEvent * event,
+    guint64 * pair_id, guint64 * epoch, guint64 * seq)
 {
-  return get_place (GST_MINI_OBJECT_CAST (event), SLOT_QDATA, pair_id, epoch,
-      seq);
+  return pair != NULL && get_place (GST_MINI_OBJECT_CAST (event),
+      pair->slot_quark, pair_id, epoch, seq);
 }
 
 gboolean

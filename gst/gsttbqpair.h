@@ -206,7 +206,7 @@ gboolean gst_tbq_pair_bind_query_bound (GstQuery * query);
  * EOS): after every number handed out so far, of the current epoch.  The
  * split clears a query's when every branch answered. */
 void gst_tbq_pair_set_place (GstTbqPair * pair, GstMiniObject * object);
-void gst_tbq_pair_clear_place (GstMiniObject * object);
+void gst_tbq_pair_clear_place (GstTbqPair * pair, GstMiniObject * object);
 
 /* The sticky event that names the pair and `branch`, for the split to
  * store on the branch's src pad. */
@@ -246,12 +246,14 @@ void gst_tbq_pair_bind_query_set_bound (GstQuery * query);
 /* Whether `event` is a split's event for every branch (it carries its
  * slot: gst_tbq_pair_assign); if so, its pair's id, the epoch and the
  * number.  A worker that makes a new event keeps its seqnum, not this. */
-gboolean gst_tbq_pair_parse_slot_event (GstEvent * event, guint64 * pair_id,
-    guint64 * epoch, guint64 * seq);
-/* Whether a query or an EOS carries a split's place; if so, its pair's
- * id, and the epoch and number it comes before. */
-gboolean gst_tbq_pair_get_place (GstMiniObject * object, guint64 * pair_id,
-    guint64 * epoch, guint64 * seq);
+gboolean gst_tbq_pair_parse_slot_event (GstTbqPair * pair, GstEvent * event,
+    guint64 * pair_id, guint64 * epoch, guint64 * seq);
+/* Whether a query or an EOS carries the place `pair` (NULL: none) gave
+ * it; if so, the pair's id, and the epoch and number it comes before.
+ * Each pair marks objects under names of its own: nested pairs mark the
+ * same object without hiding each other's marks. */
+gboolean gst_tbq_pair_get_place (GstTbqPair * pair, GstMiniObject * object,
+    guint64 * pair_id, guint64 * epoch, guint64 * seq);
 /* Whether `event` belongs to the pair machinery (a branch event or a
  * marker, of any pair). */
 gboolean gst_tbq_pair_is_pair_event (GstEvent * event);

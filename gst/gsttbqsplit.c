@@ -579,7 +579,7 @@ locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
   res = ask_branches (pads, query);
   g_ptr_array_unref (pads);
   if (placed)
-    gst_tbq_pair_clear_place (GST_MINI_OBJECT_CAST (query));
+    gst_tbq_pair_clear_place (split->pair, GST_MINI_OBJECT_CAST (query));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->query_in_use = NULL;
   split->barrier = NULL;
