@@ -77,7 +77,7 @@ struct _GstTbqPair
   guint64 next_seq;             /* the next number to hand out */
   guint64 resolved;             /* every number below is resolved */
   Slot *slots;                  /* by number % capacity */
-  guint capacity;               /* >= window, >= next_seq - resolved */
+  guint capacity;               /* >= next_seq - resolved: grown on demand */
   gboolean flushing;
   guint interrupts;             /* gst_tbq_pair_interrupt() calls */
   gpointer join;                /* the bound join, or NULL */
@@ -205,14 +205,14 @@ static void
 locked_grow (GstTbqPair * pair, guint need)
 {
   Slot *slots;
-  guint cap = pair->capacity;
+  guint64 cap = pair->capacity;
   guint64 s;
 
   if (need <= cap)
     return;
   while (cap < need)
     cap *= 2;
-  slots = g_new0 (Slot, cap);
+  slots = g_new0 (Slot, (gsize) cap);
   for (s = pair->resolved; s < pair->next_seq; s++)
     slots[s % cap] = pair->slots[s % pair->capacity];
   g_free (pair->slots);
@@ -224,8 +224,10 @@ void
 gst_tbq_pair_set_window (GstTbqPair * pair, guint window)
 {
   g_mutex_lock (&pair->lock);
+  /* The ring grows as numbers are handed out (gst_tbq_pair_assign), never
+   * to the window at once: a window of G_MAXINT is a window that never
+   * fills, not 32 GiB of slots. */
   pair->window = MAX (window, 1);
-  locked_grow (pair, pair->window);
   g_cond_broadcast (&pair->room);
   g_mutex_unlock (&pair->lock);
 }

@@ -253,8 +253,19 @@ parallel_set_property (GObject * object, guint prop_id, const GValue * value,
     default:
       if (prop_id >= PROP_FIRST_FORWARDED
           && prop_id < PROP_FIRST_FORWARDED + G_N_ELEMENTS (forwarded)) {
-        g_object_set_property (G_OBJECT (self->split),
-            forwarded[prop_id - PROP_FIRST_FORWARDED], value);
+        const gchar *name = forwarded[prop_id - PROP_FIRST_FORWARDED];
+
+        /* The bin has no sink-min-bytes: a sink-max-bytes below the
+         * split's minimum takes the minimum down with it, rather than
+         * failing the start over a property the bin does not show. */
+        if (g_str_equal (name, "sink-max-bytes")) {
+          guint64 min = 0, max = g_value_get_uint64 (value);
+
+          g_object_get (self->split, "sink-min-bytes", &min, NULL);
+          if (min > max)
+            g_object_set (self->split, "sink-min-bytes", max, NULL);
+        }
+        g_object_set_property (G_OBJECT (self->split), name, value);
         break;
       }
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -1439,6 +1439,35 @@ GST_START_TEST (test_tbqparallel_worker_without_src_pad)
 
 GST_END_TEST;
 
+/* The ends of the ranges the bin shows work: the largest max-in-flight
+ * (a window that never fills, not a ring of that many slots made at
+ * once), and a sink-max-bytes below the split's sink-min-bytes, which the
+ * bin does not show (the minimum comes down with it). */
+GST_START_TEST (test_tbqparallel_takes_the_ends_of_its_ranges)
+{
+  guint64 n = tbq_scaled (500, 100), min = 0;
+  GstElement *par, *split;
+  Rig *r;
+
+  r = rig_launch ("tbqparallel name=in workers=2 max-in-flight=2147483647 "
+      "sink-max-bytes=196608 ! tbqtestsink name=out");
+  par = gst_bin_get_by_name (GST_BIN (r->pipeline), "in");
+  split = gst_bin_get_by_name (GST_BIN (par), "split");
+  g_object_get (split, "sink-min-bytes", &min, NULL);
+  fail_unless (min <= 196608);
+  rig_play (r);
+  rig_push (r, 0, n / 2);
+  g_object_set (par, "max-in-flight", (guint) G_MAXINT, NULL);
+  rig_push (r, n / 2, n - n / 2);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  gst_object_unref (split);
+  gst_object_unref (par);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqparallel_suite (void)
 {
@@ -1481,6 +1510,7 @@ tbqparallel_suite (void)
   tcase_add_test (bin, test_tbqparallel_from_c);
   tcase_add_test (bin, test_tbqparallel_worker_does_not_parse);
   tcase_add_test (bin, test_tbqparallel_worker_without_src_pad);
+  tcase_add_test (bin, test_tbqparallel_takes_the_ends_of_its_ranges);
   return s;
 }
 
