@@ -260,6 +260,58 @@ locked_has_room (GstTbqPair * pair)
   return !pair->flushing && pair->next_seq - pair->resolved < pair->window;
 }
 
+/* lock: room for `branch`: in the window, or, with the window exactly
+ * full, one number more for the branch that owns the oldest unresolved
+ * number and none after it.  A worker may hold a serialized event until
+ * its next input (GstVideoEncoder does, for every serialized event): the
+ * marker that resolves the branch's last number then comes out with the
+ * next one, and a window full from that number on would wait for it for
+ * ever.  One number past the window at a time: a stalled worker holds at
+ * most window + 1. */
+static gboolean
+locked_has_room_for (GstTbqPair * pair, guint branch)
+{
+  guint64 s;
+
+  if (pair->flushing)
+    return FALSE;
+  if (pair->next_seq - pair->resolved < pair->window)
+    return TRUE;
+  if (pair->next_seq - pair->resolved != pair->window
+      || pair->next_seq == pair->resolved
+      || pair->slots[pair->resolved % pair->capacity].owner != (gint) branch)
+    return FALSE;
+  for (s = pair->resolved + 1; s < pair->next_seq; s++)
+    if (pair->slots[s % pair->capacity].owner == (gint) branch)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+gst_tbq_pair_has_room_for (GstTbqPair * pair, guint branch)
+{
+  gboolean room;
+
+  g_mutex_lock (&pair->lock);
+  room = locked_has_room_for (pair, branch);
+  g_mutex_unlock (&pair->lock);
+  return room;
+}
+
+gboolean
+gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key, guint branch)
+{
+  gboolean room;
+
+  g_mutex_lock (&pair->lock);
+  while (!pair->flushing && key == pair->interrupts
+      && !locked_has_room_for (pair, branch))
+    g_cond_wait (&pair->room, &pair->lock);
+  room = locked_has_room_for (pair, branch) && key == pair->interrupts;
+  g_mutex_unlock (&pair->lock);
+  return room;
+}
+
 gboolean
 gst_tbq_pair_has_room (GstTbqPair * pair)
 {

@@ -148,6 +148,14 @@ gboolean gst_tbq_pair_has_room (GstTbqPair * pair);
  * caller looked, so that an interrupt between the look and the wait is
  * not missed. */
 guint gst_tbq_pair_wait_key (GstTbqPair * pair);
+/* As gst_tbq_pair_has_room() and gst_tbq_pair_wait_room(), for a number
+ * to hand to `branch`: with the window exactly full, the branch that
+ * owns the oldest unresolved number and none after it may take one more
+ * (its marker may come out of its worker only with its next input: a
+ * video encoder holds serialized events until its next frame). */
+gboolean gst_tbq_pair_has_room_for (GstTbqPair * pair, guint branch);
+gboolean gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key,
+    guint branch);
 /* Wait until a number can be handed out, or until the pair flushes or
  * gst_tbq_pair_interrupt() was called since `key` was taken: FALSE then.
  * No lock of the caller's may be held (the join's progress may need

@@ -789,12 +789,12 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
    * nothing (what it took would be lost). */
   if (!gst_pad_is_linked (b->pad))
     return GST_FLOW_NOT_LINKED;
-  if (split->joined && !gst_tbq_pair_has_room (split->pair)) {
+  if (split->joined && !gst_tbq_pair_has_room_for (split->pair, b->index)) {
     guint key = gst_tbq_pair_wait_key (split->pair);
 
-    if (!gst_tbq_pair_has_room (split->pair)) {
+    if (!gst_tbq_pair_has_room_for (split->pair, b->index)) {
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      gst_tbq_pair_wait_room (split->pair, key);
+      gst_tbq_pair_wait_room_for (split->pair, key, b->index);
       GST_TBQUEUE_MUTEX_LOCK (tbq);
     }
     return GST_TBQUEUE_FLOW (tbq);

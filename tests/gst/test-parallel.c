@@ -907,6 +907,44 @@ GST_START_TEST (test_flushing_seek_through_tbqparallel)
 
 GST_END_TEST;
 
+/* Workers that hold serialized events until their next input, as a
+ * video encoder does (GstVideoEncoder sends them with its next frame),
+ * behind a queue, so that the branches are not synchronous and the
+ * split's markers go through the encoders: the stream ends, every frame
+ * as one jpegenc encodes it, in order; and so with a pair inside each
+ * branch. */
+GST_START_TEST (test_workers_that_hold_events_until_their_next_input)
+{
+  guint n = (guint) tbq_scaled (200, 60), i;
+  gchar *src = g_strdup_printf ("videotestsrc num-buffers=%u pattern=ball ! "
+      "video/x-raw,width=64,height=48,framerate=30/1", n);
+  const gchar *workers[] = {
+    "queue ! jpegenc", "jpegenc ! queue",
+    "queue ! tbqparallel workers=2 worker=jpegenc",
+  };
+  gchar *desc = g_strdup_printf ("%s ! jpegenc ! tbqtestsink name=out", src);
+  GArray *ref = decode_digests (desc), *got;
+  guint w;
+
+  g_free (desc);
+  fail_unless_equals_int (ref->len, n);
+  for (w = 0; w < G_N_ELEMENTS (workers); w++) {
+    desc = g_strdup_printf ("%s ! tbqparallel workers=3 worker=\"%s\" ! "
+        "tbqtestsink name=out", src, workers[w]);
+    got = decode_digests (desc);
+    fail_unless_equals_int (got->len, n);
+    for (i = 0; i < n; i++)
+      fail_unless (g_array_index (got, guint64, i)
+          == g_array_index (ref, guint64, i), "%s: frame %u", desc, i);
+    g_array_unref (got);
+    g_free (desc);
+  }
+  g_array_unref (ref);
+  g_free (src);
+}
+
+GST_END_TEST;
+
 /* ---- failures and changes while running ---- */
 
 /* An error in one worker: the pipeline gets it, upstream's push returns
@@ -1495,6 +1533,7 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_eos_once_after_everything);
   tcase_add_test (events, test_sticky_events_before_eos);
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
+  tcase_add_test (events, test_workers_that_hold_events_until_their_next_input);
   tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
