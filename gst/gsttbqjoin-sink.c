@@ -581,37 +581,6 @@ locked_forget_eos (GstTbqJoin * join, GstTbqJoinPad * pad)
 }
 
 /* Stream lock: a serialized event into the pad's writer. */
-/* Stream lock: EOS on `pad` after downstream's flow `ret` (EOS, NOT_LINKED
- * or an error) paused the src task: as queue, the EOS goes downstream
- * from here, once every sink pad has it, so that the pipeline ends (an
- * identity eos-after, a sink that returned EOS); NOT_LINKED and errors
- * are posted then, as upstream, which got the flow, posts nothing for
- * EOS. */
-static void
-sink_eos_after_flow (GstTbqJoin * join, GstTbqJoinPad * pad,
-    GstEvent * event, GstFlowReturn ret)
-{
-  gboolean all = TRUE, send;
-  guint i;
-
-  JOIN_LOCK (join);
-  pad->eos = TRUE;
-  for (i = 0; i < join->pads->len; i++)
-    if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
-      all = FALSE;
-  send = all && !join->eos_sent;
-  if (send)
-    join->eos_sent = TRUE;
-  JOIN_UNLOCK (join);
-  if (!send) {
-    gst_event_unref (event);
-    return;
-  }
-  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
-    GST_ELEMENT_FLOW_ERROR (join, ret);
-  gst_pad_push_event (join->srcpad, event);
-}
-
 static GstFlowReturn
 sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     GstEvent * event)
@@ -625,19 +594,6 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   guint mbranch;
 
   if ((ret = sink_flow (join, pad)) != GST_FLOW_OK) {
-    if (type == GST_EVENT_EOS && ret != GST_FLOW_FLUSHING) {
-      sink_eos_after_flow (join, pad, event, ret);
-      return ret;
-    }
-    if (ret != GST_FLOW_FLUSHING && GST_EVENT_IS_STICKY (event)) {
-      /* As queue: a sticky event is the pad's state still (the data after
-       * it finds its segment), and the flow shows with the data. */
-      sink_note_branch_event (pad, event);
-      if (type == GST_EVENT_SEGMENT)
-        gst_event_copy_segment (event, &pad->segment);
-      gst_event_unref (event);
-      return GST_FLOW_OK;
-    }
     gst_event_unref (event);
     return ret;
   }

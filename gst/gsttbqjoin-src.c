@@ -1100,11 +1100,9 @@ locked_push_failed (GstTbqJoin * join, GstFlowReturn ret)
   JOIN_STORE (join->srcresult, ret);
   JOIN_BROADCAST (join, item_del);
   JOIN_BROADCAST (join, retired);
-  if (join->pair != NULL) {
+  if (join->pair != NULL)
     gst_tbq_pair_resolve_in (join->pair, join->epoch,
         gst_tbq_pair_assigned (join->pair));
-    gst_tbq_pair_set_open (join->pair, TRUE);
-  }
   for (i = 0; i < join->pads->len; i++)
     if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
       all_eos = FALSE;
@@ -1192,8 +1190,6 @@ gst_tbq_join_src_activate_mode (GstPad * pad, GstObject * parent,
     return FALSE;
   JOIN_LOCK (join);
   JOIN_STORE (join->srcresult, active ? GST_FLOW_OK : GST_FLOW_FLUSHING);
-  if (active && join->pair != NULL)
-    gst_tbq_pair_set_open (join->pair, FALSE);
   if (active) {
     gst_tbq_join_locked_start_task (join);
     JOIN_UNLOCK (join);

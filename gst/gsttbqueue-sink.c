@@ -772,14 +772,6 @@ out_flow_error:
   if (type == GST_EVENT_EOS && (flow == GST_FLOW_NOT_LINKED
           || flow < GST_FLOW_EOS))
     GST_ELEMENT_FLOW_ERROR (tbq, flow);
-  if (type == GST_EVENT_EOS && flow == GST_FLOW_EOS) {
-    /* Downstream returned EOS (every branch of a tbqsplit did): the EOS
-     * goes on, as queue's goes on after the data it drops, so that the
-     * pipeline ends (an identity eos-after behind a tbqjoin). */
-    GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "downstream is EOS: EOS goes on");
-    GST_TBQUEUE_GET_CLASS (tbq)->push_downstream (tbq, event);
-    return flow;
-  }
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq,
       "refusing event, we have a downstream flow error: %s",
       gst_flow_get_name (flow));
