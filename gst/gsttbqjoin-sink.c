@@ -536,6 +536,10 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
   atomic_fetch_add_explicit (&join->in_buffers, buffers,
       memory_order_relaxed);
   atomic_fetch_add_explicit (&join->in_bytes, bytes, memory_order_relaxed);
+  /* Logged before the write: once written, the src task may push and free
+   * it. */
+  GST_LOG_OBJECT (pad, "queueing %" GST_PTR_FORMAT " as %" G_GINT64_FORMAT,
+      object, seq == JOIN_NO_SEQ ? (gint64) - 1 : (gint64) seq);
   ret = sink_write (join, pad, type, object, seq, epoch, rt, gen);
   if (ret != GST_FLOW_OK) {
     atomic_fetch_sub_explicit (&join->in_buffers, buffers,
@@ -544,8 +548,6 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     goto refused;
   }
   JOIN_ADD (pad->buffers_in, buffers);
-  GST_LOG_OBJECT (pad, "queued %" GST_PTR_FORMAT " as %" G_GINT64_FORMAT,
-      object, seq == JOIN_NO_SEQ ? (gint64) - 1 : (gint64) seq);
   return GST_FLOW_OK;
 
 refused:

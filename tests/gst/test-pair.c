@@ -474,6 +474,38 @@ split_pushed (guint i, guint64 * of_branch)
   return all;
 }
 
+/* Whether every queue in a branch has pushed the stream's EOS and
+ * stopped its task (lock held).  Before then a new stream's events and
+ * buffers could go into a queue still holding the old EOS: queue takes
+ * them, then pauses at that EOS and refuses everything after, which is
+ * queue's way, not the pair's. */
+static gboolean
+rig_queues_at_eos (void)
+{
+  guint i;
+
+  for (i = 0; i < rig.n; i++) {
+    GstPad *peer = gst_pad_get_peer (rig.gates[i]->sinkpad);
+    GstElement *before = peer ? gst_pad_get_parent_element (peer) : NULL;
+    gboolean done = TRUE;
+
+    if (before != NULL && before != rig.split) {
+      GstPad *src = gst_element_get_static_pad (before, "src");
+
+      done = GST_PAD_IS_EOS (src)
+          && gst_pad_get_task_state (src) == GST_TASK_PAUSED;
+      gst_object_unref (src);
+    }
+    if (before != NULL)
+      gst_object_unref (before);
+    if (peer != NULL)
+      gst_object_unref (peer);
+    if (!done)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* After EOS the split numbers the next stream's items at once; a branch
  * whose worker is slow has not brought the join that stream's
  * STREAM_START yet, its pad still at EOS: the numbers it took are not
@@ -493,6 +525,9 @@ GST_START_TEST (test_a_new_stream_after_eos_loses_nothing)
     rig_push (i);
   fail_unless (gst_pad_push_event (rig.src, gst_event_new_eos ()));
   RIG_WAIT (rig.events->len == 1);
+  /* The join sends EOS once the numbers before it are resolved: branch
+   * 1's queue may still hold it. */
+  RIG_WAIT (rig_queues_at_eos ());
   pthread_mutex_lock (&lock);
   split_pushed (1, &before);
   for (i = 0; i < rig.n; i++) {
