@@ -363,6 +363,8 @@ gst_tbq_join_warn (GstTbqJoin * join, const gchar * text)
 /* qlock: the src task looks again (its sleep on the reader ends, or the
  * next one does not begin): after a change of what it decides on. */
 void gst_tbq_join_locked_kick (GstTbqJoin * join);
+gboolean gst_tbq_join_locked_eos_after_flow (GstTbqJoin * join);
+void gst_tbq_join_send_eos_after_flow (GstTbqJoin * join, GstEvent * event);
 /* qlock: every wait looks again (the branches' at the limits, the
  * serialized queries', the src task's). */
 void gst_tbq_join_locked_wake_all (GstTbqJoin * join);

@@ -582,6 +582,24 @@ locked_forget_eos (GstTbqJoin * join, GstTbqJoinPad * pad)
   join->eos_sent = FALSE;
 }
 
+/* Stream lock: EOS on `pad` after downstream's flow stopped the src task
+ * (it is the pad's state still). */
+static void
+sink_eos_after_flow (GstTbqJoin * join, GstTbqJoinPad * pad,
+    GstEvent * event)
+{
+  gboolean send;
+
+  JOIN_LOCK (join);
+  pad->eos = TRUE;
+  send = gst_tbq_join_locked_eos_after_flow (join);
+  JOIN_UNLOCK (join);
+  if (send)
+    gst_tbq_join_send_eos_after_flow (join, event);
+  else
+    gst_event_unref (event);
+}
+
 /* Stream lock: a serialized event into the pad's writer. */
 static GstFlowReturn
 sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
@@ -596,6 +614,20 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   guint mbranch;
 
   if ((ret = sink_flow (join, pad)) != GST_FLOW_OK) {
+    if (type == GST_EVENT_EOS && ret != GST_FLOW_FLUSHING) {
+      sink_eos_after_flow (join, pad, event);
+      return ret;
+    }
+    if (ret != GST_FLOW_FLUSHING && GST_EVENT_IS_STICKY (event)) {
+      /* As queue: a sticky event is the pad's state still (refused, the
+       * pad would not store it, and the data after it would come before
+       * any segment); the flow shows with the data. */
+      sink_note_branch_event (pad, event);
+      if (type == GST_EVENT_SEGMENT)
+        gst_event_copy_segment (event, &pad->segment);
+      gst_event_unref (event);
+      return GST_FLOW_OK;
+    }
     gst_event_unref (event);
     return ret;
   }
@@ -639,13 +671,19 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     return ret;
   }
   if (type == GST_EVENT_EOS) {
-    /* After the record: the src side sends EOS once it has it. */
+    gboolean send;
+
+    /* After the record: the src side sends EOS once it has it, or, when
+     * downstream's flow stopped it meanwhile, the last pad at EOS. */
     JOIN_LOCK (join);
     pad->eos = TRUE;
     pad->eos_epoch = eos_epoch;
     pad->eos_upto = eos_upto;
     gst_tbq_join_locked_kick (join);
+    send = gst_tbq_join_locked_eos_after_flow (join);
     JOIN_UNLOCK (join);
+    if (send)
+      gst_tbq_join_send_eos_after_flow (join, gst_event_new_eos ());
   }
   return GST_FLOW_OK;
 }

@@ -1082,36 +1082,70 @@ push_out (GstTbqJoin * join, JoinOut * out)
 }
 
 /* qlock: downstream returned `ret` (not OK): it goes upstream to every
- * branch, and the task pauses (queue's way: with every sink pad at EOS,
- * nobody upstream posts a fatal flow, so the join does, and ends the
- * stream).  A branch learns it when it pushes: every number handed out
- * is resolved, so that the split's window has room and a branch that
- * waits for it pushes again (with a full window none would ever push,
- * and the split would wait for ever). */
+ * branch, and the task pauses.  Once every sink pad has EOS (now or
+ * later, gst_tbq_join_locked_eos_after_flow()), the EOS goes on, as
+ * queue's does after the data it drops, after the flow error posted for
+ * NOT_LINKED or an error (nobody upstream posts it once it sent EOS).  A
+ * branch learns the flow when it pushes: every number handed out is
+ * resolved and the pair's window opens, so that a branch that waits for
+ * room pushes again (with a full window none would ever push, and the
+ * split would wait for ever; a worker that queues returns OK for what it
+ * then drops, and those numbers would never be resolved). */
 static void
 locked_push_failed (GstTbqJoin * join, GstFlowReturn ret)
 {
-  gboolean all_eos = TRUE;
-  guint i;
-
   if (JOIN_FLOW (join) != GST_FLOW_OK || join->flushing)
     return;
   GST_DEBUG_OBJECT (join, "downstream returned %s", gst_flow_get_name (ret));
   JOIN_STORE (join->srcresult, ret);
   JOIN_BROADCAST (join, item_del);
   JOIN_BROADCAST (join, retired);
-  if (join->pair != NULL)
+  if (join->pair != NULL) {
     gst_tbq_pair_resolve_in (join->pair, join->epoch,
         gst_tbq_pair_assigned (join->pair));
-  for (i = 0; i < join->pads->len; i++)
-    if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
-      all_eos = FALSE;
-  if (all_eos && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
+    gst_tbq_pair_set_open (join->pair, TRUE);
+  }
+  if (gst_tbq_join_locked_eos_after_flow (join)) {
     JOIN_UNLOCK (join);
-    GST_ELEMENT_FLOW_ERROR (join, ret);
-    gst_pad_push_event (join->srcpad, gst_event_new_eos ());
+    gst_tbq_join_send_eos_after_flow (join, gst_event_new_eos ());
     JOIN_LOCK (join);
   }
+}
+
+/* JOIN_LOCK: whether the EOS goes downstream now, from the thread that
+ * asks (queue's way after downstream's flow stopped its task: it drops
+ * the data, and the EOS still goes on): downstream's EOS, NOT_LINKED or
+ * error stopped the src task, every sink pad has EOS, and none went out
+ * yet (exactly one thread gets TRUE). */
+gboolean
+gst_tbq_join_locked_eos_after_flow (GstTbqJoin * join)
+{
+  GstFlowReturn ret = JOIN_FLOW (join);
+  guint i;
+
+  if (ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING || join->flushing
+      || join->eos_sent)
+    return FALSE;
+  for (i = 0; i < join->pads->len; i++)
+    if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
+      return FALSE;
+  join->eos_sent = TRUE;
+  return TRUE;
+}
+
+/* No lock: send `event` (an EOS) on after downstream's flow stopped the src
+ * task; NOT_LINKED and errors are posted first, as upstream, which got the
+ * flow, posts nothing once it sent EOS. */
+void
+gst_tbq_join_send_eos_after_flow (GstTbqJoin * join, GstEvent * event)
+{
+  GstFlowReturn ret = JOIN_FLOW (join);
+
+  GST_DEBUG_OBJECT (join, "every sink pad is EOS after downstream returned "
+      "%s: EOS goes on", gst_flow_get_name (ret));
+  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
+    GST_ELEMENT_FLOW_ERROR (join, ret);
+  gst_pad_push_event (join->srcpad, event);
 }
 
 static void
@@ -1190,6 +1224,8 @@ gst_tbq_join_src_activate_mode (GstPad * pad, GstObject * parent,
     return FALSE;
   JOIN_LOCK (join);
   JOIN_STORE (join->srcresult, active ? GST_FLOW_OK : GST_FLOW_FLUSHING);
+  if (active && join->pair != NULL)
+    gst_tbq_pair_set_open (join->pair, FALSE);
   if (active) {
     gst_tbq_join_locked_start_task (join);
     JOIN_UNLOCK (join);

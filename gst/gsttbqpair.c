@@ -73,6 +73,9 @@ struct _GstTbqPair
   GMutex lock;
   GCond room;                   /* the window has room, or it flushes */
   guint window;
+  /* The join's downstream ended (EOS, not linked, an error): the window
+   * no longer bounds anything (gst_tbq_pair_set_open()). */
+  gboolean open;
   guint64 epoch;
   guint64 next_seq;             /* the next number to hand out */
   guint64 resolved;             /* every number below is resolved */
@@ -257,7 +260,17 @@ gst_tbq_pair_in_flight (GstTbqPair * pair)
 static gboolean
 locked_has_room (GstTbqPair * pair)
 {
-  return !pair->flushing && pair->next_seq - pair->resolved < pair->window;
+  return !pair->flushing && (pair->open
+      || pair->next_seq - pair->resolved < pair->window);
+}
+
+void
+gst_tbq_pair_set_open (GstTbqPair * pair, gboolean open)
+{
+  g_mutex_lock (&pair->lock);
+  pair->open = open;
+  g_cond_broadcast (&pair->room);
+  g_mutex_unlock (&pair->lock);
 }
 
 /* lock: room for `branch`: in the window, or, with the window exactly
@@ -275,7 +288,7 @@ locked_has_room_for (GstTbqPair * pair, guint branch)
 
   if (pair->flushing)
     return FALSE;
-  if (pair->next_seq - pair->resolved < pair->window)
+  if (pair->open || pair->next_seq - pair->resolved < pair->window)
     return TRUE;
   if (pair->next_seq - pair->resolved != pair->window
       || pair->next_seq == pair->resolved
@@ -458,6 +471,7 @@ gst_tbq_pair_flush_stop (GstTbqPair * pair)
   pair->next_seq = 0;
   pair->resolved = 0;
   pair->flushing = FALSE;
+  pair->open = FALSE;
   g_cond_broadcast (&pair->room);
   g_mutex_unlock (&pair->lock);
 }

@@ -154,6 +154,12 @@ guint gst_tbq_pair_wait_key (GstTbqPair * pair);
  * (its marker may come out of its worker only with its next input: a
  * video encoder holds serialized events until its next frame). */
 gboolean gst_tbq_pair_has_room_for (GstTbqPair * pair, guint branch);
+/* The join's downstream ended (EOS, NOT_LINKED, an error), or it starts
+ * again: while open, the window has room whatever is in flight, so that
+ * every branch pushes until it learns the flow (a worker that queues
+ * returns OK for what it then drops: its numbers are never resolved).
+ * A flush closes it. */
+void gst_tbq_pair_set_open (GstTbqPair * pair, gboolean open);
 gboolean gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key,
     guint branch);
 /* Wait until a number can be handed out, or until the pair flushes or

@@ -90,6 +90,7 @@ typedef struct
   JoinState join;
   gboolean released;            /* release_pad() runs */
   gboolean warned_no_join;
+  gboolean pushed_eos;          /* it pushed the stream's EOS */
   /* Statistics: written by the branch's task, read anywhere (relaxed).
    * A list counts its buffers. */
   _Atomic guint64 buffers;
@@ -280,6 +281,7 @@ locked_branch_resume (GstTbqSplit * split, Branch * b)
     locked_owe_sticky (split, b);
   b->flow = GST_FLOW_OK;
   b->join = JOIN_UNKNOWN;
+  b->pushed_eos = FALSE;
 }
 
 /* ---- pushing ---- */
@@ -312,6 +314,7 @@ locked_push_pending (GstTbqSplit * split, Branch * b)
       return GST_TBQUEUE_FLOW (tbq);
     if (type == GST_EVENT_EOS) {
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u pushed EOS", b->index);
+      b->pushed_eos = TRUE;
       return GST_FLOW_EOS;
     }
   }
@@ -808,7 +811,7 @@ static gboolean
 locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
 {
   GstTbQueue *tbq = &split->queue;
-  gboolean eos = FALSE, flushing = FALSE;
+  gboolean eos = FALSE, flushing = FALSE, pushed_eos = FALSE;
   guint i;
 
   if (ret != GST_FLOW_NOT_LINKED && ret != GST_FLOW_EOS
@@ -827,6 +830,7 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
     flushing |= o->flow == GST_FLOW_FLUSHING;
+    pushed_eos |= o->pushed_eos;
   }
   /* No branch takes work any more: the element's flow says why, as
    * GstFlowCombiner would: FLUSHING first (downstream stops first in a
@@ -834,6 +838,9 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
    * then EOS, then NOT_LINKED. */
   gst_tbqueue_locked_set_flow (tbq, flushing ? GST_FLOW_FLUSHING : eos ?
       GST_FLOW_EOS : GST_FLOW_NOT_LINKED);
+  /* Downstream ended the stream (no branch pushed the EOS itself): the
+   * EOS upstream then sends goes to every branch (sink_enqueue_event). */
+  tbq->downstream_ended = !flushing && eos && !pushed_eos;
   return TRUE;
 }
 

@@ -393,6 +393,10 @@ struct _GstTbQueue
   _Atomic gint srcresult;       /* GstFlowReturn; written under qlock */
   _Atomic gboolean eos;         /* EOS queued: refuse data */
   _Atomic gboolean unexpected;  /* downstream returned EOS */
+  /* qlock: the flow is EOS because downstream returned it for data, not
+   * after an EOS pushed (a tbqsplit whose branches all got EOS): the
+   * next EOS goes on, so that the pipeline ends. */
+  gboolean downstream_ended;
   gboolean waiting_del;         /* the upstream thread waits on item_del */
   gboolean reader_sleeping;     /* a thread is in tbq_reader_sleep() */
 

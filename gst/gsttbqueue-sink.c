@@ -722,7 +722,7 @@ static GstFlowReturn
 sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
 {
   GstEventType type = GST_EVENT_TYPE (event);
-  gboolean after_eos = FALSE;
+  gboolean after_eos = FALSE, forward_eos;
   GstFlowReturn flow;
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
@@ -768,10 +768,23 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   return flow;
 
 out_flow_error:
+  /* Downstream returned EOS for data (every branch of a tbqsplit did,
+   * and none pushed an EOS): the EOS goes on, once, as queue's goes on
+   * after the data it drops, so that the pipeline ends (an identity
+   * eos-after behind a tbqjoin). */
+  forward_eos = type == GST_EVENT_EOS && flow == GST_FLOW_EOS
+      && tbq->downstream_ended;
+  if (forward_eos)
+    tbq->downstream_ended = FALSE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if (type == GST_EVENT_EOS && (flow == GST_FLOW_NOT_LINKED
           || flow < GST_FLOW_EOS))
     GST_ELEMENT_FLOW_ERROR (tbq, flow);
+  if (forward_eos) {
+    GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "downstream is EOS: EOS goes on");
+    GST_TBQUEUE_GET_CLASS (tbq)->push_downstream (tbq, event);
+    return flow;
+  }
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq,
       "refusing event, we have a downstream flow error: %s",
       gst_flow_get_name (flow));

@@ -506,6 +506,37 @@ rig_queues_at_eos (void)
   return TRUE;
 }
 
+/* An EOS after EOS (no new stream between) is refused, as queue refuses
+ * it, and nothing more comes out: the split forwards an EOS only when
+ * downstream ended its branches, not after the EOS it pushed. */
+GST_START_TEST (test_a_second_eos_does_not_come_out)
+{
+  guint i;
+
+  rig_start (3, 0);
+  for (i = 0; i < 6; i++)
+    rig_push (i);
+  fail_unless (gst_pad_push_event (rig.src, gst_event_new_eos ()));
+  RIG_WAIT (rig.events->len == 1);
+  RIG_WAIT (rig_queues_at_eos ());
+  /* Every branch task has stopped after pushing the EOS (the second
+   * EOS meets a split at EOS, not one still pushing the first). */
+  for (i = 0; i < rig.n; i++) {
+    GstPad *peer = gst_pad_get_peer (rig.gates[i]->sinkpad);
+
+    RIG_WAIT (gst_pad_get_task_state (peer) != GST_TASK_STARTED);
+    gst_object_unref (peer);
+  }
+  fail_if (gst_pad_push_event (rig.src, gst_event_new_eos ()));
+  pthread_mutex_lock (&lock);
+  fail_unless_equals_int (rig.events->len, 1);
+  fail_unless_equals_int (rig.offsets->len, 6);
+  pthread_mutex_unlock (&lock);
+  rig_stop ();
+}
+
+GST_END_TEST;
+
 /* After EOS the split numbers the next stream's items at once; a branch
  * whose worker is slow has not brought the join that stream's
  * STREAM_START yet, its pad still at EOS: the numbers it took are not
@@ -616,6 +647,7 @@ tbqparallel_suite (void)
   tcase_add_test (tc, test_leaks_keep_the_order_and_mark_the_next_buffer);
   tcase_add_test (tc, test_a_new_stream_after_eos_comes_out);
   tcase_add_test (tc, test_a_new_stream_after_eos_loses_nothing);
+  tcase_add_test (tc, test_a_second_eos_does_not_come_out);
   return s;
 }
 

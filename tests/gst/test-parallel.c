@@ -945,6 +945,50 @@ GST_START_TEST (test_workers_that_hold_events_until_their_next_input)
 
 GST_END_TEST;
 
+/* Downstream of the join ends the stream (an identity eos-after returns
+ * EOS): as behind a queue, the pipeline ends, with synchronous workers,
+ * with workers that queue (they return OK for what they then drop), and
+ * with a join alone; NOT_LINKED downstream is the pipeline's error. */
+GST_START_TEST (test_downstream_eos_ends_the_pipeline)
+{
+  const gchar *middles[] = {
+    "tbqparallel workers=3 worker=jpegenc",
+    "tbqparallel workers=3 worker=\"queue ! jpegenc\"",
+    "tbqjoin",
+  };
+  GstElement *p;
+  GstBus *bus;
+  GstMessage *m;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (middles); i++) {
+    gchar *desc = g_strdup_printf ("videotestsrc num-buffers=200 ! "
+        "video/x-raw,width=64,height=48 ! %s ! identity eos-after=10 ! "
+        "fakesink", middles[i]);
+
+    run_to_eos (desc);
+    g_free (desc);
+  }
+  p = gst_parse_launch ("videotestsrc num-buffers=200 ! "
+      "video/x-raw,width=64,height=48 ! tbqparallel workers=3 "
+      "worker=\"queue ! identity\" ! tee", NULL);
+  fail_unless (p != NULL);
+  bus = gst_element_get_bus (p);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR,
+      "not linked downstream: no error");
+  gst_message_unref (m);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+}
+
+GST_END_TEST;
+
 /* ---- failures and changes while running ---- */
 
 /* An error in one worker: the pipeline gets it, upstream's push returns
@@ -1534,6 +1578,7 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_sticky_events_before_eos);
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
   tcase_add_test (events, test_workers_that_hold_events_until_their_next_input);
+  tcase_add_test (events, test_downstream_eos_ends_the_pipeline);
   tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);

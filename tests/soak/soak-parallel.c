@@ -435,16 +435,61 @@ soak_parallel_check_drained (void)
         late);
 }
 
+/* The queue of a worker that has one (a bin), or NULL. */
+static GstElement *
+worker_queue (Branch * b)
+{
+  GstElement *found = NULL;
+  GList *l;
+
+  if (!GST_IS_BIN (b->worker))
+    return NULL;
+  GST_OBJECT_LOCK (b->worker);
+  for (l = GST_BIN_CHILDREN (b->worker); l != NULL && found == NULL;
+      l = l->next) {
+    GstElementFactory *f = gst_element_get_factory (l->data);
+
+    if (f != NULL && g_strcmp0 (GST_OBJECT_NAME (f), "queue") == 0)
+      found = gst_object_ref (l->data);
+  }
+  GST_OBJECT_UNLOCK (b->worker);
+  return found;
+}
+
+static void
+wait_task_stops (GstPad * pad, guint32 epoch)
+{
+  while (gst_pad_get_task_state (pad) == GST_TASK_STARTED
+      && atomic_load_explicit (&soak.epoch, memory_order_relaxed) == epoch)
+    g_usleep (1000);
+}
+
+/* Every branch is done with the stream: the split's branch tasks, and
+ * the queue of a worker that has one, stopped after pushing EOS.  A
+ * queue that has sent EOS on but not stopped yet takes a new stream's
+ * items, then stops at that EOS and refuses them (queue's way, as in a
+ * pipeline of queue alone; docs/parallel.md). */
 void
 soak_parallel_wait_eos (guint32 epoch)
 {
   guint i;
 
-  for (i = 0; i < par.n; i++)
-    while (gst_pad_get_task_state (par.branches[i]->split_pad)
-        == GST_TASK_STARTED
-        && atomic_load_explicit (&soak.epoch, memory_order_relaxed) == epoch)
-      g_usleep (1000);
+  for (i = 0; i < par.n; i++) {
+    GstElement *queue = worker_queue (par.branches[i]);
+
+    wait_task_stops (par.branches[i]->split_pad, epoch);
+    if (queue != NULL) {
+      GstPad *sink = gst_element_get_static_pad (queue, "sink");
+      GstPad *src = gst_element_get_static_pad (queue, "src");
+
+      /* (One that got no EOS has none to stop at.) */
+      if (GST_PAD_IS_EOS (sink))
+        wait_task_stops (src, epoch);
+      gst_object_unref (sink);
+      gst_object_unref (src);
+      gst_object_unref (queue);
+    }
+  }
 }
 
 void
