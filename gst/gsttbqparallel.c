@@ -122,6 +122,46 @@ remove_workers (GstTbqParallel * self)
   g_ptr_array_set_size (self->workers, 0);
 }
 
+/* The first pad of an element inside worker `w` that is still unlinked
+ * once its sink and src pads are ghosted (a reference), or NULL.  A
+ * description ghosts the first unlinked pad of each direction: another
+ * source's src pad (`identity fakesrc`) could take the place of the
+ * worker's output, and the input would go nowhere. */
+static GstPad *
+find_extra_pad (GstElement * w)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (w));
+  GValue v = G_VALUE_INIT;
+  GstPad *found = NULL;
+  gboolean done = FALSE;
+
+  while (!done && found == NULL) {
+    switch (gst_iterator_next (it, &v)) {
+      case GST_ITERATOR_OK:{
+        GstElement *e = g_value_get_object (&v);
+        GList *l;
+
+        GST_OBJECT_LOCK (e);
+        for (l = e->pads; l != NULL && found == NULL; l = l->next)
+          if (!gst_pad_is_linked (l->data))
+            found = gst_object_ref (l->data);
+        GST_OBJECT_UNLOCK (e);
+        g_value_reset (&v);
+        break;
+      }
+      case GST_ITERATOR_RESYNC:
+        gst_iterator_resync (it);
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+  }
+  g_value_unset (&v);
+  gst_iterator_free (it);
+  return found;
+}
+
 /* Link a worker between a new branch of the split and a new sink pad of
  * the join. */
 static gboolean
@@ -129,12 +169,19 @@ link_worker (GstTbqParallel * self, GstElement * w, gchar * msg, gsize size)
 {
   GstPad *sink = gst_element_get_static_pad (w, "sink");
   GstPad *src = gst_element_get_static_pad (w, "src");
-  GstPad *up = NULL, *down = NULL;
+  GstPad *up = NULL, *down = NULL, *extra;
   gboolean ok = FALSE;
 
   if (sink == NULL || src == NULL) {
     g_snprintf (msg, size, "the worker must have one unlinked sink pad and "
         "one unlinked src pad");
+    goto out;
+  }
+  if ((extra = find_extra_pad (w)) != NULL) {
+    g_snprintf (msg, size, "the worker must have one unlinked sink pad and "
+        "one unlinked src pad, and %s:%s is unlinked too",
+        GST_DEBUG_PAD_NAME (extra));
+    gst_object_unref (extra);
     goto out;
   }
   up = gst_element_request_pad_simple (self->split, "src_%u");

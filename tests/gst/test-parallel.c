@@ -1517,6 +1517,10 @@ GST_END_TEST;
 GST_START_TEST (test_tbqparallel_worker_without_src_pad)
 {
   check_bad_worker ("fakesink", "one unlinked src pad");
+  /* A pad more than one of each: another source's data would take the
+   * input's place. */
+  check_bad_worker ("identity fakesrc", "is unlinked too");
+  check_bad_worker ("fakesrc identity", "is unlinked too");
 }
 
 GST_END_TEST;
