@@ -600,6 +600,12 @@ gst_tbq_join_close (GstTbqJoin * join)
     JOIN_STORE (pad->written, 0);
     g_ptr_array_set_size (pad->sticky, 0);
     pad->mode = JOIN_PAD_UNDECIDED;
+    /* The stream's EOS ended with it: READY->PAUSED activates the src
+     * pad (its task looks for EOS at once) before the sink pads, whose
+     * activation would forget it too late (the old EOS went out first,
+     * and the new stream behind it). */
+    pad->eos = FALSE;
+    pad->new_stream = FALSE;
   }
   JOIN_STORE (join->in_buffers, 0);
   JOIN_STORE (join->in_bytes, 0);

@@ -1471,6 +1471,86 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
 
 GST_END_TEST;
 
+/* ---- a stream played again ---- */
+
+typedef struct
+{
+  guint buffers;
+  GPtrArray *events;            /* GstEventType as pointers */
+} ReplayCount;
+
+static GstPadProbeReturn
+replay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  ReplayCount *c = data;
+
+  /* The streaming thread only, and the test reads after EOS (the bus). */
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER)
+    c->buffers++;
+  else
+    g_ptr_array_add (c->events, GINT_TO_POINTER (GST_EVENT_TYPE
+            (GST_PAD_PROBE_INFO_EVENT (info))));
+  return GST_PAD_PROBE_OK;
+}
+
+/* Played to EOS, to READY (or NULL), and played again: each run sends
+ * the whole stream, STREAM_START first, one EOS last (the old stream's
+ * EOS is forgotten before the src task starts: READY->PAUSED activates
+ * the src pad before the sink pads).  Alone, and behind a split. */
+GST_START_TEST (test_played_again_after_eos)
+{
+  const gchar *middles[] = { "tbqjoin", "tbqparallel workers=2" };
+  GstState between[] = { GST_STATE_READY, GST_STATE_NULL };
+  guint m, run, n = 20;
+
+  for (m = 0; m < G_N_ELEMENTS (middles); m++) {
+    gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%u ! "
+        "video/x-raw,width=16,height=16 ! %s ! fakesink name=out", n,
+        middles[m]);
+    GstElement *p = gst_parse_launch (desc, NULL);
+    GstElement *out = gst_bin_get_by_name (GST_BIN (p), "out");
+    GstPad *pad = gst_element_get_static_pad (out, "sink");
+    GstBus *bus = gst_element_get_bus (p);
+    ReplayCount c = { 0, g_ptr_array_new () };
+
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER
+        | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, replay_probe, &c, NULL);
+    for (run = 0; run < 16; run++) {
+      GstMessage *msg;
+
+      c.buffers = 0;
+      g_ptr_array_set_size (c.events, 0);
+      fail_if (gst_element_set_state (p, GST_STATE_PLAYING)
+          == GST_STATE_CHANGE_FAILURE);
+      msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+      fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+          "%s, run %u: no EOS", middles[m], run);
+      gst_message_unref (msg);
+      fail_unless_equals_int (c.buffers, n);
+      fail_unless (c.events->len >= 2);
+      fail_unless_equals_int (GPOINTER_TO_INT (g_ptr_array_index (c.events,
+                  0)), GST_EVENT_STREAM_START);
+      fail_unless_equals_int (GPOINTER_TO_INT (g_ptr_array_index (c.events,
+                  c.events->len - 1)), GST_EVENT_EOS);
+      fail_unless (gst_element_set_state (p, between[run % 2])
+          == GST_STATE_CHANGE_SUCCESS);
+      gst_bus_set_flushing (bus, TRUE);
+      gst_bus_set_flushing (bus, FALSE);
+    }
+    fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+        == GST_STATE_CHANGE_SUCCESS);
+    g_ptr_array_unref (c.events);
+    gst_bus_set_flushing (bus, TRUE);
+    gst_object_unref (bus);
+    gst_object_unref (pad);
+    gst_object_unref (out);
+    gst_object_unref (p);
+    g_free (desc);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqjoin_suite (void)
 {
@@ -1512,6 +1592,7 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
+  tcase_add_test (flow, test_played_again_after_eos);
   return s;
 }
 
