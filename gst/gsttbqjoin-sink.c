@@ -664,6 +664,9 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
       eos_upto = G_MAXUINT64;
   }
 
+  GST_LOG_OBJECT (pad, "queueing %s event as %" G_GINT64_FORMAT,
+      GST_EVENT_TYPE_NAME (event),
+      seq == JOIN_NO_SEQ ? (gint64) - 1 : (gint64) seq);
   ret = sink_write (join, pad, JOIN_REC_EVENT, GST_MINI_OBJECT_CAST (event),
       seq, epoch, -1, gen);
   if (ret != GST_FLOW_OK) {

@@ -628,9 +628,14 @@ locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
   }
 
   if (event != NULL) {
-    switch (locked_item_slot (join, item, &m)) {
+    guint64 slot = 0;
+
+    /* (The slot's number replaces the item's only for a copy: a worker's
+     * own event keeps the number of the push it came in.) */
+    switch (locked_item_slot (join, item, &slot)) {
       case SLOT_COPY:
         numbered = TRUE;
+        m = slot;
         if (m >= n)
           break;
         /* The split's copy went out. */

@@ -989,6 +989,104 @@ GST_START_TEST (test_downstream_eos_ends_the_pipeline)
 
 GST_END_TEST;
 
+/* GAP events a worker makes for the inputs it drops (a basetransform
+ * with identity drop-probability sends one per dropped buffer, in the
+ * push of that buffer): each comes out at its input's place, so that the
+ * timeline of buffers and gaps never goes back. */
+typedef struct
+{
+  GMutex lock;
+  GArray *times;                /* GstClockTime: buffers' PTS and gaps' */
+  guint gaps;
+} GapTimeline;
+
+static GstPadProbeReturn
+gap_timeline_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GapTimeline *t = data;
+  GstClockTime ts = GST_CLOCK_TIME_NONE;
+
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_BUFFER) {
+    ts = GST_BUFFER_PTS (GST_PAD_PROBE_INFO_BUFFER (info));
+  } else if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_GAP) {
+    gst_event_parse_gap (GST_PAD_PROBE_INFO_EVENT (info), &ts, NULL);
+    g_mutex_lock (&t->lock);
+    t->gaps++;
+    g_mutex_unlock (&t->lock);
+  }
+  if (GST_CLOCK_TIME_IS_VALID (ts)) {
+    g_mutex_lock (&t->lock);
+    g_array_append_val (t->times, ts);
+    g_mutex_unlock (&t->lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_gaps_from_workers_at_their_place)
+{
+  guint n = tbq_scaled (2000, 400), i;
+  GstElement *p = gst_parse_launch ("tbqparallel name=in workers=3 "
+      "worker=\"identity drop-probability=0.3\" ! fakesink name=out "
+      "sync=false", NULL);
+  GstElement *in = gst_bin_get_by_name (GST_BIN (p), "in");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (p), "out");
+  GstPad *pad = gst_element_get_static_pad (out, "sink");
+  GstPad *sink = gst_element_get_static_pad (in, "sink");
+  GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
+  GstBus *bus = gst_element_get_bus (p);
+  GstCaps *caps = gst_caps_new_empty_simple ("application/x-test");
+  GstSegment seg;
+  GapTimeline t;
+  GstMessage *msg;
+
+  g_mutex_init (&t.lock);
+  t.times = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+  t.gaps = 0;
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER
+      | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, gap_timeline_probe, &t, NULL);
+  fail_unless_equals_int (gst_pad_link (src, sink), GST_PAD_LINK_OK);
+  gst_pad_set_active (src, TRUE);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_pad_push_event (src, gst_event_new_stream_start ("gaps")));
+  fail_unless (gst_pad_push_event (src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (src, gst_event_new_segment (&seg)));
+  for (i = 0; i < n; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, 16, NULL);
+
+    GST_BUFFER_PTS (b) = i * GST_MSECOND;
+    GST_BUFFER_DURATION (b) = GST_MSECOND;
+    fail_unless_equals_int (gst_pad_push (src, b), GST_FLOW_OK);
+  }
+  fail_unless (gst_pad_push_event (src, gst_event_new_eos ()));
+  msg = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_pad_set_active (src, FALSE);
+  /* Every input is a buffer or a gap, once, in the order pushed. */
+  fail_unless_equals_int (t.times->len, n);
+  fail_unless (t.gaps > 0, "no worker dropped anything");
+  for (i = 0; i < t.times->len; i++)
+    fail_unless_equals_uint64 (g_array_index (t.times, GstClockTime, i),
+        i * GST_MSECOND);
+  g_array_unref (t.times);
+  g_mutex_clear (&t.lock);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pad);
+  gst_object_unref (out);
+  gst_object_unref (in);
+  gst_object_unref (p);
+}
+
+GST_END_TEST;
+
 /* ---- failures and changes while running ---- */
 
 /* An error in one worker: the pipeline gets it, upstream's push returns
@@ -1583,6 +1681,7 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
   tcase_add_test (events, test_workers_that_hold_events_until_their_next_input);
   tcase_add_test (events, test_downstream_eos_ends_the_pipeline);
+  tcase_add_test (events, test_gaps_from_workers_at_their_place);
   tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
