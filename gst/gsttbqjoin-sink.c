@@ -141,6 +141,20 @@ sink_bind (GstTbqJoin * join, GstTbqJoinPad * pad, GstTbqPair * pair)
   g_hash_table_remove (join->released, GUINT_TO_POINTER (pad->branch));
 }
 
+/* qlock: bind the join to `pair` (it has none): FALSE when another join
+ * closes that pair's branches. */
+static gboolean
+locked_bind_pair (GstTbqJoin * join, GstTbqPair * pair)
+{
+  if (!gst_tbq_pair_bind (pair, join, gst_tbq_join_done))
+    return FALSE;
+  join->pair = gst_tbq_pair_ref (pair);
+  join->pair_id = gst_tbq_pair_id (join->pair);
+  join->epoch = gst_tbq_pair_epoch (join->pair);
+  join->next = 0;
+  return TRUE;
+}
+
 /* Stream lock: decide, at the pad's first item that is not a sticky event,
  * how its records are ordered (see BINDING). */
 static void
@@ -158,18 +172,11 @@ sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad)
       warning = g_strdup_printf ("%s saw no tbqsplit upstream: what it "
           "receives goes out in arrival order", GST_PAD_NAME (pad));
     join->warned_no_pair = TRUE;
-  } else if (join->pair == NULL
-      && !gst_tbq_pair_bind (pad->cand_pair, join, gst_tbq_join_done)) {
+  } else if (join->pair == NULL && !locked_bind_pair (join, pad->cand_pair)) {
     pad->mode = JOIN_PAD_ARRIVAL;
     warning = g_strdup_printf ("%s: another tbqjoin closes the branches "
         "of its tbqsplit: what it receives goes out in arrival order",
         GST_PAD_NAME (pad));
-  } else if (join->pair == NULL) {
-    join->pair = gst_tbq_pair_ref (pad->cand_pair);
-    join->pair_id = gst_tbq_pair_id (join->pair);
-    join->epoch = gst_tbq_pair_epoch (join->pair);
-    join->next = 0;
-    sink_bind (join, pad, join->pair);
   } else if (pad->cand_pair != join->pair) {
     pad->mode = JOIN_PAD_ARRIVAL;
     warning = g_strdup_printf ("%s comes from another tbqsplit than the "
@@ -252,6 +259,23 @@ sink_bind_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
   GST_OBJECT_UNLOCK (join);
   /* In arrival order nobody would resolve the split's numbers: no. */
   if (!sequence) {
+    gst_tbq_pair_unref (pair);
+    return FALSE;
+  }
+  /* A join resolves the numbers of one split: the first pair asked binds
+   * it (once it is open; a pad decides it otherwise, sink_decide()).  The
+   * branches of another split, or of a pair another join closes, are
+   * told no: that split numbers nothing nobody resolves, and its
+   * branches here go out in arrival order (another split), or take no
+   * work (another join: tbqsplit.c). */
+  JOIN_LOCK (join);
+  res = join->q == NULL || (join->pair == NULL ? locked_bind_pair (join, pair)
+      : join->pair == pair);
+  JOIN_UNLOCK (join);
+  if (!res) {
+    GST_DEBUG_OBJECT (pad, "branch %u of tbqsplit pair %" G_GUINT64_FORMAT
+        ": this join closes another pair, or another join that one",
+        branch, gst_tbq_pair_id (pair));
     gst_tbq_pair_unref (pair);
     return FALSE;
   }

@@ -91,6 +91,11 @@ typedef struct
   gboolean released;            /* release_pad() runs */
   gboolean warned_no_join;
   gboolean pushed_eos;          /* it pushed the stream's EOS */
+  /* It pushed a SEGMENT and no data since: a branch that takes no work
+   * (it leads to no join where the others do) then gets a GAP, so that a
+   * sink there prerolls. */
+  gboolean owes_gap;
+  GstClockTime gap_at;
   /* Statistics: written by the branch's task, read anywhere (relaxed).
    * A list counts its buffers. */
   _Atomic guint64 buffers;
@@ -305,6 +310,13 @@ locked_push_pending (GstTbqSplit * split, Branch * b)
   while ((event = g_queue_pop_head (&b->pending)) != NULL) {
     GstEventType type = GST_EVENT_TYPE (event);
 
+    if (type == GST_EVENT_SEGMENT) {
+      const GstSegment *seg;
+
+      gst_event_parse_segment (event, &seg);
+      b->owes_gap = seg->format == GST_FORMAT_TIME;
+      b->gap_at = seg->rate >= 0 ? seg->start : seg->stop;
+    }
     b->busy++;
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
     gst_pad_push_event (b->pad, event);
@@ -398,6 +410,7 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
     p.seq = gst_tbq_pair_assign (split->pair, b->index, NULL);
   }
   b->busy++;
+  b->owes_gap = FALSE;
   ret = gst_tbqueue_locked_push_data_on (tbq, b->pad, data, branch_push, &p);
   locked_branch_idle (split, b);
   return ret;
@@ -739,6 +752,43 @@ locked_take_and_dispatch (GstTbqSplit * split, Branch * b)
   }
 }
 
+/* qlock: a round of a branch that leads to no join where the others lead
+ * to one (a third branch to a plain sink, a branch to a second join): it
+ * takes no work (the join waits for the numbers of what a branch takes),
+ * but it gets the stream's events, EOS too, and a GAP after each SEGMENT,
+ * so that a sink there prerolls and the pipeline ends. */
+static GstFlowReturn
+locked_off_join_step (GstTbqSplit * split, Branch * b)
+{
+  GstTbQueue *tbq = &split->queue;
+  GstEvent *gap;
+
+  if (!b->warned_no_join) {
+    b->warned_no_join = TRUE;
+    GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    GST_ELEMENT_WARNING (tbq, STREAM, FAILED,
+        ("Branch %u does not lead to the tbqjoin the other branches lead "
+            "to: it gets no data, only the stream's events", b->index),
+        (NULL));
+    GST_TBQUEUE_MUTEX_LOCK (tbq);
+    return GST_TBQUEUE_FLOW (tbq);
+  }
+  if (b->owes_gap && GST_CLOCK_TIME_IS_VALID (b->gap_at)) {
+    b->owes_gap = FALSE;
+    gap = gst_event_new_gap (b->gap_at, GST_CLOCK_TIME_NONE);
+    b->busy++;
+    GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    gst_pad_push_event (b->pad, gap);
+    GST_TBQUEUE_MUTEX_LOCK (tbq);
+    locked_branch_idle (split, b);
+    return GST_TBQUEUE_FLOW (tbq);
+  }
+  /* Until it owes events (locked_queue_to_branches wakes it), the flow
+   * changes, or it is linked elsewhere (a RECONFIGURE asks again). */
+  pthread_cond_wait (&split->branch_idle, &tbq->qlock);
+  return GST_TBQUEUE_FLOW (tbq);
+}
+
 /* qlock: one round of branch `b`'s task (see the top of the file). */
 static GstFlowReturn
 locked_branch_step (GstTbqSplit * split, Branch * b)
@@ -764,6 +814,8 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
     pthread_cond_wait (&split->branch_idle, &tbq->qlock);
     return GST_TBQUEUE_FLOW (tbq);
   }
+  if (split->joined && b->join == JOIN_NONE)
+    return locked_off_join_step (split, b);
   if (!locked_wait_for_data (split, b))
     return GST_TBQUEUE_FLOW (tbq);
   /* The wait released qlock: another branch may have begun gathering a
@@ -779,15 +831,8 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
     pthread_cond_wait (&split->branch_idle, &tbq->qlock);
     return GST_TBQUEUE_FLOW (tbq);
   }
-  if (split->joined && b->join != JOIN_FOUND) {
-    if (!b->warned_no_join) {
-      b->warned_no_join = TRUE;
-      GST_ELEMENT_WARNING (tbq, STREAM, FAILED,
-          ("Branch %u does not lead to the tbqjoin the other branches lead "
-              "to: it gets no data", b->index), (NULL));
-    }
-    return GST_FLOW_NOT_LINKED;
-  }
+  if (split->joined && b->join != JOIN_FOUND)
+    return GST_FLOW_OK;         /* (found none meanwhile: the next step) */
   /* Looked at again after the waits: a branch unlinked meanwhile takes
    * nothing (what it took would be lost). */
   if (!gst_pad_is_linked (b->pad))
@@ -826,7 +871,10 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
 
     if (o->released)
       continue;
-    if (o->flow == GST_FLOW_OK)
+    /* (A branch off the join takes no work, locked_off_join_step(): it
+     * goes on only to push the events it owes, EOS among them.) */
+    if (o->flow == GST_FLOW_OK && (!(split->joined && o->join == JOIN_NONE)
+            || !g_queue_is_empty (&o->pending) || o->busy))
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
     flushing |= o->flow == GST_FLOW_FLUSHING;
@@ -1043,8 +1091,11 @@ branch_event (GstPad * pad, GstObject * parent, GstEvent * event)
     /* Linked again, maybe through other elements: look for the join
      * again, and take work again. */
     GST_TBQUEUE_MUTEX_LOCK (tbq);
-    if (b->join == JOIN_NONE)
+    if (b->join == JOIN_NONE) {
       b->join = JOIN_UNKNOWN;
+      /* One off the join waits for events: it asks again. */
+      pthread_cond_broadcast (&split->branch_idle);
+    }
     if (b->flow == GST_FLOW_NOT_LINKED && !b->released) {
       locked_branch_resume (split, b);
       if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_NOT_LINKED)

@@ -1087,6 +1087,135 @@ GST_START_TEST (test_gaps_from_workers_at_their_place)
 
 GST_END_TEST;
 
+/* ---- topologies: branches elsewhere, two splits ---- */
+
+static GstPadProbeReturn
+offsets_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  guint64 off = GST_BUFFER_OFFSET (GST_PAD_PROBE_INFO_BUFFER (info));
+
+  /* One streaming thread per sink; read after EOS (the bus). */
+  g_array_append_val ((GArray *) data, off);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Play `desc` to EOS (it must end): what sinks "a" and "b" received (their
+ * buffers' offsets). */
+static void
+play_to_eos_collect (const gchar * desc, GArray * a, GArray * b)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GArray *arrays[2] = { a, b };
+  const gchar *names[2] = { "a", "b" };
+  GstBus *bus;
+  GstMessage *m;
+  guint i;
+
+  fail_unless (p != NULL, "%s", desc);
+  for (i = 0; i < 2; i++) {
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (p), names[i]);
+    GstPad *pad;
+
+    if (sink == NULL)
+      continue;
+    pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, offsets_probe,
+        arrays[i], NULL);
+    gst_object_unref (pad);
+    gst_object_unref (sink);
+  }
+  bus = gst_element_get_bus (p);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE);
+  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+      "%s did not end", desc);
+  gst_message_unref (m);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (p);
+}
+
+static void
+check_offsets_in_order (GArray * a)
+{
+  guint i;
+
+  for (i = 0; i < a->len; i++)
+    fail_unless_equals_uint64 (g_array_index (a, guint64, i), i);
+}
+
+/* A branch of a split whose other branches lead to a join, but that
+ * leads to a plain sink, or to a second join: it takes no work (the
+ * first join would wait for what it took), gets the stream's events, a
+ * GAP so that its sink prerolls, and EOS: the pipeline ends, everything
+ * through the join, in order. */
+GST_START_TEST (test_a_branch_that_leads_elsewhere)
+{
+  const gchar *v = "videotestsrc num-buffers=60 ! "
+      "video/x-raw,width=16,height=16";
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (guint64));
+  GArray *b = g_array_new (FALSE, FALSE, sizeof (guint64));
+  gchar *desc;
+
+  desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j s. ! "
+      "identity ! j. s. ! identity ! j. s. ! fakesink name=b j. ! "
+      "fakesink name=a", v);
+  play_to_eos_collect (desc, a, b);
+  g_free (desc);
+  fail_unless_equals_int (a->len, 60);
+  check_offsets_in_order (a);
+  fail_unless_equals_int (b->len, 0);
+  /* Two joins: the first asked closes the split's branches; the other
+   * one's branch takes no work. */
+  g_array_set_size (a, 0);
+  g_array_set_size (b, 0);
+  desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j1 "
+      "tbqjoin name=j2 s. ! identity ! j1. s. ! identity ! j1. s. ! "
+      "identity ! j2. j1. ! fakesink name=a j2. ! fakesink name=b", v);
+  play_to_eos_collect (desc, a, b);
+  g_free (desc);
+  fail_unless_equals_int (a->len + b->len, 60);
+  fail_unless (a->len == 0 || b->len == 0, "both joins got data");
+  check_offsets_in_order (a->len > 0 ? a : b);
+  g_array_unref (a);
+  g_array_unref (b);
+}
+
+GST_END_TEST;
+
+/* Two splits into one join: the join puts back in order the branches of
+ * the first split it is asked about; the other split's branches are told
+ * no (that split numbers nothing) and go out in arrival order, each in
+ * its own order: nothing waits, the pipeline ends with everything. */
+GST_START_TEST (test_two_splits_into_one_join)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (guint64));
+  const gchar *desc = "videotestsrc num-buffers=60 ! "
+      "video/x-raw,width=16,height=16 ! tbqsplit name=s1 "
+      "videotestsrc num-buffers=60 ! video/x-raw,width=16,height=16 ! "
+      "tbqsplit name=s2 tbqjoin name=j ! fakesink name=a "
+      "s1. ! identity ! j. s1. ! identity ! j. "
+      "s2. ! identity ! j. s2. ! identity ! j.";
+  guint i, seen[60] = { 0 };
+
+  play_to_eos_collect (desc, a, NULL);
+  fail_unless_equals_int (a->len, 120);
+  for (i = 0; i < a->len; i++) {
+    guint64 off = g_array_index (a, guint64, i);
+
+    fail_unless (off < 60);
+    seen[off]++;
+  }
+  for (i = 0; i < 60; i++)
+    fail_unless_equals_int (seen[i], 2);
+  g_array_unref (a);
+}
+
+GST_END_TEST;
+
 /* ---- failures and changes while running ---- */
 
 /* An error in one worker: the pipeline gets it, upstream's push returns
@@ -1682,6 +1811,8 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_workers_that_hold_events_until_their_next_input);
   tcase_add_test (events, test_downstream_eos_ends_the_pipeline);
   tcase_add_test (events, test_gaps_from_workers_at_their_place);
+  tcase_add_test (flow, test_a_branch_that_leads_elsewhere);
+  tcase_add_test (flow, test_two_splits_into_one_join);
   tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
