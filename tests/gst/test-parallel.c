@@ -1356,10 +1356,14 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
   tbq_worker_unstall (r->branches[2].w);
   wait_property_at_least (r->split, "current-in-flight", window);
   wait_property_at_least (r->split, "current-level-buffers", limit);
-  /* Full, and no further: nothing more is taken while it stalls. */
-  fail_unless_equals_int (tbq_get_uint (r->split, "current-in-flight"),
-      window);
-  fail_unless (tbq_get_uint (r->join, "current-level-buffers") <= window);
+  /* Full, and no further: nothing more is taken while it stalls.  (The
+   * branch that owns the oldest number in flight and none after it may
+   * take one more with the window exactly full, docs/parallel.md: while
+   * branch 0 or 2 waits for its oldest number's done mark, there may be
+   * one more in flight for a moment.) */
+  fail_unless (tbq_get_uint (r->split, "current-in-flight") <= window + 1);
+  fail_unless (tbq_get_uint (r->join, "current-level-buffers")
+      <= window + 1);
   fail_unless (tbq_get_uint (r->split, "current-level-buffers") <= limit);
   TBQ_LOCK (r->branches[1].w);
   fail_unless (r->branches[1].w->stalled);
