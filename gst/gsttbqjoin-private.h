@@ -210,6 +210,8 @@ struct _GstTbqJoinPad
                                  * place, gsttbqpair.h); all when
                                  * eos_upto is G_MAXUINT64 */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
+  gboolean warn_no_pair;        /* in arrival order for want of a split:
+                                 * warned at its first data */
   gboolean released;            /* released: its writer is closed */
   guint64 query_target;         /* a serialized query waits until `retired`
                                  * reaches it (0: none waits) */

@@ -155,10 +155,31 @@ locked_bind_pair (GstTbqJoin * join, GstTbqPair * pair)
   return TRUE;
 }
 
-/* Stream lock: decide, at the pad's first item that is not a sticky event,
- * how its records are ordered (see BINDING). */
+/* Stream lock: the warning that a pad in sequence order saw no split, at
+ * its first data (a pad that only ever passes events, a branch released
+ * before it asked for its join, has nothing to order). */
 static void
-sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad)
+sink_warn_no_pair (GstTbqJoin * join, GstTbqJoinPad * pad)
+{
+  gchar *warning = NULL;
+
+  JOIN_LOCK (join);
+  pad->warn_no_pair = FALSE;
+  if (!join->warned_no_pair)
+    warning = g_strdup_printf ("%s saw no tbqsplit upstream: what it "
+        "receives goes out in arrival order", GST_PAD_NAME (pad));
+  join->warned_no_pair = TRUE;
+  JOIN_UNLOCK (join);
+  if (warning != NULL) {
+    gst_tbq_join_warn (join, warning);
+    g_free (warning);
+  }
+}
+
+/* Stream lock: decide, at the pad's first item that is not a sticky event
+ * (`on_data`: data), how its records are ordered (see BINDING). */
+static void
+sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean on_data)
 {
   gchar *warning = NULL;
   GstTbqJoinPad *other;
@@ -168,10 +189,7 @@ sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad)
     pad->mode = JOIN_PAD_ARRIVAL;
   } else if (pad->cand_pair == NULL) {
     pad->mode = JOIN_PAD_ARRIVAL;
-    if (!join->warned_no_pair)
-      warning = g_strdup_printf ("%s saw no tbqsplit upstream: what it "
-          "receives goes out in arrival order", GST_PAD_NAME (pad));
-    join->warned_no_pair = TRUE;
+    pad->warn_no_pair = TRUE;
   } else if (join->pair == NULL && !locked_bind_pair (join, pad->cand_pair)) {
     pad->mode = JOIN_PAD_ARRIVAL;
     warning = g_strdup_printf ("%s: another tbqjoin closes the branches "
@@ -200,6 +218,8 @@ sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad)
     gst_tbq_join_warn (join, warning);
     g_free (warning);
   }
+  if (on_data && pad->warn_no_pair)
+    sink_warn_no_pair (join, pad);
 }
 
 /* Stream lock: a pair's branch event came: the deepest so far is the
@@ -548,7 +568,9 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
   if ((ret = sink_flow (join, pad)) != GST_FLOW_OK)
     goto refused;
   if (pad->mode == JOIN_PAD_UNDECIDED)
-    sink_decide (join, pad);
+    sink_decide (join, pad, TRUE);
+  else if (G_UNLIKELY (pad->warn_no_pair))
+    sink_warn_no_pair (join, pad);
   if (pad->mode == JOIN_PAD_SEQUENCE)
     sink_number (join, pad, object, &seq, &epoch);
   else if ((ret = sink_wait_room (join, pad)) != GST_FLOW_OK)
@@ -660,7 +682,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     gst_event_copy_segment (event, &pad->segment);
   if (pad->mode == JOIN_PAD_UNDECIDED && (!GST_EVENT_IS_STICKY (event)
           || type == GST_EVENT_EOS))
-    sink_decide (join, pad);
+    sink_decide (join, pad, FALSE);
   if (type == GST_EVENT_STREAM_START) {
     JOIN_LOCK (join);
     locked_forget_eos (join, pad);
@@ -892,7 +914,7 @@ sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
   if (pad->mode == JOIN_PAD_UNDECIDED && pad->cand_pair != NULL
       && gst_tbq_pair_get_place (pad->cand_pair, GST_MINI_OBJECT_CAST (query),
           &pair_id, epoch, seq))
-    sink_decide (join, pad);
+    sink_decide (join, pad, FALSE);
   JOIN_LOCK (join);
   placed = gst_tbq_pair_get_place (join->pair, GST_MINI_OBJECT_CAST (query),
       &pair_id, epoch, seq) && join->pair_id == pair_id;
@@ -997,6 +1019,7 @@ gst_tbq_join_sink_activate_mode (GstPad * pad, GstObject * parent,
         && g_ptr_array_index (join->by_branch, jpad->branch) == jpad)
       g_ptr_array_index (join->by_branch, jpad->branch) = NULL;
     jpad->mode = JOIN_PAD_UNDECIDED;
+    jpad->warn_no_pair = FALSE;
     jpad->eos = FALSE;
     jpad->flush_started = FALSE;
     if (join->q != NULL && jpad->writer == NULL)

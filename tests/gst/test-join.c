@@ -1471,6 +1471,54 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
 
 GST_END_TEST;
 
+/* A sink pad with no split upstream in sequence order warns once, at its
+ * first data: one that only passes events (a branch released before it
+ * asked for its join) has nothing to order, and says nothing. */
+GST_START_TEST (test_no_split_warned_at_the_first_data)
+{
+  GstElement *p = gst_parse_launch ("tbqjoin name=j ! fakesink", NULL);
+  GstElement *j = gst_bin_get_by_name (GST_BIN (p), "j");
+  GstPad *sink = gst_element_request_pad_simple (j, "sink_%u");
+  GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
+  GstBus *bus = gst_element_get_bus (p);
+  GstCaps *caps = gst_caps_new_empty_simple ("application/x-test");
+  GstMessage *m;
+  GstSegment seg;
+
+  fail_unless_equals_int (gst_pad_link (src, sink), GST_PAD_LINK_OK);
+  gst_pad_set_active (src, TRUE);
+  fail_if (gst_element_set_state (p, GST_STATE_PLAYING)
+      == GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_pad_push_event (src, gst_event_new_stream_start ("w")));
+  fail_unless (gst_pad_push_event (src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (src, gst_event_new_segment (&seg)));
+  fail_unless (gst_pad_push_event (src,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("only-events"))));
+  /* (The event was handled on this thread: a warning would be posted.) */
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (m == NULL, "warned with no data");
+  fail_unless_equals_int (gst_pad_push (src, gst_buffer_new ()),
+      GST_FLOW_OK);
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (m != NULL, "no warning at the first data");
+  gst_message_unref (m);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_pad_set_active (src, FALSE);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_element_release_request_pad (j, sink);
+  gst_object_unref (sink);
+  gst_object_unref (src);
+  gst_object_unref (j);
+  gst_object_unref (p);
+}
+
+GST_END_TEST;
+
 /* ---- a stream played again ---- */
 
 typedef struct
@@ -1593,6 +1641,7 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
   tcase_add_test (flow, test_played_again_after_eos);
+  tcase_add_test (flow, test_no_split_warned_at_the_first_data);
   return s;
 }
 
