@@ -313,12 +313,19 @@ locked_reset_rates (GstTbQueueBuffering * b)
 
 /* Post the percentage if it is not the last one posted.  No lock held.
  * A post that fails (no bus yet: an element not in a bin) is tried again
- * at the next change or state change. */
+ * at the next change or state change.
+ *
+ * The poster holding `post_lock` posts until the last one posted is the
+ * percentage now: another thread that changed it meanwhile and saw
+ * nothing due (the post under way not yet counted as posted) leaves it
+ * to this one.  (Without the loop the level could go back to what was
+ * last posted before that post counted, and the newer percentage was
+ * never posted: the next change to the stale one posted nothing.) */
 static void
 post (GstTbQueue * tbq)
 {
   GstTbQueueBuffering *b = &tbq->buffering;
-  GstMessage *msg = NULL;
+  GstMessage *msg;
   gint percent;
   gboolean due;
 
@@ -328,15 +335,19 @@ post (GstTbQueue * tbq)
   if (!due)
     return;
   g_rec_mutex_lock (&b->post_lock);
-  g_mutex_lock (&b->lock);
-  percent = b->percent;
-  if (percent >= 0 && percent != b->posted) {
-    msg = gst_message_new_buffering (GST_OBJECT_CAST (tbq), percent);
-    gst_message_set_buffering_stats (msg, b->mode, b->avg_in, b->avg_out,
-        b->left);
-  }
-  g_mutex_unlock (&b->lock);
-  if (msg != NULL && gst_element_post_message (GST_ELEMENT_CAST (tbq), msg)) {
+  for (;;) {
+    msg = NULL;
+    g_mutex_lock (&b->lock);
+    percent = b->percent;
+    if (percent >= 0 && percent != b->posted) {
+      msg = gst_message_new_buffering (GST_OBJECT_CAST (tbq), percent);
+      gst_message_set_buffering_stats (msg, b->mode, b->avg_in, b->avg_out,
+          b->left);
+    }
+    g_mutex_unlock (&b->lock);
+    if (msg == NULL || !gst_element_post_message (GST_ELEMENT_CAST (tbq),
+            msg))
+      break;
     g_mutex_lock (&b->lock);
     b->posted = percent;
     g_mutex_unlock (&b->lock);

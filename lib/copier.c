@@ -439,7 +439,7 @@ copier_own_pass (TbqCopier * c, bool *moved)
   if (!copier_interrupted (c)) {
     st = copier_pass (c, moved, false);
     if (st == TBQ_OK && !*moved)
-      tbq_pool_trim (c->sink);
+      tbq_pool_trim (c->sink, c->sink_cur != NULL ? 1 : 0);
     if (tbq_extents_trim_due (c->extents))
       tbq_extents_trim (c->extents);
   }

@@ -439,7 +439,7 @@ pool_cut (TbqPool * pool, uint64_t keep)
 }
 
 size_t
-tbq_pool_trim (TbqPool * pool)
+tbq_pool_trim (TbqPool * pool, uint64_t owner_holds)
 {
   uint64_t idle = atomic_load_explicit (&pool->idle, memory_order_relaxed);
   uint64_t total = atomic_load_explicit (&pool->total, memory_order_relaxed);
@@ -447,9 +447,16 @@ tbq_pool_trim (TbqPool * pool)
   TbqBlock *cut;
   size_t released = 0;
 
-  /* Idle: growth may be tried again when work comes. */
-  atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
-      memory_order_relaxed);
+  /* Idle: growth may be tried again when work comes.  After a failed
+   * allocation (pool_alloc_failed() held the pool where it was), only
+   * once every block is idle, a lull: while some are still in use the
+   * pool works with what it has (a retry at each pass that found nothing
+   * to move would fail one allocation after another, and say so each
+   * time).  `owner_holds`: the blocks the popper keeps (the copier's
+   * current one), idle for this purpose. */
+  if (idle + owner_holds >= total)
+    atomic_store_explicit (&pool->limit, pool->cfg.max_blocks,
+        memory_order_relaxed);
   tbq_pool_budget_lift (pool);
   if (idle <= pool->cfg.max_idle_blocks || total <= pool->cfg.min_blocks)
     return 0;

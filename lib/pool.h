@@ -129,9 +129,10 @@ void tbq_pool_put (TbqPool * pool, TbqBlock * b);
  * keeps enough idle blocks (caller must be allowed to free). */
 void tbq_pool_put_or_release (TbqPool * pool, TbqBlock * b);
 /* Popper only, while idle: release idle blocks above max_idle_blocks
- * (keeping min_blocks allocated) and lift a lowered limit.  Returns how
- * many blocks were released. */
-size_t tbq_pool_trim (TbqPool * pool);
+ * (keeping min_blocks allocated), and lift a limit a failed allocation
+ * lowered once every block is idle but the `owner_holds` the popper
+ * keeps.  Returns how many blocks were released. */
+size_t tbq_pool_trim (TbqPool * pool, uint64_t owner_holds);
 
 /* Anyone: whether tbq_pool_trim() would release something now. */
 static inline bool
