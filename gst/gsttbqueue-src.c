@@ -423,9 +423,21 @@ void
 gst_tbqueue_locked_wait_for_records (GstTbQueue * tbq, guint32 key)
 {
   STATUS (tbq, tbq->sinkpad, "wait for the copy task");
-  if (G_LIKELY (!tbq->batching)
-      || tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK) {
+  if (G_LIKELY (!tbq->batching)) {
     gst_tbqueue_locked_wait_sink (tbq, key);
+    return;
+  }
+  if (tbq_writer_wait_copied (tbq->writer, 0) != TBQ_OK) {
+    /* The copy task is moving what was published.  It makes records
+     * readable before it counts them moved: this task may have taken
+     * them already, and a sleep on the sink would then see no further
+     * move, while what the writer holds back waits for this task to
+     * collect it (the upstream thread waiting for it downstream).  So
+     * wait for the count (the copy task rings the writer's event right
+     * after it), bounded, and look again. */
+    GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+    tbq_writer_wait_copied (tbq->writer, 10 * GST_MSECOND);
+    GST_TBQUEUE_MUTEX_LOCK (tbq);
     return;
   }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
