@@ -248,8 +248,23 @@ branch_listens (Branch * b)
   return !b->released && (b->flow == GST_FLOW_OK || b->flow == GST_FLOW_EOS);
 }
 
+/* qlock: whether `b` owes the stream's EOS (queued to it, not pushed). */
+static gboolean
+owes_eos (Branch * b)
+{
+  GList *l;
+
+  for (l = b->pending.head; l != NULL; l = l->next)
+    if (GST_EVENT_TYPE (l->data) == GST_EVENT_EOS)
+      return TRUE;
+  return FALSE;
+}
+
 /* qlock: `event` (a reference taken) goes to every branch that listens,
- * pushed before its next item. */
+ * pushed before its next item.  A branch whose downstream ended it with
+ * EOS while the others go on (its task stopped) gets the stream's EOS
+ * still, as a tee's pad does: its task runs again to push what it owes,
+ * so that a sink there, or the join's pad, ends. */
 static void
 locked_queue_to_branches (GstTbqSplit * split, GstEvent * event)
 {
@@ -258,8 +273,13 @@ locked_queue_to_branches (GstTbqSplit * split, GstEvent * event)
   for (i = 0; i < split->branches->len; i++) {
     Branch *b = g_ptr_array_index (split->branches, i);
 
-    if (branch_listens (b))
-      g_queue_push_tail (&b->pending, gst_event_ref (event));
+    if (!branch_listens (b))
+      continue;
+    g_queue_push_tail (&b->pending, gst_event_ref (event));
+    if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && b->flow == GST_FLOW_EOS
+        && !b->pushed_eos && gst_pad_is_active (b->pad))
+      gst_pad_start_task (b->pad, (GstTaskFunction) split_loop, b->pad,
+          NULL);
   }
   locked_wake_branches (split);
 }
@@ -875,6 +895,10 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
      * goes on only to push the events it owes, EOS among them.) */
     if (o->flow == GST_FLOW_OK && (!(split->joined && o->join == JOIN_NONE)
             || !g_queue_is_empty (&o->pending) || o->busy))
+      return TRUE;
+    /* (One that downstream ended pushes the stream's EOS still,
+     * locked_queue_to_branches(): it ends after that.) */
+    if (o->flow == GST_FLOW_EOS && !o->pushed_eos && owes_eos (o))
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
     flushing |= o->flow == GST_FLOW_FLUSHING;

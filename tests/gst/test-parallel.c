@@ -1186,6 +1186,25 @@ GST_START_TEST (test_a_branch_that_leads_elsewhere)
 
 GST_END_TEST;
 
+/* One branch's downstream ends it with EOS (an identity eos-after) while
+ * the others go on: that branch takes no more work, and still gets the
+ * stream's EOS at the end, as a tee's pad does, so that its sink, or the
+ * join's pad, ends and the pipeline with it. */
+GST_START_TEST (test_a_branch_ended_by_downstream_gets_eos)
+{
+  run_to_eos ("videotestsrc num-buffers=20 ! video/x-raw,width=16,height=16 "
+      "! tbqsplit name=s s. ! identity ! fakesink sync=false "
+      "s. ! identity eos-after=3 ! fakesink sync=false");
+  run_to_eos ("videotestsrc num-buffers=20 ! video/x-raw,width=16,height=16 "
+      "! tbqsplit name=s s. ! identity ! tbqjoin name=j ! fakesink "
+      "sync=false s. ! identity eos-after=3 ! j.");
+  run_to_eos ("videotestsrc num-buffers=8 ! video/x-raw,width=16,height=16 "
+      "! tbqparallel workers=3 worker=\"identity eos-after=4\" ! fakesink "
+      "sync=false");
+}
+
+GST_END_TEST;
+
 /* Two splits into one join: the join puts back in order the branches of
  * the first split it is asked about; the other split's branches are told
  * no (that split numbers nothing) and go out in arrival order, each in
@@ -1817,6 +1836,7 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_gaps_from_workers_at_their_place);
   tcase_add_test (flow, test_a_branch_that_leads_elsewhere);
   tcase_add_test (flow, test_two_splits_into_one_join);
+  tcase_add_test (flow, test_a_branch_ended_by_downstream_gets_eos);
   tcase_add_test (events, test_flushing_seek_through_tbqparallel);
   tcase_add_test (flow, test_error_in_one_worker);
   tcase_add_test (flow, test_branches_not_linked);
