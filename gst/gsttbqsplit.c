@@ -934,7 +934,10 @@ split_loop (GstPad * pad)
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     goto out_flushing;
   if (locked_branch_ended (split, b, ret)) {
-    gst_pad_pause_task (pad);
+    /* Ended by downstream while the stream's EOS was queued to it (it
+     * came during the push): the task pushes that EOS first. */
+    if (!(b->flow == GST_FLOW_EOS && !b->pushed_eos && owes_eos (b)))
+      gst_pad_pause_task (pad);
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
     return;
   }

@@ -125,7 +125,10 @@ member_event (TbqQueue * q, TbqGroupEvent ev, void *data)
        * what it has, and the group passes it over until it can take
        * again.  Whoever waits for the copier looks at it again. */
       gst_tbqueue_post_no_memory (tbq, FALSE);
-      tbq_reader_wake (tbq->reader);
+      /* Outside qlock, as the element may be closing: NULL then (the
+       * reader itself lives until the member has left the group, which
+       * waits for this round); a relaxed atomic load, as its stores. */
+      tbq_reader_wake (__atomic_load_n (&tbq->reader, __ATOMIC_RELAXED));
       break;
   }
   (void) q;

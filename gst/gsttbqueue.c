@@ -603,7 +603,9 @@ gst_tbqueue_open (GstTbQueue * tbq)
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->q = q;
   tbq->writer = writer;
-  tbq->reader = reader;
+  /* Atomic (relaxed; qlock orders it for everyone else): the copy
+   * group's thread reads it outside qlock (gsttbqueue-group.c). */
+  __atomic_store_n (&tbq->reader, reader, __ATOMIC_RELAXED);
   tbq->limits.max_inline = tbq_queue_max_inline_size (q);
   tbq->limits.max_small = gst_tbq_record_max_small (tbq->limits.max_inline);
   tbq->limits.max_record = MAX (tbq_queue_max_extent_size (q),
@@ -651,7 +653,7 @@ gst_tbqueue_close (GstTbQueue * tbq)
   group = tbq->group;
   tbq->q = NULL;
   tbq->writer = NULL;
-  tbq->reader = NULL;
+  __atomic_store_n (&tbq->reader, NULL, __ATOMIC_RELAXED);
   if (tbq->partial != NULL)
     gst_buffer_list_unref (tbq->partial);
   tbq->partial = NULL;
