@@ -729,15 +729,13 @@ GST_END_TEST;
 #define JPEG_FRAMES 40
 #define JPEG_FPS 30
 
+/* Play pipeline `p` (made of `desc`) to EOS (it must end), then free it. */
 static void
-run_to_eos (const gchar * desc)
+play_to_eos (GstElement * p, const gchar * desc)
 {
-  GstElement *p = gst_parse_launch (desc, NULL);
-  GstBus *bus;
+  GstBus *bus = gst_element_get_bus (p);
   GstMessage *m;
 
-  fail_unless (p != NULL, "%s", desc);
-  bus = gst_element_get_bus (p);
   fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
       != GST_STATE_CHANGE_FAILURE);
   m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
@@ -749,6 +747,15 @@ run_to_eos (const gchar * desc)
   gst_bus_set_flushing (bus, TRUE);
   gst_object_unref (bus);
   gst_object_unref (p);
+}
+
+static void
+run_to_eos (const gchar * desc)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+
+  fail_unless (p != NULL, "%s", desc);
+  play_to_eos (p, desc);
 }
 
 /* The sink's record of `desc` played to EOS in digest mode. */
@@ -1107,8 +1114,6 @@ play_to_eos_collect (const gchar * desc, GArray * a, GArray * b)
   GstElement *p = gst_parse_launch (desc, NULL);
   GArray *arrays[2] = { a, b };
   const gchar *names[2] = { "a", "b" };
-  GstBus *bus;
-  GstMessage *m;
   guint i;
 
   fail_unless (p != NULL, "%s", desc);
@@ -1124,18 +1129,7 @@ play_to_eos_collect (const gchar * desc, GArray * a, GArray * b)
     gst_object_unref (pad);
     gst_object_unref (sink);
   }
-  bus = gst_element_get_bus (p);
-  fail_if (gst_element_set_state (p, GST_STATE_PLAYING)
-      == GST_STATE_CHANGE_FAILURE);
-  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
-      "%s did not end", desc);
-  gst_message_unref (m);
-  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
-      == GST_STATE_CHANGE_SUCCESS);
-  gst_bus_set_flushing (bus, TRUE);
-  gst_object_unref (bus);
-  gst_object_unref (p);
+  play_to_eos (p, desc);
 }
 
 static void
