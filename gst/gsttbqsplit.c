@@ -345,6 +345,15 @@ locked_push_pending (GstTbqSplit * split, Branch * b)
     if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
       return GST_TBQUEUE_FLOW (tbq);
     if (type == GST_EVENT_EOS) {
+      /* A new stream came in while the EOS was on its way (its STREAM_START
+       * restarted the branches then, locked_branch_resume()): the branch
+       * goes on with it, as if it had stopped and been started again. */
+      if (!g_queue_is_empty (&b->pending)
+          || gst_tbqueue_locked_stream_after_eos (tbq)) {
+        GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u pushed EOS, a new "
+            "stream follows", b->index);
+        continue;
+      }
       GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u pushed EOS", b->index);
       b->pushed_eos = TRUE;
       return GST_FLOW_EOS;

@@ -722,14 +722,18 @@ static GstFlowReturn
 sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
 {
   GstEventType type = GST_EVENT_TYPE (event);
-  gboolean after_eos = FALSE, forward_eos;
+  gboolean after_eos = FALSE, restart = FALSE, forward_eos;
   GstFlowReturn flow;
 
   GST_TBQUEUE_MUTEX_LOCK (tbq);
-  /* STREAM_START and SEGMENT reset the EOS status of a pad. */
+  /* STREAM_START and SEGMENT reset the EOS status of a pad, and start
+   * the src side again: it stopped at the EOS it pushed, or at the EOS
+   * downstream returned (every branch of a tbqsplit). */
   if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_EOS
-      && (type == GST_EVENT_STREAM_START || type == GST_EVENT_SEGMENT))
+      && (type == GST_EVENT_STREAM_START || type == GST_EVENT_SEGMENT)) {
     gst_tbqueue_locked_set_flow (tbq, GST_FLOW_OK);
+    restart = TRUE;
+  }
   flow = GST_TBQUEUE_FLOW (tbq);
   /* Sticky events but EOS are still queued: errors show with the data. */
   if (flow != GST_FLOW_OK && (!GST_EVENT_IS_STICKY (event)
@@ -738,11 +742,13 @@ sink_enqueue_event (GstTbQueue * tbq, GstEvent * event)
   if (TBQ_LOAD (tbq->eos)) {
     if (type != GST_EVENT_STREAM_START && type != GST_EVENT_SEGMENT)
       goto out_eos;
+    restart = after_eos = TRUE;
+  }
+  if (restart) {
     if (GST_TBQUEUE_GET_CLASS (tbq)->src_active (tbq))
       gst_tbqueue_locked_start_streaming (tbq);
     else
       gst_tbqueue_locked_forget_eos (tbq);
-    after_eos = TRUE;
   }
   if (!locked_queue_event (tbq, event)) {
     flow = GST_TBQUEUE_FLOW (tbq);

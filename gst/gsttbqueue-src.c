@@ -29,6 +29,12 @@ gst_tbqueue_locked_forget_eos (GstTbQueue * tbq)
   TBQ_STORE (tbq->unexpected, FALSE);
 }
 
+gboolean
+gst_tbqueue_locked_stream_after_eos (GstTbQueue * tbq)
+{
+  return TBQ_LOAD (tbq->in_items) != TBQ_LOAD (tbq->out_items);
+}
+
 /* qlock: EOS forgotten and the flow OK, which starts the copy task; and the
  * src task started when the src pad is active.  FALSE if it cannot start. */
 gboolean
@@ -311,6 +317,14 @@ locked_push_event (GstTbQueue * tbq, GstEvent * event)
   if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
     return GST_TBQUEUE_FLOW (tbq);
   if (type == GST_EVENT_EOS) {
+    /* A new stream came in while the EOS was on its way (its STREAM_START
+     * restarted the streaming then): it is pushed in turn, as if the task
+     * had stopped at the EOS and been started again. */
+    if (gst_tbqueue_locked_stream_after_eos (tbq)) {
+      GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "pushed EOS event %p, a new stream "
+          "follows", event);
+      return GST_FLOW_OK;
+    }
     GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "pushed EOS event %p, return EOS",
         event);
     return GST_FLOW_EOS;

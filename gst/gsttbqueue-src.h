@@ -14,6 +14,10 @@ G_BEGIN_DECLS
 gboolean gst_tbqueue_start_streaming (GstTbQueue * tbq);
 gboolean gst_tbqueue_locked_start_streaming (GstTbQueue * tbq);
 void gst_tbqueue_locked_forget_eos (GstTbQueue * tbq);
+/* qlock: after an EOS was taken out and pushed, whether a new stream was
+ * queued behind it (only STREAM_START or SEGMENT may follow an EOS in,
+ * and they restart the streaming): the task then goes on. */
+gboolean gst_tbqueue_locked_stream_after_eos (GstTbQueue * tbq);
 void gst_tbqueue_stop_streaming (GstTbQueue * tbq);
 
 void gst_tbqueue_src_set_functions (GstPad * pad);

@@ -767,6 +767,91 @@ GST_START_TEST (test_a_flush_reaches_every_branch_and_the_stream_goes_on)
 
 GST_END_TEST;
 
+/* Streams one after another with no flush between them, into an element
+ * whose sink refuses data after an EOS (as a basesink does): whatever the
+ * moment each new STREAM_START comes (while the EOS before it is still
+ * queued, pushed, or refused), every push returns, as through queue, and
+ * the element takes a stream whole after a flush. */
+static GstPadProbeReturn
+count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  g_atomic_int_inc ((gint *) user_data);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+push_stream (GstPad * src, guint s, guint buffers)
+{
+  gchar *id = g_strdup_printf ("s%u", s);
+  GstCaps *caps;
+  GstSegment seg;
+  guint i;
+
+  fail_unless (gst_pad_push_event (src, gst_event_new_stream_start (id)));
+  g_free (id);
+  caps = gst_caps_new_empty_simple ("application/x-test");
+  gst_pad_push_event (src, gst_event_new_caps (caps));
+  gst_caps_unref (caps);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  gst_pad_push_event (src, gst_event_new_segment (&seg));
+  for (i = 0; i < buffers; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, 8, NULL);
+
+    GST_BUFFER_PTS (buf) = i * GST_MSECOND;
+    /* Any flow (the sink is EOS for the streams after the first): only
+     * that it returns. */
+    gst_pad_push (src, buf);
+  }
+  gst_pad_push_event (src, gst_event_new_eos ());
+}
+
+GST_START_TEST (test_streams_one_after_another_never_stop_the_push)
+{
+  static const gchar *const elements[] = { "tbqsplit", "tbqueue" };
+  guint e, round, s, rounds = tbq_scaled (30, 4);
+
+  for (e = 0; e < G_N_ELEMENTS (elements); e++) {
+    for (round = 0; round < rounds; round++) {
+      gchar *desc = g_strdup_printf ("%s name=first ! fakesink name=sink "
+          "sync=false async=false", elements[e]);
+      GstElement *pipe = gst_parse_launch (desc, NULL);
+      GstElement *first = gst_bin_get_by_name (GST_BIN (pipe), "first");
+      GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+      GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
+      GstPad *sinkpad = gst_element_get_static_pad (sink, "sink");
+      GstPad *firstpad = gst_element_get_static_pad (first, "sink");
+      gint n = 0;
+
+      g_free (desc);
+      gst_pad_set_active (src, TRUE);
+      fail_unless_equals_int (gst_pad_link (src, firstpad), GST_PAD_LINK_OK);
+      gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, count_buffer,
+          &n, NULL);
+      fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING)
+          != GST_STATE_CHANGE_FAILURE);
+      for (s = 0; s < 10; s++)
+        push_stream (src, s, 30);
+      /* After a flush the sink is no longer EOS: the next stream whole. */
+      fail_unless (gst_pad_push_event (src, gst_event_new_flush_start ()));
+      fail_unless (gst_pad_push_event (src, gst_event_new_flush_stop (TRUE)));
+      g_atomic_int_set (&n, 0);
+      push_stream (src, 10, 30);
+      while (g_atomic_int_get (&n) < 30)
+        g_usleep (1000);
+      fail_unless_equals_int (g_atomic_int_get (&n), 30);
+      gst_element_set_state (pipe, GST_STATE_NULL);
+      gst_object_unref (firstpad);
+      gst_object_unref (sinkpad);
+      gst_object_unref (src);
+      gst_object_unref (sink);
+      gst_object_unref (first);
+      gst_object_unref (pipe);
+    }
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 tbqsplit_suite (void)
 {
@@ -793,6 +878,7 @@ tbqsplit_suite (void)
   tcase_add_test (tc, test_a_branch_released_while_playing_loses_nothing);
   tcase_add_test (tc,
       test_a_flush_reaches_every_branch_and_the_stream_goes_on);
+  tcase_add_test (tc, test_streams_one_after_another_never_stop_the_push);
   return s;
 }
 
