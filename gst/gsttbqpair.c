@@ -312,14 +312,19 @@ gst_tbq_pair_has_room_for (GstTbqPair * pair, guint branch)
 }
 
 gboolean
-gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key, guint branch)
+gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key, guint branch,
+    gint64 end_time)
 {
   gboolean room;
 
   g_mutex_lock (&pair->lock);
   while (!pair->flushing && key == pair->interrupts
-      && !locked_has_room_for (pair, branch))
-    g_cond_wait (&pair->room, &pair->lock);
+      && !locked_has_room_for (pair, branch)) {
+    if (end_time < 0)
+      g_cond_wait (&pair->room, &pair->lock);
+    else if (!g_cond_wait_until (&pair->room, &pair->lock, end_time))
+      break;
+  }
   room = locked_has_room_for (pair, branch) && key == pair->interrupts;
   g_mutex_unlock (&pair->lock);
   return room;
@@ -537,8 +542,14 @@ gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
 GstEvent *
 gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch, guint64 seq)
 {
-  guint64 epoch = gst_tbq_pair_epoch (pair);
+  return gst_tbq_pair_marker_new_in (pair, gst_tbq_pair_epoch (pair), branch,
+      seq);
+}
 
+GstEvent *
+gst_tbq_pair_marker_new_in (GstTbqPair * pair, guint64 epoch, guint branch,
+    guint64 seq)
+{
   return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
       gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
           "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,

@@ -160,8 +160,10 @@ gboolean gst_tbq_pair_has_room_for (GstTbqPair * pair, guint branch);
  * returns OK for what it then drops: its numbers are never resolved).
  * A flush closes it. */
 void gst_tbq_pair_set_open (GstTbqPair * pair, gboolean open);
+/* Waits until monotonic time `end_time` at most (-1: no end): FALSE then,
+ * as on an interrupt or a flush. */
 gboolean gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key,
-    guint branch);
+    guint branch, gint64 end_time);
 /* Wait until a number can be handed out, or until the pair flushes or
  * gst_tbq_pair_interrupt() was called since `key` was taken: FALSE then.
  * No lock of the caller's may be held (the join's progress may need
@@ -229,6 +231,10 @@ GstEvent *gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch);
  * `seq` on `branch`, it says that the worker is done with `seq`. */
 GstEvent *gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch,
     guint64 seq);
+/* The same, of `epoch` (the epoch `seq` was handed out in): a marker sent
+ * again later is dropped by the join if a flush came meanwhile. */
+GstEvent *gst_tbq_pair_marker_new_in (GstTbqPair * pair, guint64 epoch,
+    guint branch, guint64 seq);
 /* Stamp `buffer` (made writable if it must be: it may change) with the
  * pair's id, the epoch and `seq`. */
 void gst_tbq_pair_stamp_buffer (GstTbqPair * pair, GstBuffer ** buffer,

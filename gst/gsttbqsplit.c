@@ -78,6 +78,10 @@ typedef enum
   JOIN_NONE,                    /* nobody did */
 } JoinState;
 
+/* How often a branch waiting for room sends its last marker again
+ * (locked_may_probe()). */
+#define PROBE_INTERVAL (100 * G_TIME_SPAN_MILLISECOND)
+
 /* One branch: its src pad and what it owes (qlock, but `pad`, `index`). */
 typedef struct
 {
@@ -96,6 +100,11 @@ typedef struct
    * sink there prerolls. */
   gboolean owes_gap;
   GstClockTime gap_at;
+  /* The last number whose push returned OK, and its epoch: the branch's
+   * task alone reads and writes them (a probe, locked_probe()). */
+  gboolean pushed_numbered;
+  guint64 pushed_seq;
+  guint64 pushed_epoch;
   /* Statistics: written by the branch's task, read anywhere (relaxed).
    * A list counts its buffers. */
   _Atomic guint64 buffers;
@@ -410,6 +419,11 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   /* The join hears that the branch is done with it: from the done hook,
    * or from the marker that follows it through the worker.  Exactly one
    * of them (the finding may change meanwhile). */
+  if (ret == GST_FLOW_OK) {
+    p->b->pushed_numbered = TRUE;
+    p->b->pushed_seq = p->seq;
+    p->b->pushed_epoch = gst_tbq_pair_current ()->epoch;
+  }
   if (!gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved)
       && ret == GST_FLOW_OK)
     gst_pad_push_event (pad, gst_tbq_pair_marker_new (pair, p->b->index,
@@ -818,6 +832,46 @@ locked_off_join_step (GstTbqSplit * split, Branch * b)
   return GST_TBQUEUE_FLOW (tbq);
 }
 
+/* qlock: whether branch `b`, waiting for room in the window, sends its
+ * marker again: it is not synchronous with the join (which then hears of
+ * its numbers from markers), and the last number it pushed is not
+ * resolved.  A worker that dropped the marker (a valve dropping every
+ * event that is not sticky) would else hold the window full for good,
+ * even once it passes events again. */
+static gboolean
+locked_may_probe (GstTbqSplit * split, Branch * b)
+{
+  GstTbqPair *pair = split->pair;
+
+  return b->pushed_numbered && g_queue_is_empty (&b->pending)
+      && GST_TBQUEUE_FLOW (&split->queue) == GST_FLOW_OK
+      && !gst_tbq_pair_branch_is_sync (pair, b->index)
+      && b->pushed_epoch == gst_tbq_pair_epoch (pair)
+      && b->pushed_seq >= gst_tbq_pair_resolved (pair);
+}
+
+/* qlock: the marker of the last number `b` pushed, again (a marker sent
+ * twice is a done mark the join drops the second time; one of a flushed
+ * epoch is dropped too). */
+static void
+locked_probe (GstTbqSplit * split, Branch * b)
+{
+  GstTbQueue *tbq = &split->queue;
+  GstEvent *marker;
+
+  if (!locked_may_probe (split, b))
+    return;
+  marker = gst_tbq_pair_marker_new_in (split->pair, b->pushed_epoch,
+      b->index, b->pushed_seq);
+  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u: marker of %" G_GUINT64_FORMAT
+      " again", b->index, b->pushed_seq);
+  b->busy++;
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  gst_pad_push_event (b->pad, marker);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  locked_branch_idle (split, b);
+}
+
 /* qlock: one round of branch `b`'s task (see the top of the file). */
 static GstFlowReturn
 locked_branch_step (GstTbqSplit * split, Branch * b)
@@ -870,9 +924,19 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
     guint key = gst_tbq_pair_wait_key (split->pair);
 
     if (!gst_tbq_pair_has_room_for (split->pair, b->index)) {
+      /* A branch that may have to send its marker again wakes now and
+       * then to do so (a liveness probe, not a decision: nothing is
+       * taken for lost after any time). */
+      gboolean probe = locked_may_probe (split, b);
+      gboolean room;
+
       GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-      gst_tbq_pair_wait_room_for (split->pair, key, b->index);
+      room = gst_tbq_pair_wait_room_for (split->pair, key, b->index,
+          probe ? g_get_monotonic_time () + PROBE_INTERVAL : -1);
       GST_TBQUEUE_MUTEX_LOCK (tbq);
+      if (!room && probe && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK
+          && !gst_tbq_pair_has_room_for (split->pair, b->index))
+        locked_probe (split, b);
     }
     return GST_TBQUEUE_FLOW (tbq);
   }

@@ -1391,6 +1391,64 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
 
 GST_END_TEST;
 
+static GstPadProbeReturn
+count_buffers_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+  return GST_PAD_PROBE_OK;
+}
+
+/* A worker that drops every event that is not sticky for a while (a
+ * valve with drop=true), the split's markers among them, then passes
+ * them again: the stream goes on once it does (a branch waiting for room
+ * sends its last marker again), in order, what it dropped counted as
+ * gaps. */
+GST_START_TEST (test_a_worker_that_drops_markers_for_a_while)
+{
+  Rig *r = rig_launch ("tbqsplit name=in max-in-flight=2 ! valve name=v "
+      "drop=true drop-mode=forward-sticky-events ! tbqjoin name=join ! "
+      "tbqtestsink name=out");
+  GstElement *valve = gst_bin_get_by_name (GST_BIN (r->pipeline), "v");
+  GstElement *join = gst_bin_get_by_name (GST_BIN (r->pipeline), "join");
+  GstPad *vpad = gst_element_get_static_pad (valve, "sink");
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  guint64 n = 40, i, out;
+  gint seen = 0;
+
+  gst_pad_add_probe (vpad, GST_PAD_PROBE_TYPE_BUFFER, count_buffers_probe,
+      &seen, NULL);
+  rig_play (r);
+  rig_push (r, 0, n);
+  /* The window is full of inputs the valve dropped. */
+  while (g_atomic_int_get (&seen) < 2) {
+    fail_unless (g_get_monotonic_time () < end, "the valve saw %d inputs",
+        g_atomic_int_get (&seen));
+    g_usleep (1000);
+  }
+  g_object_set (valve, "drop", FALSE, NULL);
+  rig_eos (r);
+  TBQ_LOCK (r->sink);
+  out = r->sink->indices->len;
+  fail_unless (out >= n - 3 && out < n, "%" G_GUINT64_FORMAT " out", out);
+  for (i = 0; i < out; i++) {
+    guint64 idx = g_array_index (r->sink->indices, guint64, i);
+
+    fail_unless (idx >= n - out && idx < n);
+    if (i > 0)
+      fail_unless (idx > g_array_index (r->sink->indices, guint64, i - 1));
+  }
+  fail_unless_equals_uint64 (g_array_index (r->sink->indices, guint64,
+          out - 1), n - 1);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_uint64 (tbq_join_stat (join, "gaps"), n - out);
+  gst_object_unref (vpad);
+  gst_object_unref (join);
+  gst_object_unref (valve);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* A flush from upstream mid-stream, workers with a queue inside (not
  * synchronous: their numbers are resolved by the split's markers), then
  * a new stream: what came before the flush is in order from the start,
@@ -1836,6 +1894,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_branches_not_linked);
   tcase_add_test (flow, test_branch_added_and_released_while_playing);
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
+  tcase_add_test (flow, test_a_worker_that_drops_markers_for_a_while);
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (flow, test_stop_while_every_branch_pushes);
