@@ -42,6 +42,8 @@ gst_tbqueue_locked_start_streaming (GstTbQueue * tbq)
 {
   gst_tbqueue_locked_forget_eos (tbq);
   gst_tbqueue_locked_set_flow (tbq, GST_FLOW_OK);
+  /* (A new stream: what downstream ended was the old one's.) */
+  tbq->downstream_ended = FALSE;
   return GST_TBQUEUE_GET_CLASS (tbq)->locked_start_src (tbq);
 }
 
