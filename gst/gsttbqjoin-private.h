@@ -209,6 +209,8 @@ struct _GstTbqJoinPad
                                  * eos_epoch below eos_upto (its split's
                                  * place, gsttbqpair.h); all when
                                  * eos_upto is G_MAXUINT64 */
+  guint eos_count;              /* the join's eos_count when its EOS
+                                 * was written */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
   gboolean warn_no_pair;        /* in arrival order for want of a split:
                                  * warned at its first data */
@@ -303,6 +305,8 @@ struct _GstTbqJoin
   guint64 next;                 /* the next number to send */
   gboolean next_had_output;     /* `next` got an output already */
   gboolean eos_sent;
+  guint eos_count;              /* EOS sent downstream so far (item_del
+                                 * is broadcast with each) */
   GstTbqJoinPad *last_out;      /* the pad whose item went out last (a
                                  * reference, or NULL): its sticky state
                                  * goes out before EOS */

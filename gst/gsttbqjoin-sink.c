@@ -628,6 +628,34 @@ locked_forget_eos (GstTbqJoin * join, GstTbqJoinPad * pad)
   join->eos_sent = FALSE;
 }
 
+/* qlock: whether a new stream (STREAM_START) on `pad` waits for the
+ * join's EOS first.  A split's branch goes on with the next stream right
+ * after its EOS, and the src side may not have taken that EOS yet: the
+ * pad's EOS, forgotten now, would never end the stream, and the next
+ * stream's items would come behind an EOS that never goes out.  So it
+ * waits while the EOS its pad's EOS counts for is not sent, where that
+ * EOS will go out: the pad's EOS is its split's (it has a place), and
+ * every other pad is at EOS or is a branch of the same split (which
+ * queued the EOS to each of them).  A flush, a stop or downstream's flow
+ * ends the wait. */
+static gboolean
+locked_new_stream_waits (GstTbqJoin * join, GstTbqJoinPad * pad)
+{
+  guint i;
+
+  if (pad->mode != JOIN_PAD_SEQUENCE || !pad->eos
+      || pad->eos_upto == G_MAXUINT64 || join->eos_count != pad->eos_count)
+    return FALSE;
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *o = g_ptr_array_index (join->pads, i);
+
+    if (o != pad && !o->released && !o->eos
+        && o->mode != JOIN_PAD_SEQUENCE)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* Stream lock: EOS on `pad` after downstream's flow stopped the src task
  * (it is the pad's state still). */
 static void
@@ -685,6 +713,16 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     sink_decide (join, pad, FALSE);
   if (type == GST_EVENT_STREAM_START) {
     JOIN_LOCK (join);
+    while (locked_new_stream_waits (join, pad)
+        && (ret = sink_flow (join, pad)) == GST_FLOW_OK) {
+      GST_LOG_OBJECT (pad, "a new stream: waiting for the join's EOS");
+      JOIN_WAIT (join, item_del);
+    }
+    if (ret != GST_FLOW_OK) {
+      JOIN_UNLOCK (join);
+      gst_event_unref (event);
+      return ret;
+    }
     locked_forget_eos (join, pad);
     JOIN_UNLOCK (join);
   }
@@ -728,6 +766,7 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     pad->eos = TRUE;
     pad->eos_epoch = eos_epoch;
     pad->eos_upto = eos_upto;
+    pad->eos_count = join->eos_count;
     gst_tbq_join_locked_kick (join);
     send = gst_tbq_join_locked_eos_after_flow (join);
     JOIN_UNLOCK (join);

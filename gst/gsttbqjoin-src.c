@@ -985,6 +985,9 @@ locked_send_eos (GstTbqJoin * join, JoinOut * out)
   if (eos == NULL)
     eos = gst_event_new_eos ();
   join->eos_sent = TRUE;
+  join->eos_count++;
+  /* A new stream waiting behind a pad's EOS goes on (sink side). */
+  JOIN_BROADCAST (join, item_del);
   for (i = 0; i < join->pads->len; i++)
     ((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->new_stream = FALSE;
   JOIN_ADD (join->events_out, 1);
@@ -1135,6 +1138,8 @@ gst_tbq_join_locked_eos_after_flow (GstTbqJoin * join)
     if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
       return FALSE;
   join->eos_sent = TRUE;
+  join->eos_count++;
+  JOIN_BROADCAST (join, item_del);
   return TRUE;
 }
 

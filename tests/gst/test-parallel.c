@@ -697,6 +697,71 @@ GST_START_TEST (test_eos_once_after_everything)
 
 GST_END_TEST;
 
+/* A new stream pushed right behind the last one's EOS, with synchronous
+ * workers: each branch goes on with the new stream at once, before the
+ * join's src side has taken its EOS.  Both streams come out whole, in
+ * order, each ended by its EOS once, the second after its STREAM_START. */
+static void
+run_back_to_back_streams (guint branches)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (200, 40);
+  guint round, rounds = tbq_scaled (5, 2);
+
+  for (round = 0; round < rounds; round++) {
+    Rig *r = rig_new (branches, &cfg, TRUE, NULL);
+    GstSegment segment;
+    guint i, eos = 0, starts = 0;
+
+    rig_play (r);
+    rig_push (r, 0, n);
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_eos ()));
+    fail_unless (gst_pad_push_event (r->src,
+            gst_event_new_stream_start ("second")));
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (r->src,
+            gst_event_new_segment (&segment)));
+    rig_push (r, n, n);
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_eos ()));
+    TBQ_TEST_SINK_WAIT (r->sink, tbq_test_sink_locked_count (r->sink,
+            GST_EVENT_EOS) == 2, "the second EOS");
+    tbq_test_sink_check_in_order (r->sink, 0, 2 * n, 1, NULL);
+    TBQ_LOCK (r->sink);
+    for (i = 0; i < r->sink->events->len; i++) {
+      GstEvent *e = g_ptr_array_index (r->sink->events, i);
+      guint at = g_array_index (r->sink->event_at, guint, i);
+
+      if (GST_EVENT_TYPE (e) == GST_EVENT_EOS) {
+        fail_unless_equals_int (at, (eos + 1) * n);
+        eos++;
+      } else if (GST_EVENT_TYPE (e) == GST_EVENT_STREAM_START) {
+        fail_unless_equals_int (at, starts * n);
+        fail_unless_equals_int (eos, starts);
+        starts++;
+      }
+    }
+    fail_unless_equals_int (eos, 2);
+    fail_unless_equals_int (starts, 2);
+    TBQ_UNLOCK (r->sink);
+    fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 0);
+    rig_free (r);
+  }
+}
+
+GST_START_TEST (test_a_new_stream_right_behind_eos_one_branch)
+{
+  run_back_to_back_streams (1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_new_stream_right_behind_eos_three_branches)
+{
+  run_back_to_back_streams (3);
+}
+
+GST_END_TEST;
+
 /* Sticky events after the last buffer (tags, as a demuxer sends the
  * tags it finds at the end of a file, and a custom sticky event): out
  * once each, before EOS, as every element passes them on. */
@@ -1881,6 +1946,8 @@ tbqparallel_suite (void)
   tcase_add_test (events, test_caps_and_segment_change);
   tcase_add_test (events, test_custom_event_at_its_place);
   tcase_add_test (events, test_eos_once_after_everything);
+  tcase_add_test (events, test_a_new_stream_right_behind_eos_one_branch);
+  tcase_add_test (events, test_a_new_stream_right_behind_eos_three_branches);
   tcase_add_test (events, test_sticky_events_before_eos);
   tcase_add_test (events, test_flushing_seek_through_jpegdec);
   tcase_add_test (events, test_workers_that_hold_events_until_their_next_input);
