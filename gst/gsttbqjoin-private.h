@@ -215,6 +215,13 @@ struct _GstTbqJoinPad
   gboolean warn_no_pair;        /* in arrival order for want of a split:
                                  * warned at its first data */
   gboolean released;            /* released: its writer is closed */
+  /* The split's marker query (gst_tbq_pair_marker_query_new_in): the
+   * branch is done with every number up to probe_seq of probe_epoch,
+   * once the src side read the pad's first probe_target records (those
+   * written before it) in generation probe_gen. */
+  gboolean probe_set;
+  guint64 probe_target, probe_epoch, probe_seq;
+  guint probe_gen;
   guint64 query_target;         /* a serialized query waits until `retired`
                                  * reaches it (0: none waits) */
 

@@ -995,6 +995,47 @@ sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
   return ok;
 }
 
+/* The split's marker query on `pad` (its streaming thread): answered at
+ * once, never waiting for the order (which waits for it); the src side
+ * resolves the numbers once it read what the pad wrote before it.  FALSE
+ * when it is not this pad's pair's (another pair's, nested: it goes on as
+ * any serialized query). */
+static gboolean
+sink_marker_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
+{
+  guint64 pair_id, epoch, seq;
+  guint branch, gen = pad_gen (pad);
+  gboolean mine;
+
+  if (!gst_tbq_pair_parse_marker_query (query, &pair_id, &epoch, &branch,
+          &seq))
+    return FALSE;
+  /* Nothing of its branch came yet (its worker dropped it all): the
+   * split's query binds, as its first item would. */
+  if (pad->mode == JOIN_PAD_UNDECIDED && pad->cand_pair != NULL
+      && pair_id == gst_tbq_pair_id (pad->cand_pair))
+    sink_decide (join, pad, FALSE);
+  JOIN_LOCK (join);
+  mine = pad->mode == JOIN_PAD_SEQUENCE && pad->pair != NULL
+      && pair_id == gst_tbq_pair_id (pad->pair);
+  if (mine && branch == pad->branch && !pad_flushing (pad)) {
+    if (!pad->probe_set || pad->probe_gen != gen || pad->probe_epoch != epoch
+        || seq > pad->probe_seq)
+      pad->probe_seq = seq;
+    pad->probe_set = TRUE;
+    pad->probe_gen = gen;
+    pad->probe_epoch = epoch;
+    pad->probe_target = JOIN_LOAD (pad->written);
+    gst_tbq_join_locked_kick (join);
+  }
+  JOIN_UNLOCK (join);
+  if (mine) {
+    GST_LOG_OBJECT (pad, "marker query: done up to %" G_GUINT64_FORMAT, seq);
+    gst_tbq_pair_marker_query_set_answered (query);
+  }
+  return mine;
+}
+
 static gboolean
 gst_tbq_join_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
@@ -1006,6 +1047,8 @@ gst_tbq_join_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     return gst_pad_peer_query (join->srcpad, query);
   if (gst_tbq_pair_parse_bind_query (query, NULL, NULL, NULL))
     return sink_bind_query (join, GST_TBQ_JOIN_PAD (pad), query);
+  if (sink_marker_query (join, GST_TBQ_JOIN_PAD (pad), query))
+    return TRUE;
   if (!GST_QUERY_IS_SERIALIZED (query))
     return gst_pad_query_default (pad, parent, query);
   if (!sink_wait_retired (join, GST_TBQ_JOIN_PAD (pad), query)) {

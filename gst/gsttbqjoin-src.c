@@ -756,6 +756,17 @@ locked_pad_spent_for (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
       && pad->read == JOIN_LOAD (pad->written);
 }
 
+/* The split's marker query says the pad's branch is done with number `n`
+ * (nothing of it is left to read before the query). */
+static gboolean
+locked_probe_ends (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
+{
+  return pad->probe_set && pad->probe_epoch == join->epoch
+      && pad->probe_gen == atomic_load_explicit (&join->gen,
+          memory_order_relaxed)
+      && pad->read >= pad->probe_target && n <= pad->probe_seq;
+}
+
 /* Number `join->next` belongs to `pad`'s branch. */
 static JoinStep
 locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
@@ -764,6 +775,10 @@ locked_branch_step (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     JoinHead head;
 
     if (g_queue_is_empty (&pad->fifo)) {
+      if (locked_probe_ends (join, pad, join->next)) {
+        locked_resolve (join, TRUE);
+        return STEP_PROGRESS;
+      }
       if (!locked_pad_spent_for (join, pad, join->next))
         return STEP_BLOCKED;
       locked_resolve (join, TRUE);
@@ -916,6 +931,12 @@ locked_all_eos (GstTbqJoin * join)
     if (pad->released)
       continue;
     if (!pad->eos || pad->pending > 0 || !locked_pad_spent (pad))
+      return FALSE;
+    /* A branch of the split whose EOS went out already, with no new
+     * stream yet on it: its split queued the next stream (STREAM_START
+     * and EOS) to it, and gives the branch that when it takes work or at
+     * that EOS; until then it is not at the next stream's EOS. */
+    if (pad->mode == JOIN_PAD_SEQUENCE && pad->eos_count != join->eos_count)
       return FALSE;
     if (pad->eos_epoch == join->epoch)
       upto = MIN (upto, pad->eos_upto);

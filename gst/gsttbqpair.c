@@ -657,6 +657,61 @@ gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
   return TRUE;
 }
 
+GstQuery *
+gst_tbq_pair_marker_query_new_in (GstTbqPair * pair, guint64 epoch,
+    guint branch, guint64 seq)
+{
+  return gst_query_new_custom (GST_QUERY_DRAIN,
+      gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
+          "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,
+          "seq", G_TYPE_UINT64, seq, "answered", G_TYPE_BOOLEAN, FALSE,
+          NULL));
+}
+
+gboolean
+gst_tbq_pair_parse_marker_query (GstQuery * query, guint64 * pair_id,
+    guint64 * epoch, guint * branch, guint64 * seq)
+{
+  const GstStructure *s;
+  guint64 id, e, n;
+  guint b;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_DRAIN)
+    return FALSE;
+  s = gst_query_get_structure (query);
+  if (s == NULL || !gst_structure_has_name (s, MARKER_NAME)
+      || !gst_structure_get (s, "pair-id", G_TYPE_UINT64, &id,
+          "epoch", G_TYPE_UINT64, &e, "branch", G_TYPE_UINT, &b,
+          "seq", G_TYPE_UINT64, &n, NULL))
+    return FALSE;
+  if (pair_id != NULL)
+    *pair_id = id;
+  if (epoch != NULL)
+    *epoch = e;
+  if (branch != NULL)
+    *branch = b;
+  if (seq != NULL)
+    *seq = n;
+  return TRUE;
+}
+
+void
+gst_tbq_pair_marker_query_set_answered (GstQuery * query)
+{
+  gst_structure_set (gst_query_writable_structure (query), "answered",
+      G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+gboolean
+gst_tbq_pair_marker_query_answered (GstQuery * query)
+{
+  const GstStructure *s = gst_query_get_structure (query);
+  gboolean answered = FALSE;
+
+  return s != NULL && gst_structure_get_boolean (s, "answered", &answered)
+      && answered;
+}
+
 gboolean
 gst_tbq_pair_parse_bind_query (GstQuery * query, GstTbqPair ** pair,
     guint * branch, guint * crossed)

@@ -253,6 +253,18 @@ gboolean gst_tbq_pair_parse_branch_event (GstEvent * event,
  * number. */
 gboolean gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
     guint64 * epoch, guint * branch, guint64 * seq);
+/* The marker again as a serialized query (a DRAIN, so that every
+ * element passes it on in order and drains before it): the split asks it
+ * down a branch that waits for room, since a worker may hold the marker
+ * event until its next input (a video encoder holds every serialized
+ * event) or drop it (a valve).  The join of the pair answers it, and
+ * marks it answered. */
+GstQuery *gst_tbq_pair_marker_query_new_in (GstTbqPair * pair, guint64 epoch,
+    guint branch, guint64 seq);
+gboolean gst_tbq_pair_parse_marker_query (GstQuery * query,
+    guint64 * pair_id, guint64 * epoch, guint * branch, guint64 * seq);
+void gst_tbq_pair_marker_query_set_answered (GstQuery * query);
+gboolean gst_tbq_pair_marker_query_answered (GstQuery * query);
 /* Whether `query` is a split's bind query; if so, the pair (a new
  * reference, when `pair` is not NULL), the branch and how many splits it
  * crossed since its own. */

@@ -850,24 +850,37 @@ locked_may_probe (GstTbqSplit * split, Branch * b)
       && b->pushed_seq >= gst_tbq_pair_resolved (pair);
 }
 
-/* qlock: the marker of the last number `b` pushed, again (a marker sent
- * twice is a done mark the join drops the second time; one of a flushed
- * epoch is dropped too). */
+/* qlock: the marker of the last number `b` pushed, again: as a
+ * serialized query first (it passes a worker that holds or drops the
+ * marker event: a video encoder, a valve), as the event when the join
+ * did not answer it (an element on the way answered it, or refused it).
+ * A marker sent twice is a done mark the join drops the second time; one
+ * of a flushed epoch is dropped too.  The query returns once the worker
+ * passed on everything before it (a worker with a queue: once that queue
+ * drained), or refused it. */
 static void
 locked_probe (GstTbqSplit * split, Branch * b)
 {
   GstTbQueue *tbq = &split->queue;
-  GstEvent *marker;
+  GstQuery *query;
+  gboolean answered;
 
   if (!locked_may_probe (split, b))
     return;
-  marker = gst_tbq_pair_marker_new_in (split->pair, b->pushed_epoch,
+  query = gst_tbq_pair_marker_query_new_in (split->pair, b->pushed_epoch,
       b->index, b->pushed_seq);
   GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u: marker of %" G_GUINT64_FORMAT
       " again", b->index, b->pushed_seq);
   b->busy++;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  gst_pad_push_event (b->pad, marker);
+  answered = gst_pad_peer_query (b->pad, query)
+      && gst_tbq_pair_marker_query_answered (query);
+  gst_query_unref (query);
+  GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u: the join %s the marker query",
+      b->index, answered ? "answered" : "did not answer");
+  if (!answered)
+    gst_pad_push_event (b->pad, gst_tbq_pair_marker_new_in (split->pair,
+            b->pushed_epoch, b->index, b->pushed_seq));
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   locked_branch_idle (split, b);
 }
