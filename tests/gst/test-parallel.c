@@ -1514,6 +1514,163 @@ GST_START_TEST (test_a_worker_that_drops_markers_for_a_while)
 
 GST_END_TEST;
 
+static GstPadProbeReturn
+pts_in_order_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *last = data;
+  GstClockTime pts = GST_BUFFER_PTS (GST_PAD_PROBE_INFO_BUFFER (info));
+
+  /* One streaming thread (the join's src task); read after EOS. */
+  if (GST_CLOCK_TIME_IS_VALID (*last))
+    fail_unless (pts > *last, "%" GST_TIME_FORMAT " after %" GST_TIME_FORMAT,
+        GST_TIME_ARGS (pts), GST_TIME_ARGS (*last));
+  *last = pts;
+  return GST_PAD_PROBE_OK;
+}
+
+/* Play `desc` (a join named "j", a fakesink named "out"), opening valve
+ * "v" (if any) once the split "s" has `window` numbers in flight: it
+ * ends, in order, and every frame is out or counted as a gap. */
+static void
+run_workers_that_hold_and_drop (const gchar * desc, guint n, guint window)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GstElement *j, *out, *v, *s;
+  GstClockTime last = GST_CLOCK_TIME_NONE;
+  GstBus *bus;
+  GstMessage *m;
+  GstPad *pad;
+
+  fail_unless (p != NULL, "%s", desc);
+  j = gst_bin_get_by_name (GST_BIN (p), "j");
+  out = gst_bin_get_by_name (GST_BIN (p), "out");
+  v = gst_bin_get_by_name (GST_BIN (p), "v");
+  s = gst_bin_get_by_name (GST_BIN (p), "s");
+  pad = gst_element_get_static_pad (out, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, pts_in_order_probe,
+      &last, NULL);
+  bus = gst_element_get_bus (p);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  if (v != NULL) {
+    /* The window is full behind the closed valve: then it opens. */
+    wait_property_at_least (s, "current-in-flight", window);
+    g_object_set (v, "drop", FALSE, NULL);
+  }
+  m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+      "%s did not end", desc);
+  gst_message_unref (m);
+  fail_unless_equals_uint64 (tbq_join_stat (j, "buffers-out")
+      + tbq_join_stat (j, "gaps"), n);
+  fail_unless_equals_uint64 (tbq_join_stat (j, "late"), 0);
+  fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+      == GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (pad);
+  gst_clear_object (&v);
+  gst_object_unref (s);
+  gst_object_unref (out);
+  gst_object_unref (j);
+  gst_object_unref (p);
+}
+
+/* Workers that hold the split's marker event until their next input (a
+ * video encoder holds every serialized event) and drop inputs before it,
+ * or drop everything for a while (a closed valve): the branch's marker
+ * sent again as a query gets through, the stream goes on. */
+GST_START_TEST (test_workers_that_hold_markers_and_drop)
+{
+  guint n = tbq_scaled (300, 100);
+  gchar *src = g_strdup_printf ("videotestsrc num-buffers=%u ! "
+      "video/x-raw,width=32,height=32,framerate=300/1", n);
+  gchar *desc;
+
+  desc = g_strdup_printf ("%s ! tbqsplit name=s tbqjoin name=j ! fakesink "
+      "name=out sync=false " "s. ! queue ! identity drop-probability=0.2 ! "
+      "jpegenc ! j.  s. ! queue ! identity drop-probability=0.2 ! jpegenc ! "
+      "j.", src);
+  run_workers_that_hold_and_drop (desc, n, 0);
+  g_free (desc);
+  desc = g_strdup_printf ("%s ! tbqsplit name=s max-in-flight=6 "
+      "tbqjoin name=j ! fakesink name=out sync=false "
+      "s. ! valve name=v drop=true drop-mode=forward-sticky-events ! "
+      "jpegenc ! j.  s. ! jpegenc ! j.  s. ! jpegenc ! j.", src);
+  run_workers_that_hold_and_drop (desc, n, 6);
+  g_free (desc);
+  g_free (src);
+}
+
+GST_END_TEST;
+
+/* Streams one after another, each to its EOS, through branches of which
+ * some take no work in a stream (a window of one): the join sends each
+ * stream's EOS once, after its last frame. */
+static void
+run_streams_through_idle_branches (const gchar * worker, guint streams,
+    guint per)
+{
+  gchar *desc = g_strdup_printf ("tbqsplit name=in max-in-flight=1 "
+      "tbqjoin name=j ! tbqtestsink name=out  in. ! %s ! j.  in. ! %s ! j.  "
+      "in. ! %s ! j.", worker, worker, worker);
+  Rig *r = rig_launch (desc);
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=GRAY8,"
+      "width=16,height=16,framerate=30/1");
+  guint k, i, eos, buffers;
+
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_PLAYING)
+      != GST_STATE_CHANGE_FAILURE);
+  gst_pad_set_active (r->src, TRUE);
+  for (k = 0; k < streams; k++) {
+    gchar *id = g_strdup_printf ("stream%u", k);
+    GstSegment seg;
+
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_stream_start (id)));
+    g_free (id);
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_caps (caps)));
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_segment (&seg)));
+    for (i = 0; i < per; i++) {
+      GstBuffer *b = gst_buffer_new_allocate (NULL, 256, NULL);
+
+      gst_buffer_memset (b, 0, (guint8) i, 256);
+      GST_BUFFER_PTS (b) = (k * 1000 + i) * GST_MSECOND;
+      fail_unless_equals_int (gst_pad_push (r->src, b), GST_FLOW_OK);
+    }
+    fail_unless (gst_pad_push_event (r->src, gst_event_new_eos ()));
+    TBQ_TEST_SINK_WAIT (r->sink, tbq_test_sink_locked_count (r->sink,
+            GST_EVENT_EOS) == k + 1, "the stream's EOS");
+  }
+  /* No EOS more than the streams' (a second one would come right after
+   * the first: the join sends it with the branches' EOS). */
+  TBQ_LOCK (r->sink);
+  eos = tbq_test_sink_locked_count (r->sink, GST_EVENT_EOS);
+  buffers = r->sink->indices->len;
+  for (i = 0; i < r->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (r->sink->events, i))
+        == GST_EVENT_EOS)
+      fail_unless (g_array_index (r->sink->event_at, guint, i) % per == 0);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (eos, streams);
+  fail_unless_equals_int (buffers, streams * per);
+  gst_caps_unref (caps);
+  rig_free (r);
+  g_free (desc);
+}
+
+GST_START_TEST (test_each_streams_eos_once_with_idle_branches)
+{
+  /* One frame a stream: two of the three branches take no work in it
+   * (not jpegenc there: an encoder that encoded nothing sends a SEGMENT
+   * without caps at EOS, which GStreamer warns about). */
+  run_streams_through_idle_branches ("identity", 30, 1);
+  run_streams_through_idle_branches ("queue ! identity", 30, 1);
+  run_streams_through_idle_branches ("jpegenc", 3, 40);
+}
+
+GST_END_TEST;
+
 /* A flush from upstream mid-stream, workers with a queue inside (not
  * synchronous: their numbers are resolved by the split's markers), then
  * a new stream: what came before the flush is in order from the start,
@@ -1962,6 +2119,8 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_branch_added_and_released_while_playing);
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
   tcase_add_test (flow, test_a_worker_that_drops_markers_for_a_while);
+  tcase_add_test (flow, test_workers_that_hold_markers_and_drop);
+  tcase_add_test (events, test_each_streams_eos_once_with_idle_branches);
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (flow, test_stop_while_every_branch_pushes);
