@@ -388,7 +388,8 @@ locked_ensure_branch (GstTbqPair * pair, guint branch)
 }
 
 guint64
-gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
+gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event,
+    guint64 * epoch_out)
 {
   guint64 seq, epoch;
   Slot *slot;
@@ -412,20 +413,20 @@ gst_tbq_pair_assign (GstTbqPair * pair, guint branch, GstEvent * event)
   if (event != NULL)
     set_place (GST_MINI_OBJECT_CAST (event), pair->slot_quark, pair->id,
         epoch, seq);
+  if (epoch_out != NULL)
+    *epoch_out = epoch;
   return seq;
 }
 
 void
-gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 seq,
-    GstTbqPairPush * saved)
+gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 epoch,
+    guint64 seq, GstTbqPairPush * saved)
 {
   *saved = current_push;
   current_push.pair = pair;
   current_push.branch = branch;
   current_push.seq = seq;
-  g_mutex_lock (&pair->lock);
-  current_push.epoch = pair->epoch;
-  g_mutex_unlock (&pair->lock);
+  current_push.epoch = epoch;
 }
 
 gboolean
@@ -540,13 +541,6 @@ gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
 }
 
 GstEvent *
-gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch, guint64 seq)
-{
-  return gst_tbq_pair_marker_new_in (pair, gst_tbq_pair_epoch (pair), branch,
-      seq);
-}
-
-GstEvent *
 gst_tbq_pair_marker_new_in (GstTbqPair * pair, guint64 epoch, guint branch,
     guint64 seq)
 {
@@ -570,10 +564,10 @@ add_seq_meta (GstBuffer * buffer, guint64 pair_id, guint64 epoch,
 
 void
 gst_tbq_pair_stamp_buffer (GstTbqPair * pair, GstBuffer ** buffer,
-    guint64 seq)
+    guint64 epoch, guint64 seq)
 {
   *buffer = gst_buffer_make_writable (*buffer);
-  add_seq_meta (*buffer, pair->id, gst_tbq_pair_epoch (pair), seq);
+  add_seq_meta (*buffer, pair->id, epoch, seq);
 }
 
 typedef struct
@@ -593,9 +587,9 @@ stamp_member (GstBuffer ** buffer, guint idx, gpointer user_data)
 
 void
 gst_tbq_pair_stamp_list (GstTbqPair * pair, GstBufferList ** list,
-    guint64 seq)
+    guint64 epoch, guint64 seq)
 {
-  StampArg a = { pair->id, gst_tbq_pair_epoch (pair), seq };
+  StampArg a = { pair->id, epoch, seq };
 
   *list = gst_buffer_list_make_writable (*list);
   gst_buffer_list_foreach (*list, stamp_member, &a);

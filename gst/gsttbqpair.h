@@ -34,7 +34,7 @@
  *    branch's stream behind the outputs;
  *  - any other branch (a worker with a queue or a thread of its own, or
  *    one not known yet): the split pushes a marker event
- *    (gst_tbq_pair_marker_new) after the input, which comes out of the
+ *    (gst_tbq_pair_marker_new_in) after the input, which comes out of the
  *    worker behind the input's outputs;
  *  - in both, an output of a later number from the same branch resolves
  *    every earlier number of that branch (a worker drops, merges or is
@@ -178,9 +178,11 @@ void gst_tbq_pair_interrupt (GstTbqPair * pair);
  * the epoch and the number), so that the join knows every branch's copy
  * of it (the same object) however late it comes.  The caller made sure
  * there is room (one thread hands out numbers at a time: the split's
- * queue lock).  Returns the number. */
+ * queue lock).  Returns the number, and its epoch in `epoch` (may be
+ * NULL): what the push, the stamp and the marker of that number carry,
+ * whatever epoch the pair is in by then (a flush meanwhile). */
 guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
-    GstEvent * event);
+    GstEvent * event, guint64 * epoch);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
  * list, an event): the thread-local "inside a split push" for the join.
  * push_end() puts back what `saved` holds and, when `seq` is a number of
@@ -189,13 +191,13 @@ guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
  * gets no more numbers, and what it did not make by now it never will.
  * No lock held.  It returns whether it called the hook: when it did not
  * (and the push went through), the split pushes a marker
- * (gst_tbq_pair_marker_new) after the item.  Deciding from this answer,
+ * (gst_tbq_pair_marker_new_in) after the item.  Deciding from this answer,
  * not from a gst_tbq_pair_branch_is_sync() before or after, is what
  * gives every number exactly one of the two: the join may change its
  * finding at any time, and a number with neither would be resolved only
  * by the branch's next item, which a full window never sends. */
 void gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch,
-    guint64 seq, GstTbqPairPush * saved);
+    guint64 epoch, guint64 seq, GstTbqPairPush * saved);
 gboolean gst_tbq_pair_push_end (GstTbqPair * pair, guint branch,
     guint64 seq, GstFlowReturn result, const GstTbqPairPush * saved);
 /* A flush: every wait for room returns FALSE until flush_stop(), which
@@ -228,20 +230,18 @@ void gst_tbq_pair_clear_place (GstTbqPair * pair, GstMiniObject * object);
  * store on the branch's src pad. */
 GstEvent *gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch);
 /* The marker for a branch that is not synchronous: pushed after number
- * `seq` on `branch`, it says that the worker is done with `seq`. */
-GstEvent *gst_tbq_pair_marker_new (GstTbqPair * pair, guint branch,
-    guint64 seq);
-/* The same, of `epoch` (the epoch `seq` was handed out in): a marker sent
- * again later is dropped by the join if a flush came meanwhile. */
+ * `seq` of `epoch` (the epoch it was handed out in, gst_tbq_pair_assign)
+ * on `branch`, it says that the worker is done with `seq`.  The join
+ * drops one of an epoch a flush ended, or of a number it is past. */
 GstEvent *gst_tbq_pair_marker_new_in (GstTbqPair * pair, guint64 epoch,
     guint branch, guint64 seq);
 /* Stamp `buffer` (made writable if it must be: it may change) with the
  * pair's id, the epoch and `seq`. */
 void gst_tbq_pair_stamp_buffer (GstTbqPair * pair, GstBuffer ** buffer,
-    guint64 seq);
+    guint64 epoch, guint64 seq);
 /* The same for every buffer of a list. */
 void gst_tbq_pair_stamp_list (GstTbqPair * pair, GstBufferList ** list,
-    guint64 seq);
+    guint64 epoch, guint64 seq);
 
 /* ---- the join ---- */
 

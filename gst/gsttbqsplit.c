@@ -376,6 +376,7 @@ typedef struct
   GstTbqSplit *split;
   Branch *b;
   gboolean numbered;
+  guint64 epoch;                /* the number's (gst_tbq_pair_assign) */
   guint64 seq;
 } BranchPush;
 
@@ -404,16 +405,18 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   if (GST_IS_BUFFER (data)) {
     GstBuffer *buffer = GST_BUFFER_CAST (data);
 
-    gst_tbq_pair_stamp_buffer (pair, &buffer, p->seq);
+    gst_tbq_pair_stamp_buffer (pair, &buffer, p->epoch, p->seq);
     bytes = gst_buffer_get_size (buffer);
-    gst_tbq_pair_push_begin (pair, p->b->index, p->seq, &saved);
+    gst_tbq_pair_push_begin (pair, p->b->index, p->epoch, p->seq,
+        &saved);
     ret = gst_pad_push (pad, buffer);
   } else {
     GstBufferList *list = GST_BUFFER_LIST_CAST (data);
 
-    gst_tbq_pair_stamp_list (pair, &list, p->seq);
+    gst_tbq_pair_stamp_list (pair, &list, p->epoch, p->seq);
     bytes = gst_buffer_list_calculate_size (list);
-    gst_tbq_pair_push_begin (pair, p->b->index, p->seq, &saved);
+    gst_tbq_pair_push_begin (pair, p->b->index, p->epoch, p->seq,
+        &saved);
     ret = gst_pad_push_list (pad, list);
   }
   /* The join hears that the branch is done with it: from the done hook,
@@ -422,12 +425,12 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   if (ret == GST_FLOW_OK) {
     p->b->pushed_numbered = TRUE;
     p->b->pushed_seq = p->seq;
-    p->b->pushed_epoch = gst_tbq_pair_current ()->epoch;
+    p->b->pushed_epoch = p->epoch;
   }
   if (!gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved)
       && ret == GST_FLOW_OK)
-    gst_pad_push_event (pad, gst_tbq_pair_marker_new (pair, p->b->index,
-            p->seq));
+    gst_pad_push_event (pad, gst_tbq_pair_marker_new_in (pair, p->epoch,
+            p->b->index, p->seq));
 counted:
   if (ret == GST_FLOW_OK) {
     TBQ_ADD (p->b->buffers, buffers);
@@ -445,12 +448,12 @@ static GstFlowReturn
 locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 {
   GstTbQueue *tbq = &split->queue;
-  BranchPush p = { split, b, FALSE, 0 };
+  BranchPush p = { split, b, FALSE, 0, 0 };
   GstFlowReturn ret;
 
   if (split->joined && b->join == JOIN_FOUND) {
     p.numbered = TRUE;
-    p.seq = gst_tbq_pair_assign (split->pair, b->index, NULL);
+    p.seq = gst_tbq_pair_assign (split->pair, b->index, NULL, &p.epoch);
   }
   b->busy++;
   b->owes_gap = FALSE;
@@ -472,7 +475,7 @@ locked_dispatch_event (GstTbqSplit * split, Branch * b, GstEvent * event)
   if (GST_EVENT_IS_STICKY (event))
     locked_note_sticky (split, event);
   else if (split->joined)
-    gst_tbq_pair_assign (split->pair, 0, event);
+    gst_tbq_pair_assign (split->pair, 0, event, NULL);
   locked_queue_to_branches (split, event);
   gst_event_unref (event);
   return locked_push_pending (split, b);

@@ -52,6 +52,7 @@ typedef struct
 typedef struct
 {
   guint64 seq;
+  guint64 epoch;                /* the number's */
   GstEvent *event;
 } Due;
 
@@ -97,14 +98,14 @@ struct _Split
  * as tbqsplit makes it: inside the pair's push, then a marker when the
  * join did not hear of its end from the pair. */
 static GstFlowReturn
-branch_push_numbered (Branch * b, guint64 seq, GstBuffer * buffer,
-    GstEvent * event)
+branch_push_numbered (Branch * b, guint64 epoch, guint64 seq,
+    GstBuffer * buffer, GstEvent * event)
 {
   GstTbqPair *pair = b->split->pair;
   GstTbqPairPush saved;
   GstFlowReturn ret;
 
-  gst_tbq_pair_push_begin (pair, b->id, seq, &saved);
+  gst_tbq_pair_push_begin (pair, b->id, epoch, seq, &saved);
   if (buffer != NULL)
     ret = gst_pad_push (b->pad, buffer);
   else
@@ -112,7 +113,8 @@ branch_push_numbered (Branch * b, guint64 seq, GstBuffer * buffer,
         GST_FLOW_FLUSHING;
   if (!gst_tbq_pair_push_end (pair, b->id, seq, ret, &saved)
       && ret == GST_FLOW_OK)
-    gst_pad_push_event (b->pad, gst_tbq_pair_marker_new (pair, b->id, seq));
+    gst_pad_push_event (b->pad, gst_tbq_pair_marker_new_in (pair, epoch, b->id,
+            seq));
   return ret;
 }
 
@@ -133,7 +135,7 @@ branch_push_due (Branch * b, GArray * due)
       ret = gst_pad_push_event (b->pad, event) ? GST_FLOW_OK :
           GST_FLOW_FLUSHING;
     else
-      ret = branch_push_numbered (b, d->seq, NULL, event);
+      ret = branch_push_numbered (b, d->epoch, d->seq, NULL, event);
     gst_event_unref (d->event);
   }
   g_array_set_size (due, 0);
@@ -145,11 +147,11 @@ branch_push_due (Branch * b, GArray * due)
 static void
 split_locked_schedule_event (Split * s, GstEvent * event)
 {
-  Due d = { G_MAXUINT64, NULL };
+  Due d = { G_MAXUINT64, 0, NULL };
   guint i;
 
   if (!GST_EVENT_IS_STICKY (event)) {
-    d.seq = gst_tbq_pair_assign (s->pair, 0, event);
+    d.seq = gst_tbq_pair_assign (s->pair, 0, event, &d.epoch);
     s->max_in_flight = MAX (s->max_in_flight,
         gst_tbq_pair_in_flight (s->pair));
   }
@@ -170,7 +172,7 @@ branch_main (gpointer data)
     tbq_worker_wait_stalled (b->after);
   for (;;) {
     GstBuffer *buffer;
-    guint64 index, seq;
+    guint64 index, seq, epoch;
     GstFlowReturn ret;
     guint i;
 
@@ -205,7 +207,7 @@ branch_main (gpointer data)
       break;
     }
     index = s->base + s->next++;
-    seq = gst_tbq_pair_assign (s->pair, b->id, NULL);
+    seq = gst_tbq_pair_assign (s->pair, b->id, NULL, &epoch);
     s->max_in_flight = MAX (s->max_in_flight,
         gst_tbq_pair_in_flight (s->pair));
     b->taken++;
@@ -215,9 +217,9 @@ branch_main (gpointer data)
 
     ret = branch_push_due (b, due);
     buffer = tbq_input_new (index);
-    gst_tbq_pair_stamp_buffer (s->pair, &buffer, seq);
+    gst_tbq_pair_stamp_buffer (s->pair, &buffer, epoch, seq);
     if (ret == GST_FLOW_OK)
-      ret = branch_push_numbered (b, seq, buffer, NULL);
+      ret = branch_push_numbered (b, epoch, seq, buffer, NULL);
     else
       gst_buffer_unref (buffer);
     b->flow = ret;
