@@ -203,6 +203,9 @@ struct _GstTbqJoinPad
   /* Both sides: qlock (mode, branch and pair also under the stream lock
    * for the sink side). */
   JoinPadMode mode;
+  gboolean bound_by_query;      /* the split's bind query bound it to the
+                                 * join's pair (its branch, before its
+                                 * first item decides its mode) */
   guint branch;                 /* the pair's branch (SEQUENCE) */
   gboolean eos;                 /* EOS written, no flush or new stream since */
   guint64 eos_epoch, eos_upto;  /* the numbers its EOS ends: those of

@@ -302,6 +302,9 @@ sink_bind_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
   GST_PAD_STREAM_LOCK (pad);
   sink_note_bind_query (pad, pair, branch);
   GST_PAD_STREAM_UNLOCK (pad);
+  JOIN_LOCK (join);
+  pad->bound_by_query = TRUE;
+  JOIN_UNLOCK (join);
   GST_DEBUG_OBJECT (pad, "branch %u of tbqsplit pair %" G_GUINT64_FORMAT,
       branch, gst_tbq_pair_id (pad->cand_pair));
   gst_tbq_pair_bind_query_set_bound (query);
@@ -649,8 +652,11 @@ locked_new_stream_waits (GstTbqJoin * join, GstTbqJoinPad * pad)
   for (i = 0; i < join->pads->len; i++) {
     GstTbqJoinPad *o = g_ptr_array_index (join->pads, i);
 
+    /* (A pad that got nothing but sticky events yet is the split's
+     * branch when the split's bind query bound it: the join's pair.) */
     if (o != pad && !o->released && !o->eos
-        && o->mode != JOIN_PAD_SEQUENCE)
+        && o->mode != JOIN_PAD_SEQUENCE
+        && !(o->mode == JOIN_PAD_UNDECIDED && o->bound_by_query))
       return FALSE;
   }
   return TRUE;
@@ -1101,6 +1107,7 @@ gst_tbq_join_sink_activate_mode (GstPad * pad, GstObject * parent,
         && g_ptr_array_index (join->by_branch, jpad->branch) == jpad)
       g_ptr_array_index (join->by_branch, jpad->branch) = NULL;
     jpad->mode = JOIN_PAD_UNDECIDED;
+    jpad->bound_by_query = FALSE;
     jpad->warn_no_pair = FALSE;
     jpad->eos = FALSE;
     jpad->flush_started = FALSE;

@@ -1661,12 +1661,12 @@ run_streams_through_idle_branches (const gchar * worker, guint streams,
 
 GST_START_TEST (test_each_streams_eos_once_with_idle_branches)
 {
-  /* One frame a stream: two of the three branches take no work in it
-   * (not jpegenc there: an encoder that encoded nothing sends a SEGMENT
-   * without caps at EOS, which GStreamer warns about). */
+  /* One frame a stream: two of the three branches take no work in it.
+   * (Not jpegenc: an encoder that encoded nothing in a stream sends its
+   * SEGMENT without caps at EOS, which GStreamer warns about.) */
   run_streams_through_idle_branches ("identity", 30, 1);
   run_streams_through_idle_branches ("queue ! identity", 30, 1);
-  run_streams_through_idle_branches ("jpegenc", 3, 40);
+  run_streams_through_idle_branches ("identity", 3, 40);
 }
 
 GST_END_TEST;
