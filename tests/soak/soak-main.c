@@ -478,9 +478,22 @@ check_leaks (void)
     const GstStructure *o =
         gst_value_get_structure (gst_value_list_get_value (list, i));
     const GValue *obj = gst_structure_get_value (o, "object");
+    const gchar *trace = gst_structure_get_string (o, "trace");
     gchar *s = gst_value_serialize (obj);
 
+    /* An event says what it is (its serialization is empty). */
+    if (G_VALUE_HOLDS (obj, GST_TYPE_EVENT)) {
+      GstEvent *event = g_value_get_boxed (obj);
+
+      g_free (s);
+      s = event == NULL ? NULL : gst_info_strdup_printf ("%" GST_PTR_FORMAT,
+          event);
+    }
     g_print ("# alive: %s %s\n", G_VALUE_TYPE_NAME (obj), s ? s : "");
+    /* With GST_TRACERS="leaks(stack-traces-flags=full)": where it was
+     * made. */
+    if (trace != NULL)
+      g_print ("# made at:\n%s\n", trace);
     g_free (s);
     n++;
   }
