@@ -1364,6 +1364,9 @@ split_release_pad (GstElement * element, GstPad * pad)
   b->released = TRUE;
   b->flow = GST_FLOW_FLUSHING;
   locked_wake_branches (split);
+  /* Its task may wait for room in the window (holding its pad's stream
+   * lock, which the deactivation below takes): it looks again. */
+  gst_tbq_pair_interrupt (split->pair);
   while (b->busy > 0)
     pthread_cond_wait (&split->branch_idle, &tbq->qlock);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);

@@ -1671,6 +1671,36 @@ GST_START_TEST (test_each_streams_eos_once_with_idle_branches)
 
 GST_END_TEST;
 
+/* A branch released while it waits for room in a full window (another
+ * branch's worker stalled on the oldest number): the release returns,
+ * and the stream goes on through the others once the stall ends. */
+GST_START_TEST (test_a_branch_released_while_it_waits_for_room)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  guint64 n = tbq_scaled (200, 60);
+  guint window = 4;
+  Pusher *p;
+  Rig *r;
+
+  cfg[0].stall_at = 0;
+  r = rig_new (3, cfg, FALSE, "max-in-flight", window, NULL);
+  rig_play (r);
+  p = rig_push_async (r, 0, n);
+  tbq_worker_wait_stalled (r->branches[0].w);
+  /* Full: the others wait for room. */
+  wait_property_at_least (r->split, "current-in-flight", window);
+  rig_release_branch (r, &r->branches[2]);
+  tbq_worker_unstall (r->branches[0].w);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
+  rig_eos (r);
+  rig_check_in_order (r, n, 1);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* A flush from upstream mid-stream, workers with a queue inside (not
  * synchronous: their numbers are resolved by the split's markers), then
  * a new stream: what came before the flush is in order from the start,
@@ -2120,6 +2150,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_stalled_worker_bounds_memory);
   tcase_add_test (flow, test_a_worker_that_drops_markers_for_a_while);
   tcase_add_test (flow, test_workers_that_hold_markers_and_drop);
+  tcase_add_test (flow, test_a_branch_released_while_it_waits_for_room);
   tcase_add_test (events, test_each_streams_eos_once_with_idle_branches);
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
