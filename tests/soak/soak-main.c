@@ -181,39 +181,62 @@ stats_string (gpointer data)
   return NULL;
 }
 
+static gpointer
+levels_string (gpointer data)
+{
+  StatsRead *r = data;
+  guint buffers = 0, bytes = 0;
+  guint64 time = 0;
+
+  g_object_get (r->element, "current-level-buffers", &buffers,
+      "current-level-bytes", &bytes, "current-level-time", &time, NULL);
+  atomic_store (&r->result, g_strdup_printf ("%u buffers, %u bytes, %"
+          G_GUINT64_FORMAT " ns", buffers, bytes, time));
+  return NULL;
+}
+
+/* `read` (stats_string or levels_string) on `element` in a thread of its
+ * own, for 2 s at most: a failure may be reported from a thread that
+ * holds the element's lock (a GStreamer warning logged inside it), and
+ * the reading would wait for that lock for ever.  The thread is neither
+ * joined nor freed: one stuck on the lock never returns (the process is
+ * about to end). */
+static const gchar *
+read_in_thread (GstElement * element, GThreadFunc read)
+{
+  gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  StatsRead *r = g_new0 (StatsRead, 1);
+  gchar *str = NULL;
+
+  r->element = gst_object_ref (element);
+  g_thread_unref (g_thread_new ("soak-read", read, r));
+  while (g_get_monotonic_time () < until
+      && (str = atomic_load (&r->result)) == NULL)
+    g_usleep (10000);
+  return str;
+}
+
 void
 soak_print_stats (const gchar * what, GstElement * element)
 {
-  gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-  StatsRead *r;
-  gchar *str = NULL;
+  const gchar *str;
 
   if (element == NULL || !g_object_class_find_property (G_OBJECT_GET_CLASS
           (element), "stats"))
     return;
-  /* Neither joined nor freed: a thread stuck on the element's lock never
-   * returns (the process is about to end). */
-  r = g_new0 (StatsRead, 1);
-  r->element = gst_object_ref (element);
-  g_thread_unref (g_thread_new ("soak-stats", stats_string, r));
-  while (g_get_monotonic_time () < until
-      && (str = atomic_load (&r->result)) == NULL)
-    g_usleep (10000);
+  str = read_in_thread (element, stats_string);
   g_print ("# %s stats: %s\n", what, str ? str : "(reading them blocked)");
 }
 
 static void
 print_levels (void)
 {
-  guint buffers = 0, bytes = 0;
-  guint64 time = 0;
+  const gchar *str;
 
   if (soak.element == NULL)
     return;
-  g_object_get (soak.element, "current-level-buffers", &buffers,
-      "current-level-bytes", &bytes, "current-level-time", &time, NULL);
-  g_print ("# element levels: %u buffers, %u bytes, %" G_GUINT64_FORMAT
-      " ns\n", buffers, bytes, time);
+  str = read_in_thread (soak.element, levels_string);
+  g_print ("# element levels: %s\n", str ? str : "(reading them blocked)");
 }
 
 static void event_ring_print (void);
