@@ -972,6 +972,16 @@ locked_eos_state_pad (GstTbqJoin * join)
   return NULL;
 }
 
+/* The join's EOS goes out now (whichever thread sends it): counted, and a
+ * new stream waiting behind a pad's EOS goes on (sink side). */
+static void
+locked_eos_goes_out (GstTbqJoin * join)
+{
+  join->eos_sent = TRUE;
+  join->eos_count++;
+  JOIN_BROADCAST (join, item_del);
+}
+
 static void
 locked_send_eos (GstTbqJoin * join, JoinOut * out)
 {
@@ -1005,10 +1015,7 @@ locked_send_eos (GstTbqJoin * join, JoinOut * out)
   }
   if (eos == NULL)
     eos = gst_event_new_eos ();
-  join->eos_sent = TRUE;
-  join->eos_count++;
-  /* A new stream waiting behind a pad's EOS goes on (sink side). */
-  JOIN_BROADCAST (join, item_del);
+  locked_eos_goes_out (join);
   for (i = 0; i < join->pads->len; i++)
     ((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->new_stream = FALSE;
   JOIN_ADD (join->events_out, 1);
@@ -1158,9 +1165,7 @@ gst_tbq_join_locked_eos_after_flow (GstTbqJoin * join)
   for (i = 0; i < join->pads->len; i++)
     if (!((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->eos)
       return FALSE;
-  join->eos_sent = TRUE;
-  join->eos_count++;
-  JOIN_BROADCAST (join, item_del);
+  locked_eos_goes_out (join);
   return TRUE;
 }
 

@@ -540,14 +540,45 @@ gst_tbq_pair_branch_event_new (GstTbqPair * pair, guint branch)
   return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, s);
 }
 
+/* The marker's fields, the event's and the query's. */
+static GstStructure *
+marker_structure_new (GstTbqPair * pair, guint64 epoch, guint branch,
+    guint64 seq)
+{
+  return gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
+      "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,
+      "seq", G_TYPE_UINT64, seq, NULL);
+}
+
+static gboolean
+parse_marker_structure (const GstStructure * s, guint64 * pair_id,
+    guint64 * epoch, guint * branch, guint64 * seq)
+{
+  guint64 id, e, n;
+  guint b;
+
+  if (s == NULL || !gst_structure_has_name (s, MARKER_NAME)
+      || !gst_structure_get (s, "pair-id", G_TYPE_UINT64, &id,
+          "epoch", G_TYPE_UINT64, &e, "branch", G_TYPE_UINT, &b,
+          "seq", G_TYPE_UINT64, &n, NULL))
+    return FALSE;
+  if (pair_id != NULL)
+    *pair_id = id;
+  if (epoch != NULL)
+    *epoch = e;
+  if (branch != NULL)
+    *branch = b;
+  if (seq != NULL)
+    *seq = n;
+  return TRUE;
+}
+
 GstEvent *
 gst_tbq_pair_marker_new_in (GstTbqPair * pair, guint64 epoch, guint branch,
     guint64 seq)
 {
   return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
-      gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
-          "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,
-          "seq", G_TYPE_UINT64, seq, NULL));
+      marker_structure_new (pair, epoch, branch, seq));
 }
 
 static void
@@ -628,65 +659,28 @@ gboolean
 gst_tbq_pair_parse_marker (GstEvent * event, guint64 * pair_id,
     guint64 * epoch, guint * branch, guint64 * seq)
 {
-  const GstStructure *s;
-  guint64 id, e, n;
-  guint b;
-
-  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_DOWNSTREAM)
-    return FALSE;
-  s = gst_event_get_structure (event);
-  if (s == NULL || !gst_structure_has_name (s, MARKER_NAME)
-      || !gst_structure_get (s, "pair-id", G_TYPE_UINT64, &id,
-          "epoch", G_TYPE_UINT64, &e, "branch", G_TYPE_UINT, &b,
-          "seq", G_TYPE_UINT64, &n, NULL))
-    return FALSE;
-  if (pair_id != NULL)
-    *pair_id = id;
-  if (epoch != NULL)
-    *epoch = e;
-  if (branch != NULL)
-    *branch = b;
-  if (seq != NULL)
-    *seq = n;
-  return TRUE;
+  return GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_DOWNSTREAM
+      && parse_marker_structure (gst_event_get_structure (event), pair_id,
+      epoch, branch, seq);
 }
 
 GstQuery *
 gst_tbq_pair_marker_query_new_in (GstTbqPair * pair, guint64 epoch,
     guint branch, guint64 seq)
 {
-  return gst_query_new_custom (GST_QUERY_DRAIN,
-      gst_structure_new (MARKER_NAME, "pair-id", G_TYPE_UINT64, pair->id,
-          "epoch", G_TYPE_UINT64, epoch, "branch", G_TYPE_UINT, branch,
-          "seq", G_TYPE_UINT64, seq, "answered", G_TYPE_BOOLEAN, FALSE,
-          NULL));
+  GstStructure *s = marker_structure_new (pair, epoch, branch, seq);
+
+  gst_structure_set (s, "answered", G_TYPE_BOOLEAN, FALSE, NULL);
+  return gst_query_new_custom (GST_QUERY_DRAIN, s);
 }
 
 gboolean
 gst_tbq_pair_parse_marker_query (GstQuery * query, guint64 * pair_id,
     guint64 * epoch, guint * branch, guint64 * seq)
 {
-  const GstStructure *s;
-  guint64 id, e, n;
-  guint b;
-
-  if (GST_QUERY_TYPE (query) != GST_QUERY_DRAIN)
-    return FALSE;
-  s = gst_query_get_structure (query);
-  if (s == NULL || !gst_structure_has_name (s, MARKER_NAME)
-      || !gst_structure_get (s, "pair-id", G_TYPE_UINT64, &id,
-          "epoch", G_TYPE_UINT64, &e, "branch", G_TYPE_UINT, &b,
-          "seq", G_TYPE_UINT64, &n, NULL))
-    return FALSE;
-  if (pair_id != NULL)
-    *pair_id = id;
-  if (epoch != NULL)
-    *epoch = e;
-  if (branch != NULL)
-    *branch = b;
-  if (seq != NULL)
-    *seq = n;
-  return TRUE;
+  return GST_QUERY_TYPE (query) == GST_QUERY_DRAIN
+      && parse_marker_structure (gst_query_get_structure (query), pair_id,
+      epoch, branch, seq);
 }
 
 void

@@ -269,6 +269,14 @@ owes_eos (Branch * b)
   return FALSE;
 }
 
+/* qlock: whether downstream ended `b` with EOS while the stream's EOS was
+ * queued to it: its task goes on to push that EOS, and it ends after. */
+static gboolean
+ended_owing_eos (Branch * b)
+{
+  return b->flow == GST_FLOW_EOS && !b->pushed_eos && owes_eos (b);
+}
+
 /* qlock: `event` (a reference taken) goes to every branch that listens,
  * pushed before its next item.  A branch whose downstream ended it with
  * EOS while the others go on (its task stopped) gets the stream's EOS
@@ -950,7 +958,7 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
       room = gst_tbq_pair_wait_room_for (split->pair, key, b->index,
           probe ? g_get_monotonic_time () + PROBE_INTERVAL : -1);
       GST_TBQUEUE_MUTEX_LOCK (tbq);
-      if (!room && probe && GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK
+      if (!room && probe
           && !gst_tbq_pair_has_room_for (split->pair, b->index))
         locked_probe (split, b);
     }
@@ -987,7 +995,7 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
       return TRUE;
     /* (One that downstream ended pushes the stream's EOS still,
      * locked_queue_to_branches(): it ends after that.) */
-    if (o->flow == GST_FLOW_EOS && !o->pushed_eos && owes_eos (o))
+    if (ended_owing_eos (o))
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
     flushing |= o->flow == GST_FLOW_FLUSHING;
@@ -1025,7 +1033,7 @@ split_loop (GstPad * pad)
   if (locked_branch_ended (split, b, ret)) {
     /* Ended by downstream while the stream's EOS was queued to it (it
      * came during the push): the task pushes that EOS first. */
-    if (!(b->flow == GST_FLOW_EOS && !b->pushed_eos && owes_eos (b)))
+    if (!ended_owing_eos (b))
       gst_pad_pause_task (pad);
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
     return;
