@@ -132,9 +132,14 @@ sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
 static void
 sink_bind (GstTbqJoin * join, GstTbqJoinPad * pad, GstTbqPair * pair)
 {
+  GstTbqPair *old = pad->pair;
+
   pad->mode = JOIN_PAD_SEQUENCE;
   pad->branch = pad->cand_branch;
   pad->pair = gst_tbq_pair_ref (pair);
+  /* (The pad's own pair again, after a stop: sink_decide.) */
+  if (old != NULL)
+    gst_tbq_pair_unref (old);
   if (join->by_branch->len <= pad->branch)
     g_ptr_array_set_size (join->by_branch, pad->branch + 1);
   g_ptr_array_index (join->by_branch, pad->branch) = pad;
@@ -177,13 +182,20 @@ sink_warn_no_pair (GstTbqJoin * join, GstTbqJoinPad * pad)
 }
 
 /* Stream lock: decide, at the pad's first item that is not a sticky event
- * (`on_data`: data), how its records are ordered (see BINDING). */
+ * (`on_data`: data), how its records are ordered (see BINDING).  Not on
+ * a flushing pad: nothing of it is kept, and a pad of a stopped join
+ * keeps its pair until it is active again (a serialized query still
+ * reaches it: the split's marker query, its branch task stopping after
+ * the join; binding then would bind the stopped join to the pair and
+ * take the pad's reference twice).  The pad decides at its next item. */
 static void
 sink_decide (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean on_data)
 {
   gchar *warning = NULL;
   GstTbqJoinPad *other;
 
+  if (pad_flushing (pad))
+    return;
   JOIN_LOCK (join);
   if (join->active_order == GST_TBQ_JOIN_ORDER_ARRIVAL) {
     pad->mode = JOIN_PAD_ARRIVAL;
@@ -574,6 +586,11 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     sink_decide (join, pad, TRUE);
   else if (G_UNLIKELY (pad->warn_no_pair))
     sink_warn_no_pair (join, pad);
+  if (pad->mode == JOIN_PAD_UNDECIDED) {
+    /* It flushes since sink_flow(). */
+    ret = GST_FLOW_FLUSHING;
+    goto refused;
+  }
   if (pad->mode == JOIN_PAD_SEQUENCE)
     sink_number (join, pad, object, &seq, &epoch);
   else if ((ret = sink_wait_room (join, pad)) != GST_FLOW_OK)
@@ -715,8 +732,14 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
   if (type == GST_EVENT_SEGMENT)
     gst_event_copy_segment (event, &pad->segment);
   if (pad->mode == JOIN_PAD_UNDECIDED && (!GST_EVENT_IS_STICKY (event)
-          || type == GST_EVENT_EOS))
+          || type == GST_EVENT_EOS)) {
     sink_decide (join, pad, FALSE);
+    if (pad->mode == JOIN_PAD_UNDECIDED) {
+      /* It flushes since sink_flow(). */
+      gst_event_unref (event);
+      return GST_FLOW_FLUSHING;
+    }
+  }
   if (type == GST_EVENT_STREAM_START) {
     JOIN_LOCK (join);
     while (locked_new_stream_waits (join, pad)

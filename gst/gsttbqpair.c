@@ -133,6 +133,12 @@ gst_tbq_pair_unref (GstTbqPair * pair)
   g_free (pair);
 }
 
+gint
+gst_tbq_pair_refcount (GstTbqPair * pair)
+{
+  return g_atomic_int_get (&pair->refcount);
+}
+
 guint64
 gst_tbq_pair_id (const GstTbqPair * pair)
 {

@@ -119,6 +119,8 @@ GType gst_tbq_pair_get_type (void);
 
 GstTbqPair *gst_tbq_pair_ref (GstTbqPair * pair);
 void gst_tbq_pair_unref (GstTbqPair * pair);
+/* The references held now (for tests: who keeps the pair alive). */
+gint gst_tbq_pair_refcount (GstTbqPair * pair);
 guint64 gst_tbq_pair_id (const GstTbqPair * pair);
 guint gst_tbq_pair_depth (const GstTbqPair * pair);
 /* The current epoch (bumped by every gst_tbq_pair_flush_stop()). */

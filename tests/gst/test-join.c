@@ -1008,6 +1008,36 @@ GST_START_TEST (test_stop_with_a_full_window)
 
 GST_END_TEST;
 
+/* The split's marker query reaches a pad of a join that stopped (a
+ * split's branch task runs until the split stops, and a bin stops the
+ * join first): it binds nothing there, and no reference to the pair is
+ * left behind (the pad took a second one, which a soak found as the
+ * events in the pair's slots left alive). */
+GST_START_TEST (test_a_marker_query_at_a_stopped_join_binds_nothing)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  Split *s = split_new (1, 4, &cfg, TRUE, NULL);
+  GstQuery *query;
+  gint refs;
+
+  split_play (s);
+  split_run (s, 0, 10);
+  split_join_threads (s);
+  tbq_test_sink_wait_buffers (s->sink, 10);
+  fail_unless (gst_element_set_state (s->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  refs = gst_tbq_pair_refcount (s->pair);
+  query = gst_tbq_pair_marker_query_new_in (s->pair,
+      gst_tbq_pair_epoch (s->pair), 0, 9);
+  gst_pad_query (s->branches[0].joinpad, query);
+  fail_if (gst_tbq_pair_marker_query_answered (query));
+  gst_query_unref (query);
+  fail_unless_equals_int (gst_tbq_pair_refcount (s->pair), refs);
+  split_free (s);
+}
+
+GST_END_TEST;
+
 /* ---- arrival order ---- */
 
 /* Producers of our own on the join's sink pads, no split. */
@@ -1631,6 +1661,7 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_window_bounds_a_stalled_branch);
   tcase_add_test (flow, test_nested_pair_binds_the_deepest);
   tcase_add_test (flow, test_stop_with_a_full_window);
+  tcase_add_test (flow, test_a_marker_query_at_a_stopped_join_binds_nothing);
   tcase_add_test (arrival, test_arrival_every_buffer_in_branch_order);
   tcase_add_test (arrival, test_arrival_sticky_sent_where_they_differ);
   tcase_add_test (arrival, test_arrival_sticky_before_eos);

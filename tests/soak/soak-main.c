@@ -535,7 +535,7 @@ parse_args (int *argc, char ***argv, GError ** error)
   gchar *features = NULL, *enable = NULL, *disable = NULL;
   gchar *leaky = NULL, *transfer = NULL;
   gint64 seed = -1, buffers = 0;
-  gint chapter = -1, watchdog = 30, inject_at = 1000, group_peers = 0;
+  gint chapter = -1, from_chapter = 0, watchdog = 30, inject_at = 1000, group_peers = 0;
   gboolean ok = TRUE;
   GOptionEntry entries[] = {
     {"element", 'e', 0, G_OPTION_ARG_STRING, &soak.element_name,
@@ -548,6 +548,9 @@ parse_args (int *argc, char ***argv, GError ** error)
         "Stop after this many seconds (default 30 without --buffers)", "S"},
     {"chapter", 'c', 0, G_OPTION_ARG_INT, &chapter,
         "Run only this chapter (replay)", "K"},
+    {"from-chapter", 0, 0, G_OPTION_ARG_INT, &from_chapter,
+        "Start at this chapter and go on (replay what a chapter leaves to "
+          "the next)", "K"},
     {"features", 0, 0, G_OPTION_ARG_STRING, &features,
         "Exactly these features (default all)", "LIST"},
     {"enable", 0, 0, G_OPTION_ARG_STRING, &enable, "Add features", "LIST"},
@@ -587,6 +590,7 @@ parse_args (int *argc, char ***argv, GError ** error)
   if (soak.max_buffers == 0 && soak.duration <= 0)
     soak.duration = 30;
   soak.only_chapter = chapter;
+  soak.from_chapter = (guint) MAX (from_chapter, 0);
   soak.watchdog_s = (guint) MAX (watchdog, 1);
   soak.inject_at = (guint) MAX (inject_at, 1);
   if (group_peers < 0 || group_peers > 64) {
@@ -647,7 +651,8 @@ report (void)
       atomic_load (&soak.probes), atomic_load (&soak.barriers),
       atomic_load (&soak.eoses), soak.spilled / 1048576.0,
       atomic_load (&soak.buffering_messages), soak.ch.index + 1
-      - (soak.only_chapter >= 0 ? soak.only_chapter : 0), secs, f,
+      - (soak.only_chapter >= 0 ? (guint) soak.only_chapter
+          : soak.from_chapter), secs, f,
       soak.group_peers, peer_buffers, peer_cycles,
       atomic_load (&soak.worker_drops), atomic_load (&soak.worker_gaps),
       atomic_load (&soak.parts), atomic_load (&soak.query_copies));
@@ -672,6 +677,7 @@ main (int argc, char **argv)
     return 2;
   }
   gst_init (&argc, &argv);
+  soak_refs_init ();
   g_print ("1..1\n");
   if (!setup_element (&error)) {
     g_print ("not ok 1 - %s soak: %s\n", soak.element_name,

@@ -157,10 +157,76 @@ soak_op_list (void)
     wait_epoch_after (epoch);
 }
 
+/* The custom events we made that are still alive, by our sequence number:
+ * every one of them is gone once the element and the chain after it are
+ * at READY (soak_events_check_gone). */
+static GMutex alive_lock;
+static GHashTable *alive_events;
+
+static void
+event_gone (gpointer data, GstMiniObject * obj)
+{
+  g_mutex_lock (&alive_lock);
+  g_hash_table_remove (alive_events, data);
+  g_mutex_unlock (&alive_lock);
+  soak_refs_forget (obj);
+}
+
+static void
+track_event (GstEvent * event, guint64 seq)
+{
+  g_mutex_lock (&alive_lock);
+  if (alive_events == NULL)
+    alive_events = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_hash_table_insert (alive_events, GSIZE_TO_POINTER ((gsize) seq), event);
+  g_mutex_unlock (&alive_lock);
+  soak_refs_track (GST_MINI_OBJECT_CAST (event));
+  gst_mini_object_weak_ref (GST_MINI_OBJECT_CAST (event), event_gone,
+      GSIZE_TO_POINTER ((gsize) seq));
+}
+
+static gint
+seq_cmp (gconstpointer a, gconstpointer b)
+{
+  gsize x = GPOINTER_TO_SIZE (a), y = GPOINTER_TO_SIZE (b);
+
+  return x < y ? -1 : x > y;
+}
+
+/* ctl_lock held, everything at READY: no custom event of ours is left. */
+void
+soak_events_check_gone (void)
+{
+  GString *s;
+  GList *keys, *l;
+  guint n, i = 0;
+
+  g_mutex_lock (&alive_lock);
+  n = alive_events != NULL ? g_hash_table_size (alive_events) : 0;
+  if (n == 0) {
+    g_mutex_unlock (&alive_lock);
+    return;
+  }
+  keys = g_list_sort (g_hash_table_get_keys (alive_events), seq_cmp);
+  s = g_string_new (NULL);
+  for (l = keys; l != NULL && i < 16; l = l->next, i++) {
+    GstMiniObject *o = g_hash_table_lookup (alive_events, l->data);
+
+    g_string_append_printf (s, " %" G_GSIZE_FORMAT " (%p, %d references)",
+        GPOINTER_TO_SIZE (l->data), o, GST_MINI_OBJECT_REFCOUNT_VALUE (o));
+    soak_refs_print (o);
+  }
+  g_mutex_unlock (&alive_lock);
+  g_list_free (keys);
+  soak_fail ("leak", "%u custom events of this chapter still alive with "
+      "everything at READY (seq%s%s)", n, s->str, n > 16 ? " ..." : "");
+}
+
 void
 soak_op_event (void)
 {
   GstStructure *s;
+  GstEvent *event;
   SoakEntry *e;
   guint64 seq;
   gboolean ok;
@@ -171,8 +237,9 @@ soak_op_event (void)
   e->kind = SOAK_ITEM_EVENT;
   soak_log_publish ();
   s = gst_structure_new ("soak-event", "seq", G_TYPE_UINT64, seq, NULL);
-  ok = gst_pad_push_event (soak.srcpad,
-      gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, s));
+  event = gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, s);
+  track_event (event, seq);
+  ok = gst_pad_push_event (soak.srcpad, event);
   record (seq, seq + 1, ok ? GST_FLOW_OK : GST_FLOW_FLUSHING, "event");
   STREAM_UNLOCK ();
 }

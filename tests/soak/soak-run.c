@@ -118,16 +118,21 @@ chapter_start (guint index, gboolean first)
   gchar *desc;
 
   soak.op = "chapter start";
-  soak_chapter_plan (&soak.ch, index);
-  atomic_store_explicit (&soak.flush_period_ms, soak.ch.flush_period_ms,
-      memory_order_relaxed);
-  soak.rng = soak.seed ^ ((guint64) index << 32) ^ 0x50A4;
   g_mutex_lock (&soak.ctl_lock);
   if (ready) {
     if (!first)
       set_state (GST_STATE_READY);
-    /* The chain after the element: the chapter's own. */
+    /* The chain after the element goes with the chapter that made it: and
+     * with it every event the chapter pushed. */
     soak_parallel_teardown ();
+    soak_events_check_gone ();
+  }
+  soak_chapter_plan (&soak.ch, index);
+  atomic_store_explicit (&soak.flush_period_ms, soak.ch.flush_period_ms,
+      memory_order_relaxed);
+  soak.rng = soak.seed ^ ((guint64) index << 32) ^ 0x50A4;
+  if (ready) {
+    /* The chain after the element: the chapter's own. */
     soak_element_apply (&soak.ch, TRUE);
     soak_parallel_setup (&soak.ch);
     set_state (GST_STATE_PLAYING);
@@ -187,7 +192,8 @@ random_op (void)
 gpointer
 soak_producer_main (gpointer data)
 {
-  guint index = soak.only_chapter >= 0 ? (guint) soak.only_chapter : 0;
+  guint index = soak.only_chapter >= 0 ? (guint) soak.only_chapter
+      : soak.from_chapter;
   gboolean first = TRUE;
 
   for (;;) {

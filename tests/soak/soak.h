@@ -247,6 +247,7 @@ typedef struct
   guint64 max_buffers;          /* stop after this many buffers (0: none) */
   gdouble duration;             /* stop after this many seconds (0: none) */
   gint only_chapter;            /* -1: all */
+  guint from_chapter;           /* the first chapter when all run */
   guint features;
   guint leaky_mask, transfer_mask;      /* bits 1 << mode */
   guint watchdog_s;
@@ -448,6 +449,11 @@ void soak_element_apply (const SoakChapter * ch, gboolean geometry);
 void soak_op_buffer (void);
 void soak_op_list (void);
 void soak_op_event (void);
+void soak_events_check_gone (void);
+void soak_refs_init (void);
+void soak_refs_track (GstMiniObject * object);
+void soak_refs_forget (GstMiniObject * object);
+void soak_refs_print (GstMiniObject * object);
 void soak_op_eos (void);
 void soak_op_segment_jump (void);
 /* Note `what` (taken) in the ring of the element's last src pad events,
