@@ -44,6 +44,7 @@ gst_tbq_join_pad_init (GstTbqJoinPad * pad)
   pad->last_seq = -1;
   pad->done_max = -1;
   pad->sync_told = -1;
+  pad->released_branch = -1;
   atomic_init (&pad->sinktime, -1);
   atomic_init (&pad->srctime, -1);
 }

@@ -206,6 +206,7 @@ struct _GstTbqJoinPad
   gboolean bound_by_query;      /* the split's bind query bound it to the
                                  * join's pair (its branch, before its
                                  * first item decides its mode) */
+  guint query_branch;           /* that branch (bound_by_query) */
   guint branch;                 /* the pair's branch (SEQUENCE) */
   gboolean eos;                 /* EOS written, no flush or new stream since */
   guint64 eos_epoch, eos_upto;  /* the numbers its EOS ends: those of
@@ -218,6 +219,11 @@ struct _GstTbqJoinPad
   gboolean warn_no_pair;        /* in arrival order for want of a split:
                                  * warned at its first data */
   gboolean released;            /* released: its writer is closed */
+  gint released_branch;         /* released before anything of its branch
+                                 * came, bound by the split's bind query:
+                                 * that branch (its numbers are gaps once
+                                 * the src side is done with the pad),
+                                 * else -1 */
   /* The split's marker query (gst_tbq_pair_marker_query_new_in): the
    * branch is done with every number up to probe_seq of probe_epoch,
    * once the src side read the pad's first probe_target records (those

@@ -316,6 +316,7 @@ sink_bind_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
   GST_PAD_STREAM_UNLOCK (pad);
   JOIN_LOCK (join);
   pad->bound_by_query = TRUE;
+  pad->query_branch = branch;
   JOIN_UNLOCK (join);
   GST_DEBUG_OBJECT (pad, "branch %u of tbqsplit pair %" G_GUINT64_FORMAT,
       branch, gst_tbq_pair_id (pad->cand_pair));
@@ -467,6 +468,23 @@ sink_done (GstTbqJoin * join, GstTbqJoinPad * pad, guint gen, guint64 epoch,
   return sink_write (join, pad, JOIN_REC_DONE, NULL, seq, epoch, -1, gen);
 }
 
+/* qlock: the pad the split's bind query bound to `branch`, which got
+ * nothing of it yet (undecided), or NULL. */
+static GstTbqJoinPad *
+locked_pad_bound_to (GstTbqJoin * join, guint branch)
+{
+  guint i;
+
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    if (!pad->released && pad->mode == JOIN_PAD_UNDECIDED
+        && pad->bound_by_query && pad->query_branch == branch)
+      return pad;
+  }
+  return NULL;
+}
+
 void
 gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
 {
@@ -477,6 +495,12 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
   JOIN_LOCK (join);
   if (join->pair != NULL && branch < join->by_branch->len)
     pad = g_ptr_array_index (join->by_branch, branch);
+  /* Nothing of the branch came yet: a push that failed before anything
+   * reached its worker's end (a worker not playing yet, or not linked),
+   * and the branch takes no more; its pad is still the one its bind
+   * query named. */
+  if (pad == NULL && join->pair != NULL)
+    pad = locked_pad_bound_to (join, branch);
   if (pad != NULL)
     gst_object_ref (pad);
   JOIN_UNLOCK (join);
@@ -484,6 +508,9 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
     return;
   /* The writer is the pad's: as its streaming thread. */
   GST_PAD_STREAM_LOCK (pad);
+  /* (Bound now, as its first item would bind it.) */
+  if (pad->mode == JOIN_PAD_UNDECIDED)
+    sink_decide (join, pad, FALSE);
   gen = pad_gen (pad);
   if (pad->mode == JOIN_PAD_SEQUENCE && sink_flow (join, pad) == GST_FLOW_OK)
     sink_done (join, pad, gen, epoch, seq);

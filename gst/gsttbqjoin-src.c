@@ -889,10 +889,13 @@ locked_order_step (GstTbqJoin * join, JoinOut * out)
 /* ---- released pads and EOS ---- */
 
 /* Released pads whose records the src side has all and sent: forgotten
- * (their branch's numbers are gaps from now on). */
-static void
+ * (their branch's numbers are gaps from now on: TRUE when there is such
+ * a branch, the order may go on).  A pad released before anything of its
+ * branch came knows its branch from the split's bind query. */
+static gboolean
 locked_forget_released (GstTbqJoin * join)
 {
+  gboolean gaps = FALSE;
   guint i;
 
   for (i = join->pads->len; i > 0; i--) {
@@ -908,12 +911,18 @@ locked_forget_released (GstTbqJoin * join)
           && g_ptr_array_index (join->by_branch, pad->branch) == pad)
         g_ptr_array_index (join->by_branch, pad->branch) = NULL;
       g_hash_table_add (join->released, GUINT_TO_POINTER (pad->branch));
+      gaps = TRUE;
+    } else if (pad->released_branch >= 0) {
+      g_hash_table_add (join->released,
+          GUINT_TO_POINTER ((guint) pad->released_branch));
+      gaps = TRUE;
     }
     join->released_in += JOIN_LOAD (pad->buffers_in);
     GST_DEBUG_OBJECT (join, "%s:%s released and done with",
         GST_DEBUG_PAD_NAME (pad));
     g_ptr_array_remove_index (join->pads, i - 1);
   }
+  return gaps;
 }
 
 /* Whether EOS goes out now. */
@@ -1035,8 +1044,9 @@ locked_collect (GstTbqJoin * join, JoinOut * out)
   while ((item = g_queue_pop_head (&join->arrival)) != NULL)
     if (locked_arrival_item (join, item, out))
       return TRUE;
-  if (join->pair != NULL) {
-    for (;;) {
+  /* A branch forgotten: its numbers are gaps now, the order may go on. */
+  do {
+    while (join->pair != NULL) {
       JoinStep step;
 
       if (locked_clean_heads (join, out))
@@ -1047,8 +1057,7 @@ locked_collect (GstTbqJoin * join, JoinOut * out)
       if (step == STEP_BLOCKED)
         break;
     }
-  }
-  locked_forget_released (join);
+  } while (locked_forget_released (join));
   if (locked_all_eos (join)) {
     locked_send_eos (join, out);
     return TRUE;

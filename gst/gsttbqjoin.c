@@ -405,12 +405,21 @@ gst_tbq_join_release_pad (GstElement * element, GstPad * pad)
 
   GST_DEBUG_OBJECT (join, "releasing %s:%s", GST_DEBUG_PAD_NAME (pad));
   gst_pad_set_active (pad, FALSE);
+  /* (The stream lock: the bind query's candidate is the sink side's.) */
+  GST_PAD_STREAM_LOCK (pad);
   JOIN_LOCK (join);
   jpad->released = TRUE;
+  /* Its worker may have had numbers of its branch still (a queue, an
+   * encoder holding its first input): with nothing of them at the pad,
+   * only this says whose they were. */
+  jpad->released_branch = jpad->mode == JOIN_PAD_UNDECIDED
+      && jpad->bound_by_query && join->pair != NULL
+      && jpad->cand_pair == join->pair ? (gint) jpad->cand_branch : -1;
   if (join->q == NULL)
     g_ptr_array_remove (join->pads, pad);
   gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
+  GST_PAD_STREAM_UNLOCK (pad);
   gst_element_remove_pad (element, pad);
 }
 

@@ -67,6 +67,7 @@
 #include "gsttbqueue-src.h"
 
 #include <stdio.h>
+#include <time.h>
 
 /* Upstream events remembered to send each seqnum upstream once. */
 #define SENT_SEQNUMS 32
@@ -91,6 +92,12 @@ typedef struct
   guint busy;                   /* taking or pushing an item: it may
                                  * release qlock meanwhile (nested) */
   GstFlowReturn flow;           /* OK, or why it takes no work */
+  /* Its push returned FLUSHING while the split was not flushing: what is
+   * downstream of it does not play yet (a worker requested while the
+   * pipeline plays, and brought to its state after it is linked), or
+   * flushes on its own.  It takes no work until that ends, and listens
+   * meanwhile (the stream's events, its EOS, wait for it). */
+  gboolean down_flushing;
   JoinState join;
   gboolean released;            /* release_pad() runs */
   gboolean warned_no_join;
@@ -254,7 +261,8 @@ locked_forget_segment (GstTbqSplit * split)
 static gboolean
 branch_listens (Branch * b)
 {
-  return !b->released && (b->flow == GST_FLOW_OK || b->flow == GST_FLOW_EOS);
+  return !b->released && (b->flow == GST_FLOW_OK || b->flow == GST_FLOW_EOS
+      || b->down_flushing);
 }
 
 /* qlock: whether `b` owes the stream's EOS (queued to it, not pushed). */
@@ -321,6 +329,7 @@ locked_branch_resume (GstTbqSplit * split, Branch * b)
 {
   if (!branch_listens (b))
     locked_owe_sticky (split, b);
+  b->down_flushing = FALSE;
   b->flow = GST_FLOW_OK;
   b->join = JOIN_UNKNOWN;
   b->pushed_eos = FALSE;
@@ -896,11 +905,50 @@ locked_probe (GstTbqSplit * split, Branch * b)
   locked_branch_idle (split, b);
 }
 
+/* qlock: branch `b` waits for what is downstream of it to stop flushing
+ * (down_flushing), looking every PROBE_INTERVAL: it takes work again
+ * then, what it owes first (GstPad sends its sticky events again). */
+static GstFlowReturn
+locked_wait_downstream (GstTbqSplit * split, Branch * b)
+{
+  GstTbQueue *tbq = &split->queue;
+  GstPad *pad = gst_object_ref (b->pad), *peer;
+  gboolean flushing = FALSE;
+  struct timespec ts;
+
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  if ((peer = gst_pad_get_peer (pad)) != NULL) {
+    GST_OBJECT_LOCK (peer);
+    flushing = GST_PAD_IS_FLUSHING (peer);
+    GST_OBJECT_UNLOCK (peer);
+    gst_object_unref (peer);
+  }
+  gst_object_unref (pad);
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  if (!b->down_flushing || b->released)
+    return GST_TBQUEUE_FLOW (tbq);
+  if (!flushing) {
+    GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "branch %u: downstream plays "
+        "again", b->index);
+    locked_branch_resume (split, b);
+    return GST_TBQUEUE_FLOW (tbq);
+  }
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec += (long) (PROBE_INTERVAL * 1000);
+  ts.tv_sec += ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  pthread_cond_timedwait (&split->branch_idle, &tbq->qlock, &ts);
+  return GST_TBQUEUE_FLOW (tbq);
+}
+
 /* qlock: one round of branch `b`'s task (see the top of the file). */
 static GstFlowReturn
 locked_branch_step (GstTbqSplit * split, Branch * b)
 {
   GstTbQueue *tbq = &split->queue;
+
+  if (b->down_flushing)
+    return locked_wait_downstream (split, b);
 
   /* Before anything goes down a branch, the join (if any) learns which
    * branch its sink pad is. */
@@ -980,6 +1028,13 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
       && ret != GST_FLOW_FLUSHING)
     return FALSE;
   b->flow = ret;
+  /* (The split's own flushing stops it in split_loop() before this.) */
+  if (ret == GST_FLOW_FLUSHING && !b->released) {
+    GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "branch %u: downstream flushes: "
+        "it waits for it", b->index);
+    b->down_flushing = TRUE;
+    return TRUE;
+  }
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "branch %u stops: %s", b->index,
       gst_flow_get_name (ret));
   pthread_cond_broadcast (&split->branch_idle);
@@ -994,8 +1049,9 @@ locked_branch_ended (GstTbqSplit * split, Branch * b, GstFlowReturn ret)
             || !g_queue_is_empty (&o->pending) || o->busy))
       return TRUE;
     /* (One that downstream ended pushes the stream's EOS still,
-     * locked_queue_to_branches(): it ends after that.) */
-    if (ended_owing_eos (o))
+     * locked_queue_to_branches(): it ends after that.  One whose
+     * downstream flushes takes work again once it is done.) */
+    if (ended_owing_eos (o) || o->down_flushing)
       return TRUE;
     eos |= o->flow == GST_FLOW_EOS;
     flushing |= o->flow == GST_FLOW_FLUSHING;
@@ -1033,7 +1089,7 @@ split_loop (GstPad * pad)
   if (locked_branch_ended (split, b, ret)) {
     /* Ended by downstream while the stream's EOS was queued to it (it
      * came during the push): the task pushes that EOS first. */
-    if (!ended_owing_eos (b))
+    if (!ended_owing_eos (b) && !b->down_flushing)
       gst_pad_pause_task (pad);
     GST_TBQUEUE_MUTEX_UNLOCK (tbq);
     return;
@@ -1633,7 +1689,15 @@ gst_tbq_split_init (GstTbqSplit * split)
   split->branches = g_ptr_array_new_with_free_func (branch_free);
   split->sticky = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_event_unref);
-  pthread_cond_init (&split->branch_idle, NULL);
+  {
+    pthread_condattr_t attr;
+
+    /* (Monotonic: a branch waiting for downstream looks now and then.) */
+    pthread_condattr_init (&attr);
+    pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+    pthread_cond_init (&split->branch_idle, &attr);
+    pthread_condattr_destroy (&attr);
+  }
   gst_pad_set_query_function (split->queue.sinkpad,
       GST_DEBUG_FUNCPTR (split_sink_query));
 }

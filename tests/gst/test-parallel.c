@@ -1702,6 +1702,102 @@ GST_START_TEST (test_a_branch_released_while_it_waits_for_room)
 
 GST_END_TEST;
 
+/* A branch whose join pad is released before anything of the branch
+ * reached it (its worker still had its first input, as a queue or an
+ * encoder has), while the others wait for room: the number it had is a
+ * gap, and the rest comes out in order.  (The window stayed full for
+ * good: the number's branch had no pad at the join, and its release
+ * made no gap of it; branches of `queue ! jpegenc` added and removed
+ * while playing stopped the stream so.) */
+GST_START_TEST (test_a_branch_released_before_its_first_output)
+{
+  TbqWorkerConfig cfg[3] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT,
+    TBQ_WORKER_DEFAULT
+  };
+  guint64 n = tbq_scaled (200, 60);
+  guint window = 4;
+  Branch *b;
+  Pusher *p;
+  Rig *r;
+  guint i;
+
+  cfg[0].stall_at = 0;
+  r = rig_new (3, cfg, FALSE, "max-in-flight", window, NULL);
+  b = &r->branches[0];
+  rig_play (r);
+  p = rig_push_async (r, 0, n);
+  tbq_worker_wait_stalled (b->w);
+  wait_property_at_least (r->split, "current-in-flight", window);
+  /* Its worker holds its first input: the join's pad got nothing yet. */
+  gst_element_release_request_pad (r->join, b->joinpad);
+  gst_clear_object (&b->joinpad);
+  /* The input goes nowhere (not linked), and the branch takes no more. */
+  tbq_worker_unstall (b->w);
+  fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
+  rig_eos (r);
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (r->sink->bad, 0);
+  fail_unless_equals_int (r->sink->indices->len, n - 1);
+  for (i = 1; i < r->sink->indices->len; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        > g_array_index (r->sink->indices, guint64, i - 1),
+        "out of order at position %u", i);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 1);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
+/* A branch requested while the pipeline plays, whose worker does not play
+ * yet: its first push returns FLUSHING before anything of it reached the
+ * join, and the branch takes no more work.  The number it had is a gap,
+ * and the stream goes on in order (its window stayed full for good: the
+ * join had no pad bound to that branch for the split's done).  Once the
+ * worker plays, the branch takes the stream's EOS. */
+GST_START_TEST (test_a_branch_whose_worker_does_not_play_yet)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (400, 100), gaps;
+  GstPad *wsink, *wsrc;
+  Branch *b;
+  Rig *r;
+  guint i;
+
+  /* The others are slow: the new branch, free, takes work at once. */
+  cfg.delay_us = 2000;
+  r = rig_new (2, &cfg, TRUE, "max-in-flight", 4, NULL);
+  rig_play (r);
+  rig_push (r, 0, 8);
+  b = &r->branches[r->n++];
+  b->worker = tbq_worker_new (&cfg, &b->w);
+  gst_bin_add (GST_BIN (r->pipeline), b->worker);
+  b->joinpad = gst_element_request_pad_simple (r->join, "sink_%u");
+  wsrc = gst_element_get_static_pad (b->worker, "src");
+  fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
+  gst_object_unref (wsrc);
+  b->splitpad = gst_element_request_pad_simple (r->split, "src_%u");
+  wsink = gst_element_get_static_pad (b->worker, "sink");
+  fail_unless (gst_pad_link (b->splitpad, wsink) == GST_PAD_LINK_OK);
+  gst_object_unref (wsink);
+  rig_push (r, 8, n - 8);
+  fail_unless (gst_element_sync_state_with_parent (b->worker));
+  rig_eos (r);
+  gaps = tbq_join_stat (r->join, "gaps");
+  TBQ_LOCK (r->sink);
+  fail_unless_equals_int (r->sink->bad, 0);
+  fail_unless_equals_int (r->sink->indices->len + gaps, n);
+  for (i = 1; i < r->sink->indices->len; i++)
+    fail_unless (g_array_index (r->sink->indices, guint64, i)
+        > g_array_index (r->sink->indices, guint64, i - 1),
+        "out of order at position %u", i);
+  TBQ_UNLOCK (r->sink);
+  fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* A flush from upstream mid-stream, workers with a queue inside (not
  * synchronous: their numbers are resolved by the split's markers), then
  * a new stream: what came before the flush is in order from the start,
@@ -2152,6 +2248,8 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_a_worker_that_drops_markers_for_a_while);
   tcase_add_test (flow, test_workers_that_hold_markers_and_drop);
   tcase_add_test (flow, test_a_branch_released_while_it_waits_for_room);
+  tcase_add_test (flow, test_a_branch_released_before_its_first_output);
+  tcase_add_test (flow, test_a_branch_whose_worker_does_not_play_yet);
   tcase_add_test (events, test_each_streams_eos_once_with_idle_branches);
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
