@@ -596,6 +596,9 @@ locked_item_slot (GstTbqJoin * join, JoinItem * item, guint64 * seq)
  * is its branch's.  Sticky events are never numbered (they are the pad's
  * state, taken at once); EOS stays at the head, and resolves the pad's
  * turns. */
+static gboolean locked_eos_ends (GstTbqJoin * join, GstTbqJoinPad * pad,
+    guint64 n);
+
 static JoinHead
 locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
     JoinOut * out)
@@ -607,8 +610,13 @@ locked_head (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean turn,
 
   if (item->type == JOIN_REC_EVENT) {
     event = GST_EVENT_CAST (item->object);
+    /* The split's EOS ends the numbers before its place only: the next
+     * stream's first items may have theirs already, their outputs
+     * behind the branch's new STREAM_START (an encoder holds that until
+     * its first frame, so the split's push of it returns at once). */
     if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
-      return turn ? HEAD_RESOLVES : HEAD_WAIT;
+      return turn && (!pad->eos || locked_eos_ends (join, pad, n))
+          ? HEAD_RESOLVES : HEAD_WAIT;
     if (GST_EVENT_IS_STICKY (event)) {
       g_queue_pop_head (&pad->fifo);
       item->object = NULL;
