@@ -1022,13 +1022,39 @@ sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
  * asked it of every branch, until everything before its place in the
  * order is out (the copy of another branch's pad must not go ahead of
  * it).  FALSE when the pad flushes or the flow stops meanwhile. */
+/* qlock: the pad's branch is done with every number up to `seq` of
+ * `epoch`, once the src side read what the pad wrote before now (in
+ * generation `gen`, read before the pad's flushing). */
+static void
+locked_done_upto (GstTbqJoin * join, GstTbqJoinPad * pad, guint gen,
+    guint64 epoch, guint64 seq)
+{
+  if (!pad->probe_set || pad->probe_gen != gen || pad->probe_epoch != epoch
+      || seq > pad->probe_seq)
+    pad->probe_seq = seq;
+  pad->probe_set = TRUE;
+  pad->probe_gen = gen;
+  pad->probe_epoch = epoch;
+  pad->probe_target = JOIN_LOAD (pad->written);
+  gst_tbq_join_locked_kick (join);
+}
+
 static gboolean
 sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
 {
+  guint gen = pad_gen (pad);
   guint64 target = JOIN_LOAD (pad->written), epoch = 0, seq = 0;
   gboolean placed = sink_query_place (join, pad, query, &epoch, &seq), ok;
 
   JOIN_LOCK (join);
+  /* The split asks its query of a branch once the branch pushed all it
+   * took: what the worker made of the numbers before its place came
+   * before it, as after a marker.  A worker may hold the markers (an
+   * encoder holds serialized events until its next frame, and none comes
+   * while the split waits for this answer): the query says it instead. */
+  if (placed && seq > 0 && pad->mode == JOIN_PAD_SEQUENCE
+      && pad->pair == join->pair && !pad_flushing (pad))
+    locked_done_upto (join, pad, gen, epoch, seq - 1);
   join->queries_held++;
   if (placed)
     join->place_waits++;
@@ -1074,16 +1100,8 @@ sink_marker_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
   JOIN_LOCK (join);
   mine = pad->mode == JOIN_PAD_SEQUENCE && pad->pair != NULL
       && pair_id == gst_tbq_pair_id (pad->pair);
-  if (mine && branch == pad->branch && !pad_flushing (pad)) {
-    if (!pad->probe_set || pad->probe_gen != gen || pad->probe_epoch != epoch
-        || seq > pad->probe_seq)
-      pad->probe_seq = seq;
-    pad->probe_set = TRUE;
-    pad->probe_gen = gen;
-    pad->probe_epoch = epoch;
-    pad->probe_target = JOIN_LOAD (pad->written);
-    gst_tbq_join_locked_kick (join);
-  }
+  if (mine && branch == pad->branch && !pad_flushing (pad))
+    locked_done_upto (join, pad, gen, epoch, seq);
   JOIN_UNLOCK (join);
   if (mine) {
     GST_LOG_OBJECT (pad, "marker query: done up to %" G_GUINT64_FORMAT, seq);

@@ -66,6 +66,7 @@
 #include "gsttbqueue-sink.h"
 #include "gsttbqueue-src.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -110,6 +111,13 @@ typedef struct
   /* The last number whose push returned OK, and its epoch: the branch's
    * task alone reads and writes them (a probe, locked_probe()). */
   gboolean pushed_numbered;
+  /* The last number a marker followed (no done hook), and its epoch:
+   * the join hears of it from that marker only, even once the branch is
+   * found synchronous, and a worker may hold the marker (an encoder holds
+   * serialized events until its next frame). */
+  gboolean marker_set;
+  guint64 marker_seq;
+  guint64 marker_epoch;
   guint64 pushed_seq;
   guint64 pushed_epoch;
   /* Statistics: written by the branch's task, read anywhere (relaxed).
@@ -407,6 +415,7 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
   GstTbqPair *pair = p->split->pair;
   GstTbqPairPush saved;
   GstFlowReturn ret;
+  gboolean marker;
   gsize bytes;
   /* A list counts its buffers (as the join counts them). */
   guint buffers = GST_IS_BUFFER (data) ? 1 :
@@ -444,10 +453,15 @@ branch_push (GstPad * pad, GstMiniObject * data, gpointer user_data)
     p->b->pushed_seq = p->seq;
     p->b->pushed_epoch = p->epoch;
   }
-  if (!gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved)
-      && ret == GST_FLOW_OK)
+  marker = !gst_tbq_pair_push_end (pair, p->b->index, p->seq, ret, &saved)
+      && ret == GST_FLOW_OK;
+  if (marker) {
+    p->b->marker_set = TRUE;
+    p->b->marker_seq = p->seq;
+    p->b->marker_epoch = p->epoch;
     gst_pad_push_event (pad, gst_tbq_pair_marker_new_in (pair, p->epoch,
             p->b->index, p->seq));
+  }
 counted:
   if (ret == GST_FLOW_OK) {
     TBQ_ADD (p->b->buffers, buffers);
@@ -865,7 +879,8 @@ locked_may_probe (GstTbqSplit * split, Branch * b)
 
   return b->pushed_numbered && g_queue_is_empty (&b->pending)
       && GST_TBQUEUE_FLOW (&split->queue) == GST_FLOW_OK
-      && !gst_tbq_pair_branch_is_sync (pair, b->index)
+      && b->marker_set && b->marker_epoch == gst_tbq_pair_epoch (pair)
+      && b->marker_seq >= gst_tbq_pair_resolved (pair)
       && b->pushed_epoch == gst_tbq_pair_epoch (pair)
       && b->pushed_seq >= gst_tbq_pair_resolved (pair);
 }
@@ -905,6 +920,19 @@ locked_probe (GstTbqSplit * split, Branch * b)
   locked_branch_idle (split, b);
 }
 
+/* qlock: waits on branch_idle until monotonic time `end` (microseconds):
+ * TRUE when the time came. */
+static gboolean
+locked_wait_idle_until (GstTbqSplit * split, gint64 end)
+{
+  struct timespec ts;
+
+  ts.tv_sec = end / G_USEC_PER_SEC;
+  ts.tv_nsec = (end % G_USEC_PER_SEC) * 1000;
+  return pthread_cond_timedwait (&split->branch_idle, &split->queue.qlock,
+      &ts) == ETIMEDOUT;
+}
+
 /* qlock: branch `b` waits for what is downstream of it to stop flushing
  * (down_flushing), looking every PROBE_INTERVAL: it takes work again
  * then, what it owes first (GstPad sends its sticky events again). */
@@ -914,7 +942,6 @@ locked_wait_downstream (GstTbqSplit * split, Branch * b)
   GstTbQueue *tbq = &split->queue;
   GstPad *pad = gst_object_ref (b->pad), *peer;
   gboolean flushing = FALSE;
-  struct timespec ts;
 
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   if ((peer = gst_pad_get_peer (pad)) != NULL) {
@@ -933,11 +960,7 @@ locked_wait_downstream (GstTbqSplit * split, Branch * b)
     locked_branch_resume (split, b);
     return GST_TBQUEUE_FLOW (tbq);
   }
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  ts.tv_nsec += (long) (PROBE_INTERVAL * 1000);
-  ts.tv_sec += ts.tv_nsec / 1000000000L;
-  ts.tv_nsec %= 1000000000L;
-  pthread_cond_timedwait (&split->branch_idle, &tbq->qlock, &ts);
+  locked_wait_idle_until (split, g_get_monotonic_time () + PROBE_INTERVAL);
   return GST_TBQUEUE_FLOW (tbq);
 }
 
