@@ -634,11 +634,34 @@ ask_branches (GPtrArray * pads, GstQuery * query)
  * them from taking more), then asks every branch that may take work,
  * marked with its place in the order for a join (gsttbqpair.h); its
  * sender gets the answer as from tbqueue's src task. */
+static gboolean locked_may_probe (GstTbqSplit * split, Branch * b);
+
+/* The asking branch's marker, sent again while it asks (a thread of its
+ * own: the query may have to wait in the join for it). */
+typedef struct
+{
+  GstPad *pad;
+  GstQuery *query;
+} OwnMarker;
+
+static gpointer
+own_marker_main (gpointer data)
+{
+  OwnMarker *m = data;
+
+  gst_pad_peer_query (m->pad, m->query);
+  gst_query_unref (m->query);
+  gst_object_unref (m->pad);
+  g_free (m);
+  return NULL;
+}
+
 static GstFlowReturn
 locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
 {
   GstTbQueue *tbq = &split->queue;
   GPtrArray *pads;
+  GThread *own = NULL;
   GstFlowReturn ret;
   gboolean res, placed;
   guint i;
@@ -668,8 +691,26 @@ locked_answer_query (GstTbqSplit * split, Branch * b, GstQuery * query)
   placed = split->joined;
   if (placed)
     gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (query));
+  /* The join holds each branch's copy until every number before the
+   * query's place is resolved, and the branches are asked in turn: the
+   * marker of this branch's last number may be held by its worker (an
+   * encoder holds serialized events until its next frame), and none
+   * comes while it asks.  It goes again first, as the query the join
+   * answers at once, from a thread of its own (it may wait behind this
+   * branch's worker as the copies do).  The other branches send theirs
+   * while they wait (locked_branch_step()). */
+  if (placed && locked_may_probe (split, b)) {
+    OwnMarker *m = g_new0 (OwnMarker, 1);
+
+    m->pad = gst_object_ref (b->pad);
+    m->query = gst_tbq_pair_marker_query_new_in (split->pair,
+        b->pushed_epoch, b->index, b->pushed_seq);
+    own = g_thread_new ("tbqsplit-marker", own_marker_main, m);
+  }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   res = ask_branches (pads, query);
+  if (own != NULL)
+    g_thread_join (own);
   g_ptr_array_unref (pads);
   if (placed)
     gst_tbq_pair_clear_place (split->pair, GST_MINI_OBJECT_CAST (query));
@@ -988,8 +1029,18 @@ locked_branch_step (GstTbqSplit * split, Branch * b)
     return GST_FLOW_NOT_LINKED;
   if (split->barrier != NULL || tbq->partial != NULL) {
     /* A query waits for the others, or another branch gathers a list
-     * (its rest must follow it). */
-    pthread_cond_wait (&split->branch_idle, &tbq->qlock);
+     * (its rest must follow it).  A branch whose last marker may be held
+     * by its worker sends it again meanwhile, as it does waiting for
+     * room: the join holds the query's copies until it is resolved. */
+    if (split->barrier != NULL && split->barrier != b
+        && locked_may_probe (split, b)) {
+      if (locked_wait_idle_until (split, g_get_monotonic_time ()
+              + PROBE_INTERVAL) && split->barrier != NULL
+          && locked_may_probe (split, b))
+        locked_probe (split, b);
+    } else {
+      pthread_cond_wait (&split->branch_idle, &tbq->qlock);
+    }
     return GST_TBQUEUE_FLOW (tbq);
   }
   if (split->joined && b->join == JOIN_NONE)

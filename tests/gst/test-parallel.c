@@ -2061,6 +2061,53 @@ GST_START_TEST (test_nested_tbqparallel)
 
 GST_END_TEST;
 
+/* A tbqparallel whose worker is a tbqparallel of encoders: an encoder
+ * holds the inner split's markers until its next frame, and the outer
+ * split's marker query waited in the inner join for the inner order,
+ * which waited for those markers (the stream stopped after a few frames,
+ * every run).  Every frame comes out, each pair in its order. */
+GST_START_TEST (test_nested_tbqparallel_of_encoders)
+{
+  const gchar *inner[] = { "queue ! jpegenc", "jpegenc ! queue" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (inner); i++) {
+    gchar *worker = g_strdup_printf ("tbqparallel workers=2 worker=\"%s\"",
+        inner[i]);
+    GstElement *p = gst_parse_launch ("videotestsrc num-buffers=100 ! "
+        "video/x-raw,format=I420,width=32,height=32,framerate=1000/1 ! "
+        "tbqparallel name=outer workers=2 ! tbqtestsink name=out", NULL);
+    GstElement *outer = gst_bin_get_by_name (GST_BIN (p), "outer");
+    TbqTestSink *out = TBQ_TEST_SINK (gst_bin_get_by_name (GST_BIN (p),
+            "out"));
+    GstBus *bus = gst_element_get_bus (p);
+    GstMessage *m;
+
+    out->digests = TRUE;
+    g_object_set (outer, "worker", worker, NULL);
+    fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
+        != GST_STATE_CHANGE_FAILURE);
+    m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+        "%s did not end", worker);
+    gst_message_unref (m);
+    TBQ_LOCK (out);
+    fail_unless_equals_int (out->indices->len, 100);
+    TBQ_UNLOCK (out);
+    check_pairs (p, 3);
+    fail_unless (gst_element_set_state (p, GST_STATE_NULL)
+        == GST_STATE_CHANGE_SUCCESS);
+    gst_bus_set_flushing (bus, TRUE);
+    gst_object_unref (bus);
+    gst_object_unref (outer);
+    gst_object_unref (out);
+    gst_object_unref (p);
+    g_free (worker);
+  }
+}
+
+GST_END_TEST;
+
 /* Two pairs one after the other: the second split stamps its own
  * numbers beside the first's, and each join follows its own. */
 GST_START_TEST (test_two_pairs_in_series)
@@ -2343,6 +2390,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (flow, test_stop_while_every_branch_pushes);
   tcase_add_test (nested, test_nested_tbqparallel);
+  tcase_add_test (nested, test_nested_tbqparallel_of_encoders);
   tcase_add_test (nested, test_pair_inside_a_branch);
   tcase_add_test (nested, test_two_pairs_in_series);
   tcase_add_test (bin, test_tbqparallel_from_a_description);
