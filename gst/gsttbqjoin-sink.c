@@ -1017,11 +1017,6 @@ sink_query_place (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query,
   return placed;
 }
 
-/* Stream lock: a serialized query (not ALLOCATION): wait until everything
- * the pad queued before it is out or dropped, and, when the join's split
- * asked it of every branch, until everything before its place in the
- * order is out (the copy of another branch's pad must not go ahead of
- * it).  FALSE when the pad flushes or the flow stops meanwhile. */
 /* qlock: the pad's branch is done with every number up to `seq` of
  * `epoch`, once the src side read what the pad wrote before now (in
  * generation `gen`, read before the pad's flushing). */
@@ -1039,6 +1034,11 @@ locked_done_upto (GstTbqJoin * join, GstTbqJoinPad * pad, guint gen,
   gst_tbq_join_locked_kick (join);
 }
 
+/* Stream lock: a serialized query (not ALLOCATION): wait until everything
+ * the pad queued before it is out or dropped, and, when the join's split
+ * asked it of every branch, until everything before its place in the
+ * order is out (the copy of another branch's pad must not go ahead of
+ * it).  FALSE when the pad flushes or the flow stops meanwhile. */
 static gboolean
 sink_wait_retired (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
 {
