@@ -71,9 +71,10 @@ rig_link_src (Rig * r, GstElement * first)
 }
 
 /* A branch: a worker as `cfg` says, between a new src pad of the split
- * and a new sink pad of the join; in a playing pipeline it plays. */
+ * and a new sink pad of the join; with `sync`, brought to the pipeline's
+ * state (else the test does that when it will). */
 static Branch *
-rig_add_branch (Rig * r, const TbqWorkerConfig * cfg)
+rig_add_branch_full (Rig * r, const TbqWorkerConfig * cfg, gboolean sync)
 {
   Branch *b = &r->branches[r->n++];
   GstPad *wsink, *wsrc;
@@ -81,7 +82,8 @@ rig_add_branch (Rig * r, const TbqWorkerConfig * cfg)
   fail_unless (r->n <= MAX_BRANCHES);
   b->worker = tbq_worker_new (cfg, &b->w);
   gst_bin_add (GST_BIN (r->pipeline), b->worker);
-  fail_unless (gst_element_sync_state_with_parent (b->worker));
+  if (sync)
+    fail_unless (gst_element_sync_state_with_parent (b->worker));
   b->joinpad = gst_element_request_pad_simple (r->join, "sink_%u");
   wsrc = gst_element_get_static_pad (b->worker, "src");
   fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
@@ -92,6 +94,13 @@ rig_add_branch (Rig * r, const TbqWorkerConfig * cfg)
   fail_unless (gst_pad_link (b->splitpad, wsink) == GST_PAD_LINK_OK);
   gst_object_unref (wsink);
   return b;
+}
+
+/* A branch with a worker as `cfg`, brought to the pipeline's state. */
+static Branch *
+rig_add_branch (Rig * r, const TbqWorkerConfig * cfg)
+{
+  return rig_add_branch_full (r, cfg, TRUE);
 }
 
 /* The split's and the join's pads of a branch go, then its worker:
@@ -303,6 +312,21 @@ rig_check_scenario (Rig * r, TbqScenario scenario, guint64 n)
 
   tbq_scenario_check (scenario, r->sink, r->join, r->bus, workers, n);
   g_ptr_array_unref (workers);
+}
+
+/* Under the sink's lock: what the sink got (`len` buffers) are inputs,
+ * each later than the one before it. */
+static void
+locked_check_increasing (TbqTestSink * sink, guint len)
+{
+  guint i;
+
+  fail_unless_equals_int (sink->bad, 0);
+  fail_unless_equals_int (sink->indices->len, len);
+  for (i = 1; i < sink->indices->len; i++)
+    fail_unless (g_array_index (sink->indices, guint64, i)
+        > g_array_index (sink->indices, guint64, i - 1),
+        "out of order at position %u", i);
 }
 
 static void
@@ -882,8 +906,9 @@ GST_END_TEST;
 #define JPEG_FPS 30
 
 /* Play pipeline `p` (made of `desc`) to EOS (it must end), then free it. */
-static void
-play_to_eos (GstElement * p, const gchar * desc)
+/* `p` (of `desc`) PLAYING until its EOS; its bus (a reference). */
+static GstBus *
+play_until_eos (GstElement * p, const gchar * desc)
 {
   GstBus *bus = gst_element_get_bus (p);
   GstMessage *m;
@@ -894,6 +919,14 @@ play_to_eos (GstElement * p, const gchar * desc)
   fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
       "%s did not end", desc);
   gst_message_unref (m);
+  return bus;
+}
+
+static void
+play_to_eos (GstElement * p, const gchar * desc)
+{
+  GstBus *bus = play_until_eos (p, desc);
+
   fail_unless (gst_element_set_state (p, GST_STATE_NULL)
       == GST_STATE_CHANGE_SUCCESS);
   gst_bus_set_flushing (bus, TRUE);
@@ -1806,7 +1839,6 @@ GST_START_TEST (test_a_branch_released_before_its_first_output)
   Branch *b;
   Pusher *p;
   Rig *r;
-  guint i;
 
   cfg[0].stall_at = 0;
   r = rig_new (3, cfg, FALSE, "max-in-flight", window, NULL);
@@ -1823,12 +1855,7 @@ GST_START_TEST (test_a_branch_released_before_its_first_output)
   fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
   rig_eos (r);
   TBQ_LOCK (r->sink);
-  fail_unless_equals_int (r->sink->bad, 0);
-  fail_unless_equals_int (r->sink->indices->len, n - 1);
-  for (i = 1; i < r->sink->indices->len; i++)
-    fail_unless (g_array_index (r->sink->indices, guint64, i)
-        > g_array_index (r->sink->indices, guint64, i - 1),
-        "out of order at position %u", i);
+  locked_check_increasing (r->sink, n - 1);
   TBQ_UNLOCK (r->sink);
   fail_unless_equals_int (tbq_join_stat (r->join, "gaps"), 1);
   rig_free (r);
@@ -1846,38 +1873,21 @@ GST_START_TEST (test_a_branch_whose_worker_does_not_play_yet)
 {
   TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
   guint64 n = tbq_scaled (400, 100), gaps;
-  GstPad *wsink, *wsrc;
   Branch *b;
   Rig *r;
-  guint i;
 
   /* The others are slow: the new branch, free, takes work at once. */
   cfg.delay_us = 2000;
   r = rig_new (2, &cfg, TRUE, "max-in-flight", 4, NULL);
   rig_play (r);
   rig_push (r, 0, 8);
-  b = &r->branches[r->n++];
-  b->worker = tbq_worker_new (&cfg, &b->w);
-  gst_bin_add (GST_BIN (r->pipeline), b->worker);
-  b->joinpad = gst_element_request_pad_simple (r->join, "sink_%u");
-  wsrc = gst_element_get_static_pad (b->worker, "src");
-  fail_unless (gst_pad_link (wsrc, b->joinpad) == GST_PAD_LINK_OK);
-  gst_object_unref (wsrc);
-  b->splitpad = gst_element_request_pad_simple (r->split, "src_%u");
-  wsink = gst_element_get_static_pad (b->worker, "sink");
-  fail_unless (gst_pad_link (b->splitpad, wsink) == GST_PAD_LINK_OK);
-  gst_object_unref (wsink);
+  b = rig_add_branch_full (r, &cfg, FALSE);
   rig_push (r, 8, n - 8);
   fail_unless (gst_element_sync_state_with_parent (b->worker));
   rig_eos (r);
   gaps = tbq_join_stat (r->join, "gaps");
   TBQ_LOCK (r->sink);
-  fail_unless_equals_int (r->sink->bad, 0);
-  fail_unless_equals_int (r->sink->indices->len + gaps, n);
-  for (i = 1; i < r->sink->indices->len; i++)
-    fail_unless (g_array_index (r->sink->indices, guint64, i)
-        > g_array_index (r->sink->indices, guint64, i - 1),
-        "out of order at position %u", i);
+  locked_check_increasing (r->sink, n - gaps);
   TBQ_UNLOCK (r->sink);
   fail_unless_equals_int (tbq_test_sink_count (r->sink, GST_EVENT_EOS), 1);
   rig_free (r);
@@ -2080,17 +2090,11 @@ GST_START_TEST (test_nested_tbqparallel_of_encoders)
     GstElement *outer = gst_bin_get_by_name (GST_BIN (p), "outer");
     TbqTestSink *out = TBQ_TEST_SINK (gst_bin_get_by_name (GST_BIN (p),
             "out"));
-    GstBus *bus = gst_element_get_bus (p);
-    GstMessage *m;
+    GstBus *bus;
 
     out->digests = TRUE;
     g_object_set (outer, "worker", worker, NULL);
-    fail_unless (gst_element_set_state (p, GST_STATE_PLAYING)
-        != GST_STATE_CHANGE_FAILURE);
-    m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-    fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
-        "%s did not end", worker);
-    gst_message_unref (m);
+    bus = play_until_eos (p, worker);
     TBQ_LOCK (out);
     fail_unless_equals_int (out->indices->len, 100);
     TBQ_UNLOCK (out);
