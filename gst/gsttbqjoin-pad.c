@@ -21,6 +21,7 @@ gst_tbq_join_pad_finalize (GObject * object)
   GstTbqJoinPad *pad = GST_TBQ_JOIN_PAD (object);
 
   g_ptr_array_unref (pad->sticky);
+  pthread_cond_destroy (&pad->room);
   if (pad->cand_pair != NULL)
     gst_tbq_pair_unref (pad->cand_pair);
   if (pad->pair != NULL)
@@ -47,6 +48,15 @@ gst_tbq_join_pad_init (GstTbqJoinPad * pad)
   pad->released_branch = -1;
   atomic_init (&pad->sinktime, -1);
   atomic_init (&pad->srctime, -1);
+  {
+    pthread_condattr_t attr;
+
+    /* Its waits have deadlines (CLOCK_MONOTONIC: gsttbqjoin-sink.c). */
+    pthread_condattr_init (&attr);
+    pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+    pthread_cond_init (&pad->room, &attr);
+    pthread_condattr_destroy (&attr);
+  }
 }
 
 /* ---- what both sides do to a pad, and wake ---- */
@@ -108,9 +118,93 @@ gst_tbq_join_locked_kick (GstTbqJoin * join)
     tbq_reader_wake (join->reader);
 }
 
+/* A limit less a quarter of it (at least one less), 0 for none. */
+static guint64
+low_mark (guint64 limit)
+{
+  if (limit == 0)
+    return 0;
+  return limit - MAX (limit / 2, 1);
+}
+
+gboolean
+gst_tbq_join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean low)
+{
+  guint64 max_buffers = JOIN_LOAD (join->max_buffers);
+  guint64 max_bytes = JOIN_LOAD (join->max_bytes);
+  guint64 max_time = JOIN_LOAD (join->max_time);
+  guint64 in = JOIN_LOAD (join->in_buffers);
+  guint64 in_bytes = JOIN_LOAD (join->in_bytes);
+  guint64 out = JOIN_LOAD (join->out_buffers);
+  guint64 out_bytes = JOIN_LOAD (join->out_bytes);
+
+  if (low) {
+    /* Above the mark (a limit of 1 has the mark 0: not empty). */
+    if (max_buffers > 0 && in > out + low_mark (max_buffers))
+      return TRUE;
+    if (max_bytes > 0 && in_bytes > out_bytes + low_mark (max_bytes))
+      return TRUE;
+  } else {
+    if (max_buffers > 0 && in >= out + max_buffers)
+      return TRUE;
+    if (max_bytes > 0 && in_bytes >= out_bytes + max_bytes)
+      return TRUE;
+  }
+  if (max_time > 0) {
+    gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (pad->srctime);
+
+    if (in_t >= 0 && out_t >= 0 && in_t > out_t
+        && (guint64) (in_t - out_t) >= max_time)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* qlock: `pad` waits for room no more, and its thread goes on. */
+static void
+locked_let_go (GstTbqJoin * join, GstTbqJoinPad * pad)
+{
+  pad->room_wait = FALSE;
+  JOIN_STORE (join->room_waiters, JOIN_LOAD (join->room_waiters) - 1);
+  pthread_cond_signal (&pad->room);
+}
+
+void
+gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low)
+{
+  guint n = join->pads->len, i;
+
+  if (JOIN_LOAD (join->room_waiters) == 0 || n == 0)
+    return;
+  for (i = 1; i <= n; i++) {
+    guint at = (join->room_turn + i) % n;
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, at);
+
+    if (pad->room_wait && !gst_tbq_join_is_full (join, pad, low)) {
+      join->room_turn = at;
+      locked_let_go (join, pad);
+      return;
+    }
+  }
+}
+
+void
+gst_tbq_join_locked_wake_room_all (GstTbqJoin * join)
+{
+  guint i;
+
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    if (pad->room_wait)
+      locked_let_go (join, pad);
+  }
+}
+
 void
 gst_tbq_join_locked_wake_all (GstTbqJoin * join)
 {
+  gst_tbq_join_locked_wake_room_all (join);
   JOIN_BROADCAST (join, item_del);
   JOIN_BROADCAST (join, retired);
   gst_tbq_join_locked_kick (join);

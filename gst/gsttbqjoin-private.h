@@ -42,9 +42,27 @@
  *    qlock released.
  *
  * CONDITIONS (with qlock)
- *  - item_del: the level dropped, or a wait must end (flush, stop, a
- *    limit raised, the queue resumed): branch threads in arrival order
- *    wait on it at the limits.
+ *  - item_del: a wait must end (flush, stop, a limit changed, the
+ *    flow), or the join's EOS went out: a new stream waits on it.
+ *  - A pad's `room`: its thread (arrival order) waits on it while the
+ *    join is full, registered in `room_wait`; only that thread waits on
+ *    it.  Whoever lets a pad go clears `room_wait` and signals that pad
+ *    alone:
+ *    - the src side, for each buffer out, once the level is down to the
+ *      low mark (half of each of the buffers and bytes limits; the time
+ *      limit, a pad's own, as it is): one pad, the waiting pads in turn
+ *      (`room_turn`).  So at the limits a few threads are woken per half
+ *      turn of the queue, each pushes until the limit again, rather than
+ *      every waiting thread woken by every buffer out and all of them
+ *      then queueing on qlock behind the src task;
+ *    - a pad that was let go but wrote nothing (it flushes, the flow
+ *      stopped) lets the next pad with room under the limits go;
+ *    - every wake-up that ends all waits (a flush, a stop, the flow, a
+ *      limit changed: gst_tbq_join_locked_wake_room_all()), each pad.
+ *    A waiting pad also looks at the limits itself after a few
+ *    milliseconds (gsttbqjoin-sink.c, ROOM_LOOK_*): where the consumer
+ *    stalls or drains slowly the level stays between the mark and the
+ *    limit, and queue would fill up to the limit.
  *  - retired: records of a pad went out or were dropped, or the order
  *    moved on; a serialized query waits on it until everything its pad
  *    queued before it has, and, with a split's place, until the order
@@ -216,6 +234,9 @@ struct _GstTbqJoinPad
   guint eos_count;              /* the join's eos_count when its EOS
                                  * was written */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
+  gboolean room_wait;           /* its thread waits on `room` (arrival
+                                 * order, at the limits) */
+  pthread_cond_t room;
   gboolean warn_no_pair;        /* in arrival order for want of a split:
                                  * warned at its first data */
   gboolean released;            /* released: its writer is closed */
@@ -304,6 +325,12 @@ struct _GstTbqJoin
                                  * sink pads, and released ones until the
                                  * src side has all their records */
   GstTbqJoinOrder active_order; /* `order` as open() took it */
+  guint room_turn;              /* the pad woken for room last (an index
+                                 * of `pads`): the next look starts after */
+  /* Pads with room_wait set: written under qlock, read by a sink thread
+   * without it (relaxed: a hint; a pad that starts to wait after the hint
+   * said none is full, and the src side wakes it). */
+  _Atomic guint room_waiters;
   GstTbqPair *pair;             /* the pair this join is bound to, or NULL */
   guint64 pair_id;
   GPtrArray *by_branch;         /* the pair's branch -> its pad (borrowed) */
@@ -390,6 +417,16 @@ void gst_tbq_join_send_eos_after_flow (GstTbqJoin * join, GstEvent * event);
 /* qlock: every wait looks again (the branches' at the limits, the
  * serialized queries', the src task's). */
 void gst_tbq_join_locked_wake_all (GstTbqJoin * join);
+/* Whether the join is full for `pad` in arrival order (queue's limits;
+ * `low`: above the low mark of the buffers and bytes limits instead).  Relaxed loads: levels, checked again under qlock before a
+ * wait. */
+gboolean gst_tbq_join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad,
+    gboolean low);
+/* qlock: the next pad (in turn) that waits for room and is not full
+ * (`low`: is at the low mark) goes on.  The waits: the top of this file. */
+void gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low);
+/* qlock: every pad that waits for room looks again. */
+void gst_tbq_join_locked_wake_room_all (GstTbqJoin * join);
 
 /* ---- gsttbqjoin-sink.c ---- */
 

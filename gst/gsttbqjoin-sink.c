@@ -59,6 +59,9 @@
  */
 #include "gsttbqjoin-private.h"
 
+#include <errno.h>
+#include <time.h>
+
 /* ---- writing ---- */
 
 static gboolean
@@ -520,48 +523,63 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
 
 /* ---- arrival order: the limits ---- */
 
-/* Whether the join is full for this pad (queue's limits; relaxed loads:
- * levels, checked again under qlock before a wait). */
-static gboolean
-join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad)
-{
-  guint max_buffers = JOIN_LOAD (join->max_buffers);
-  guint max_bytes = JOIN_LOAD (join->max_bytes);
-  guint64 max_time = JOIN_LOAD (join->max_time);
-  guint64 out = JOIN_LOAD (join->out_buffers);
-  guint64 out_bytes = JOIN_LOAD (join->out_bytes);
-
-  if (max_buffers > 0 && JOIN_LOAD (join->in_buffers) >= out + max_buffers)
-    return TRUE;
-  if (max_bytes > 0 && JOIN_LOAD (join->in_bytes) >= out_bytes + max_bytes)
-    return TRUE;
-  if (max_time > 0) {
-    gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (pad->srctime);
-
-    if (in_t >= 0 && out_t >= 0 && in_t > out_t
-        && (guint64) (in_t - out_t) >= max_time)
-      return TRUE;
-  }
-  return FALSE;
-}
+/* How long a pad waits for room before it looks at the limits itself:
+ * the first time, and at most (doubled after each look that found the
+ * join full).  The src side lets waiting pads go at the low mark
+ * (gsttbqjoin-private.h); a consumer that stalls, or drains slower than
+ * the waits, would leave the level between the mark and the limit, where
+ * queue fills up to the limit: the look does that, a few milliseconds
+ * late. */
+#define ROOM_LOOK_FIRST_NS (5 * GST_MSECOND)
+#define ROOM_LOOK_MAX_NS (100 * GST_MSECOND)
 
 /* Stream lock, arrival order: wait while the join is full; ends when it
- * is not, or the pad flushes or the flow is not OK. */
+ * is not, or the pad flushes or the flow is not OK.  The protocol: the
+ * top of gsttbqjoin-private.h (a pad's `room`). */
 static GstFlowReturn
 sink_wait_room (GstTbqJoin * join, GstTbqJoinPad * pad)
 {
   GstFlowReturn ret;
+  gint64 look = ROOM_LOOK_FIRST_NS;
 
-  if (!join_is_full (join, pad))
+  if (!gst_tbq_join_is_full (join, pad, FALSE))
     return GST_FLOW_OK;
   JOIN_LOCK (join);
   while ((ret = sink_flow (join, pad)) == GST_FLOW_OK
-      && join_is_full (join, pad)) {
+      && gst_tbq_join_is_full (join, pad, FALSE)) {
+    struct timespec ts;
+    gint64 deadline;
+
     GST_LOG_OBJECT (pad, "full: waiting");
-    JOIN_WAIT (join, item_del);
+    pad->room_wait = TRUE;
+    JOIN_STORE (join->room_waiters, JOIN_LOAD (join->room_waiters) + 1);
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    deadline = (gint64) ts.tv_sec * GST_SECOND + ts.tv_nsec + look;
+    ts.tv_sec = deadline / GST_SECOND;
+    ts.tv_nsec = deadline % GST_SECOND;
+    if (pthread_cond_timedwait (&pad->room, &join->qlock, &ts) == ETIMEDOUT)
+      look = MIN (look * 2, ROOM_LOOK_MAX_NS);
+    if (pad->room_wait) {
+      /* Not let go (its own look, or a spurious wake-up). */
+      pad->room_wait = FALSE;
+      JOIN_STORE (join->room_waiters, JOIN_LOAD (join->room_waiters) - 1);
+    }
   }
   JOIN_UNLOCK (join);
   return ret;
+}
+
+/* Stream lock, arrival order: `pad` wrote nothing, perhaps after it was
+ * let go at the low mark: while others wait for room, the next of them
+ * with room under the limits goes on in its place (gsttbqjoin-private.h). */
+static void
+sink_pass_room (GstTbqJoin * join)
+{
+  if (JOIN_LOAD (join->room_waiters) == 0)
+    return;
+  JOIN_LOCK (join);
+  gst_tbq_join_locked_wake_room (join, FALSE);
+  JOIN_UNLOCK (join);
 }
 
 /* Stream lock: the running time the pad reaches with a buffer or list
@@ -647,6 +665,8 @@ refused:
   GST_LOG_OBJECT (pad, "refused %" GST_PTR_FORMAT ": %s", object,
       gst_flow_get_name (ret));
   gst_mini_object_unref (object);
+  if (pad->mode != JOIN_PAD_SEQUENCE)
+    sink_pass_room (join);
   return ret;
 }
 
@@ -926,6 +946,7 @@ sink_flush_end (GstTbqJoin * join, GstEvent * event)
     join->flushing = FALSE;
     join->have_flush_seqnum = FALSE;
     join->eos_sent = FALSE;
+    gst_tbq_join_locked_wake_room_all (join);
     JOIN_BROADCAST (join, item_del);
     gst_tbq_join_locked_start_task (join);
   }

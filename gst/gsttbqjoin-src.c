@@ -284,8 +284,9 @@ item_free (JoinItem * item)
   g_free (item);
 }
 
-/* Buffers leave the join (pushed, late or dropped): the level drops and a
- * branch waiting at a limit looks again. */
+/* Buffers leave the join (pushed, late or dropped): the level drops, and
+ * at the low mark a branch waiting at a limit goes on (one per buffer
+ * out: gsttbqjoin-private.h). */
 static void
 locked_count_out (GstTbqJoin * join, GstMiniObject * object)
 {
@@ -297,7 +298,7 @@ locked_count_out (GstTbqJoin * join, GstMiniObject * object)
     return;
   JOIN_ADD (join->out_buffers, buffers);
   JOIN_ADD (join->out_bytes, bytes);
-  JOIN_BROADCAST (join, item_del);
+  gst_tbq_join_locked_wake_room (join, TRUE);
 }
 
 /* An item leaves the join's hold: its pad's count of queued items lower,
@@ -1151,6 +1152,7 @@ locked_push_failed (GstTbqJoin * join, GstFlowReturn ret)
     return;
   GST_DEBUG_OBJECT (join, "downstream returned %s", gst_flow_get_name (ret));
   JOIN_STORE (join->srcresult, ret);
+  gst_tbq_join_locked_wake_room_all (join);
   JOIN_BROADCAST (join, item_del);
   JOIN_BROADCAST (join, retired);
   if (join->pair != NULL) {

@@ -776,7 +776,7 @@ gst_tbq_join_set_property (GObject * object, guint prop_id,
     JOIN_STORE (join->max_bytes, g_value_get_uint (value));
   else
     JOIN_STORE (join->max_time, g_value_get_uint64 (value));
-  JOIN_BROADCAST (join, item_del);
+  gst_tbq_join_locked_wake_room_all (join);
   JOIN_UNLOCK (join);
 }
 

@@ -1516,6 +1516,134 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
 
 GST_END_TEST;
 
+/* Wait until the join's level is at least `level` buffers. */
+static guint
+funnel_wait_level (Funnel * f, guint level)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  guint now = 0;
+
+  while ((g_object_get (f->join, "current-level-buffers", &now, NULL),
+          now) < level) {
+    fail_unless (g_get_monotonic_time () < end,
+        "the level stayed at %u, below %u", now, level);
+    g_usleep (1000);
+  }
+  return now;
+}
+
+/* Eight producers at full rate at tight limits (4 buffers, and 3 ms per
+ * pad: each waits for room now for one limit, now for the other, and
+ * the join lets them go one at a time): nothing hangs, every buffer comes
+ * out in its producer's order, and the level stays within the limit (plus
+ * what producers that found room at the same moment add). */
+GST_START_TEST (test_arrival_eight_producers_at_tight_limits)
+{
+  guint n = tbq_scaled (2000, 200), i, j, level, peak = 0, last = 0;
+  gint64 end;
+  Producer p[8];
+  guint64 next[8];
+  Funnel *f = funnel_new (8, "order", 1, "max-size-buffers", 4,
+      "max-size-bytes", 0, "max-size-time", (guint64) 3 * GST_MSECOND,
+      NULL);
+  gboolean running = TRUE;
+
+  for (i = 0; i < 8; i++) {
+    p[i].pad = f->pads[i];
+    p[i].base = (guint64) i << 32;
+    p[i].n = n;
+    p[i].ok = 0;
+    p[i].ret = GST_FLOW_OK;
+    next[i] = p[i].base;
+    p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
+  }
+  /* (Sampled until every producer is through; a deadline that moves
+   * while they make progress: a producer stopped for TBQ_WAIT_SECONDS is
+   * a hang.) */
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while (running) {
+    guint sum = 0;
+
+    g_object_get (f->join, "current-level-buffers", &level, NULL);
+    peak = MAX (peak, level);
+    for (i = 0; i < 8; i++)
+      sum += p[i].ok;
+    running = sum < 8 * n;
+    if (sum != last) {
+      last = sum;
+      end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+    }
+    fail_unless (g_get_monotonic_time () < end, "the producers stopped at "
+        "%u of %u buffers", sum, 8 * n);
+    g_usleep (200);
+  }
+  for (i = 0; i < 8; i++) {
+    g_thread_join (p[i].thread);
+    fail_unless_equals_int (p[i].ret, GST_FLOW_OK);
+    gst_pad_push_event (p[i].pad, gst_event_new_eos ());
+  }
+  fail_unless (peak <= 4 + 8, "a level of %u at a limit of 4", peak);
+  tbq_test_sink_wait_eos (f->sink);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (f->sink->bad, 0);
+  fail_unless_equals_int (f->sink->indices->len, 8 * n);
+  for (j = 0; j < f->sink->indices->len; j++) {
+    guint64 v = g_array_index (f->sink->indices, guint64, j);
+    guint b = (guint) (v >> 32);
+
+    fail_unless (b < 8);
+    fail_unless (v == next[b], "producer %u out of its order", b);
+    next[b]++;
+  }
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
+/* Producers waiting at a limit go on when it is raised, downstream still
+ * held; a limit lowered holds them again. */
+GST_START_TEST (test_arrival_a_raised_limit_lets_waiting_producers_go)
+{
+  Funnel *f = funnel_new (4, "order", 1, "max-size-buffers", 2,
+      "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
+  Producer p[4];
+  guint i, total = 0;
+
+  TBQ_LOCK (f->sink);
+  f->sink->hold = TRUE;
+  TBQ_UNLOCK (f->sink);
+  for (i = 0; i < 4; i++) {
+    p[i].pad = f->pads[i];
+    p[i].base = (guint64) i << 32;
+    p[i].n = 50;
+    p[i].ok = 0;
+    p[i].ret = GST_FLOW_OK;
+    p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
+  }
+  tbq_test_sink_wait_holding (f->sink);
+  fail_unless (funnel_wait_level (f, 2) <= 2 + 4);
+  g_object_set (f->join, "max-size-buffers", 40, NULL);
+  fail_unless (funnel_wait_level (f, 40) <= 40 + 4);
+  g_object_set (f->join, "max-size-buffers", 20, NULL);
+  tbq_test_sink_release (f->sink);
+  for (i = 0; i < 4; i++) {
+    g_thread_join (p[i].thread);
+    fail_unless_equals_int (p[i].ret, GST_FLOW_OK);
+    total += p[i].ok;
+    gst_pad_push_event (p[i].pad, gst_event_new_eos ());
+  }
+  fail_unless_equals_int (total, 200);
+  tbq_test_sink_wait_eos (f->sink);
+  TBQ_LOCK (f->sink);
+  fail_unless_equals_int (f->sink->bad, 0);
+  fail_unless_equals_int (f->sink->indices->len, 200);
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 /* A sink pad with no split upstream in sequence order warns once, at its
  * first data: one that only passes events (a branch released before it
  * asked for its join) has nothing to order, and says nothing. */
@@ -1686,6 +1814,9 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
+  tcase_add_test (arrival, test_arrival_eight_producers_at_tight_limits);
+  tcase_add_test (arrival,
+      test_arrival_a_raised_limit_lets_waiting_producers_go);
   tcase_add_test (flow, test_played_again_after_eos);
   tcase_add_test (flow, test_no_split_warned_at_the_first_data);
   return s;
