@@ -118,13 +118,14 @@ gst_tbq_join_locked_kick (GstTbqJoin * join)
     tbq_reader_wake (join->reader);
 }
 
-/* A limit less a quarter of it (at least one less), 0 for none. */
+/* The low mark of a limit: a quarter of it (at least one less than it),
+ * 0 for none. */
 static guint64
 low_mark (guint64 limit)
 {
   if (limit == 0)
     return 0;
-  return limit - MAX (limit / 2, 1);
+  return limit - MAX (limit * 3 / 4, 1);
 }
 
 gboolean

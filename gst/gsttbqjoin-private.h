@@ -49,12 +49,14 @@
  *    it.  Whoever lets a pad go clears `room_wait` and signals that pad
  *    alone:
  *    - the src side, for each buffer out, once the level is down to the
- *      low mark (half of each of the buffers and bytes limits; the time
- *      limit, a pad's own, as it is): one pad, the waiting pads in turn
- *      (`room_turn`).  So at the limits a few threads are woken per half
- *      turn of the queue, each pushes until the limit again, rather than
- *      every waiting thread woken by every buffer out and all of them
- *      then queueing on qlock behind the src task;
+ *      low mark (a quarter of each of the buffers and bytes limits; the
+ *      time limit, a pad's own, as it is): one pad, the waiting pads in
+ *      turn (`room_turn`).  So at the limits a few threads are woken for
+ *      three quarters of a turn of the queue, each pushes until the limit
+ *      again, rather than every waiting thread woken by every buffer out
+ *      and all of them then queueing on qlock behind the src task (a
+ *      producer's push waits less often, and longer, than behind queue;
+ *      docs/benchmarks.md, "Arrival order");
  *    - a pad that was let go but wrote nothing (it flushes, the flow
  *      stopped) lets the next pad with room under the limits go;
  *    - every wake-up that ends all waits (a flush, a stop, the flow, a
