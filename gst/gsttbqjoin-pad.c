@@ -167,6 +167,10 @@ locked_let_go (GstTbqJoin * join, GstTbqJoinPad * pad)
 {
   pad->room_wait = FALSE;
   JOIN_STORE (join->room_waiters, JOIN_LOAD (join->room_waiters) - 1);
+  if (!pad->room_let_go) {
+    pad->room_let_go = TRUE;
+    join->room_let_go++;
+  }
   pthread_cond_signal (&pad->room);
 }
 
@@ -176,6 +180,10 @@ gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low)
   guint n = join->pads->len, i;
 
   if (JOIN_LOAD (join->room_waiters) == 0 || n == 0)
+    return;
+  /* At the mark, one pad at a time: the next once the last one let go
+   * runs (it may keep the level up alone). */
+  if (low && join->room_let_go > 0)
     return;
   for (i = 1; i <= n; i++) {
     guint at = (join->room_turn + i) % n;

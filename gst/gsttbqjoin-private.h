@@ -51,7 +51,9 @@
  *    - the src side, for each buffer out, once the level is down to the
  *      low mark (a quarter of each of the buffers and bytes limits; the
  *      time limit, a pad's own, as it is): one pad, the waiting pads in
- *      turn (`room_turn`).  So at the limits a few threads are woken for
+ *      turn (`room_turn`), and the next only once the thread of the last
+ *      one let go runs (`room_let_go`: the threads woken at once would all
+ *      fill the join and wait again).  So at the limits a few threads are woken for
  *      three quarters of a turn of the queue, each pushes until the limit
  *      again, rather than every waiting thread woken by every buffer out
  *      and all of them then queueing on qlock behind the src task (a
@@ -238,6 +240,7 @@ struct _GstTbqJoinPad
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
   gboolean room_wait;           /* its thread waits on `room` (arrival
                                  * order, at the limits) */
+  gboolean room_let_go;         /* let go, its thread not running yet */
   pthread_cond_t room;
   gboolean warn_no_pair;        /* in arrival order for want of a split:
                                  * warned at its first data */
@@ -329,6 +332,7 @@ struct _GstTbqJoin
   GstTbqJoinOrder active_order; /* `order` as open() took it */
   guint room_turn;              /* the pad woken for room last (an index
                                  * of `pads`): the next look starts after */
+  guint room_let_go;            /* pads with room_let_go set */
   /* Pads with room_wait set: written under qlock, read by a sink thread
    * without it (relaxed: a hint; a pad that starts to wait after the hint
    * said none is full, and the src side wakes it). */

@@ -559,6 +559,11 @@ sink_wait_room (GstTbqJoin * join, GstTbqJoinPad * pad)
     ts.tv_nsec = deadline % GST_SECOND;
     if (pthread_cond_timedwait (&pad->room, &join->qlock, &ts) == ETIMEDOUT)
       look = MIN (look * 2, ROOM_LOOK_MAX_NS);
+    if (pad->room_let_go) {
+      /* Running: the src side may let the next pad go. */
+      pad->room_let_go = FALSE;
+      join->room_let_go--;
+    }
     if (pad->room_wait) {
       /* Not let go (its own look, or a spurious wake-up). */
       pad->room_wait = FALSE;
