@@ -496,6 +496,12 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
   guint gen;
 
   JOIN_LOCK (join);
+  if (branch == GST_TBQ_PAIR_KICK) {
+    /* A number for every branch: the src task looks again. */
+    gst_tbq_join_locked_kick (join);
+    JOIN_UNLOCK (join);
+    return;
+  }
   if (join->pair != NULL && branch < join->by_branch->len)
     pad = g_ptr_array_index (join->by_branch, branch);
   /* Nothing of the branch came yet: a push that failed before anything

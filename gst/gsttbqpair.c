@@ -466,6 +466,31 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
 }
 
 void
+gst_tbq_pair_kick (GstTbqPair * pair)
+{
+  GstTbqPairDoneFunc done = NULL;
+  gpointer join = NULL;
+  guint64 epoch = 0;
+
+  g_mutex_lock (&pair->lock);
+  if (pair->join != NULL && !pair->flushing) {
+    done = pair->done;
+    join = pair->join;
+    epoch = pair->epoch;
+    /* Counted, as a done call (gst_tbq_pair_unbind() waits for it). */
+    pair->done_calls++;
+  }
+  g_mutex_unlock (&pair->lock);
+  if (done == NULL)
+    return;
+  done (join, GST_TBQ_PAIR_KICK, epoch, 0);
+  g_mutex_lock (&pair->lock);
+  if (--pair->done_calls == 0)
+    g_cond_broadcast (&pair->done_idle);
+  g_mutex_unlock (&pair->lock);
+}
+
+void
 gst_tbq_pair_flush_start (GstTbqPair * pair)
 {
   g_mutex_lock (&pair->lock);

@@ -92,6 +92,9 @@ typedef struct _GstTbqPair GstTbqPair;
  * thread, after the push, with no lock held. */
 typedef void (*GstTbqPairDoneFunc) (gpointer join, guint branch,
     guint64 epoch, guint64 seq);
+/* The hook's `branch` for gst_tbq_pair_kick(): no number is done, the
+ * join looks again at the next number to send. */
+#define GST_TBQ_PAIR_KICK G_MAXUINT
 
 /* What the thread is pushing for a split, set around the push
  * (gst_tbq_pair_push_begin); `pair` NULL: nothing. */
@@ -185,6 +188,13 @@ void gst_tbq_pair_interrupt (GstTbqPair * pair);
  * whatever epoch the pair is in by then (a flush meanwhile). */
 guint64 gst_tbq_pair_assign (GstTbqPair * pair, guint branch,
     GstEvent * event, guint64 * epoch);
+/* After a number handed out to every branch (an event): the bound join's
+ * hook with GST_TBQ_PAIR_KICK, so that a join asleep at that number sends
+ * the split's copy.  The copies through the branches would wake it too,
+ * but a worker may hold them (an encoder holds serialized events until
+ * its next frame), and with a window full of such numbers its next frame
+ * never comes.  No lock held. */
+void gst_tbq_pair_kick (GstTbqPair * pair);
 /* Around the push of number `seq` on `branch` (any item: a buffer, a
  * list, an event): the thread-local "inside a split push" for the join.
  * push_end() puts back what `saved` holds and, when `seq` is a number of

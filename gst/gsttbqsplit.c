@@ -500,15 +500,27 @@ locked_push_data (GstTbqSplit * split, Branch * b, GstMiniObject * data)
 static GstFlowReturn
 locked_dispatch_event (GstTbqSplit * split, Branch * b, GstEvent * event)
 {
+  gboolean slot = FALSE;
+
   /* EOS ends the numbers handed out so far (gsttbqpair.h). */
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && split->joined)
     gst_tbq_pair_set_place (split->pair, GST_MINI_OBJECT_CAST (event));
   if (GST_EVENT_IS_STICKY (event))
     locked_note_sticky (split, event);
-  else if (split->joined)
+  else if (split->joined) {
     gst_tbq_pair_assign (split->pair, 0, event, NULL);
+    slot = TRUE;
+  }
   locked_queue_to_branches (split, event);
   gst_event_unref (event);
+  if (slot) {
+    /* The join may sleep at this number (gst_tbq_pair_kick()). */
+    b->busy++;
+    GST_TBQUEUE_MUTEX_UNLOCK (&split->queue);
+    gst_tbq_pair_kick (split->pair);
+    GST_TBQUEUE_MUTEX_LOCK (&split->queue);
+    locked_branch_idle (split, b);
+  }
   return locked_push_pending (split, b);
 }
 
