@@ -205,6 +205,12 @@ locked_wake_branches (GstTbqSplit * split)
     tbq_reader_wake (tbq->reader);
   GST_TBQUEUE_BROADCAST (tbq, sink_moved);
   pthread_cond_broadcast (&split->branch_idle);
+  /* And those waiting for room in the window: events they owe need none,
+   * and a query's barrier waits until they pushed them (the number the
+   * window waits on may be the asking branch's own, whose marker goes
+   * again only once the others pushed theirs). */
+  if (split->joined && split->pair != NULL)
+    gst_tbq_pair_interrupt (split->pair);
 }
 
 /* Sticky events in GStreamer's order: by type, custom ones by name. */
@@ -647,6 +653,7 @@ ask_branches (GPtrArray * pads, GstQuery * query)
  * marked with its place in the order for a join (gsttbqpair.h); its
  * sender gets the answer as from tbqueue's src task. */
 static gboolean locked_may_probe (GstTbqSplit * split, Branch * b);
+static void locked_probe (GstTbqSplit * split, Branch * b);
 
 /* The asking branch's marker, sent again while it asks (a thread of its
  * own: the query may have to wait in the join for it). */
@@ -796,6 +803,37 @@ locked_discovery_pending (GstTbqSplit * split)
   return FALSE;
 }
 
+/* qlock: gst_tbqueue_locked_wait_sink() until monotonic time `end`
+ * (microseconds): TRUE when the time came. */
+static gboolean
+locked_wait_sink_until (GstTbQueue * tbq, guint32 key, gint64 end)
+{
+  gint64 left = end - g_get_monotonic_time ();
+  gboolean timeout;
+
+  if (left <= 0)
+    return TRUE;
+  if (tbq->reader_sleeping) {
+    /* (sink_moved is on the realtime clock.) */
+    struct timespec ts;
+    gint64 at;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    at = (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000 + left;
+    ts.tv_sec = at / G_USEC_PER_SEC;
+    ts.tv_nsec = (at % G_USEC_PER_SEC) * 1000;
+    return pthread_cond_timedwait (&tbq->sink_moved, &tbq->qlock, &ts)
+        == ETIMEDOUT;
+  }
+  tbq->reader_sleeping = TRUE;
+  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  timeout = tbq_reader_sleep (tbq->reader, key, left * 1000) == TBQ_TIMEOUT;
+  GST_TBQUEUE_MUTEX_LOCK (tbq);
+  tbq->reader_sleeping = FALSE;
+  GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+  return timeout;
+}
+
 /* qlock: wait until there is something to take, as tbqueue's src task
  * does (underrun, running and pushing as queue emits them, once for all
  * branches), or until the branch has something else to do (events it
@@ -819,6 +857,21 @@ locked_wait_for_data (GstTbqSplit * split, Branch * b)
       return TRUE;
     if (G_UNLIKELY (tbq->spilling) && !tbq->reader_sleeping)
       tbq_reader_note_idle (tbq->reader);
+    if (split->joined && locked_may_probe (split, b)) {
+      /* Its worker may hold the marker of its last number until its next
+       * input (an encoder), and none may come until that number is
+       * resolved: the split's input waits on it further up (a pair
+       * around this one, whose marker waits in this split behind it).
+       * It sends the marker again now and then, as it does waiting for
+       * room. */
+      if (locked_wait_sink_until (tbq, key, g_get_monotonic_time ()
+              + PROBE_INTERVAL) && gst_tbqueue_locked_is_empty (tbq, NULL)
+          && g_queue_is_empty (&b->pending) && split->barrier == NULL)
+        locked_probe (split, b);
+      if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+        goto out_flushing;
+      continue;
+    }
     GST_TBQUEUE_WAIT_ADD_CHECK (tbq, key, out_flushing);
   }
   if (split->underrun) {

@@ -2078,14 +2078,19 @@ GST_END_TEST;
  * every run).  Every frame comes out, each pair in its order. */
 GST_START_TEST (test_nested_tbqparallel_of_encoders)
 {
-  /* Two levels, and three of a plain encoder (the middle splits' markers
-   * become numbers for every branch of the inner splits, whose encoders
-   * hold them: the inner joins send the split's copy, woken by the split,
-   * gst_tbq_pair_kick()). */
+  /* Two levels, and three: the middle splits' markers become numbers for
+   * every branch of the inner splits, whose encoders hold them (the inner
+   * joins send the split's copy, woken by the split: gst_tbq_pair_kick());
+   * an inner branch with nothing to take sends its held marker again now
+   * and then (the input it waits for waits on that marker further up);
+   * a branch waiting for room pushes the events it owes when a query
+   * comes (the query waits for them). */
   const gchar *inner[] = { "queue ! jpegenc", "jpegenc ! queue",
-    "tbqparallel workers=2 worker=jpegenc"
+    "tbqparallel workers=2 worker=jpegenc",
+    "tbqparallel workers=2 worker=\\\"queue ! jpegenc\\\"",
+    "tbqparallel workers=2 worker=\\\"jpegenc ! queue\\\""
   };
-  const guint pairs[] = { 3, 3, 7 };
+  const guint pairs[] = { 3, 3, 7, 7, 7 };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (inner); i++) {
