@@ -48,6 +48,7 @@ gst_tbq_join_pad_init (GstTbqJoinPad * pad)
   pad->released_branch = -1;
   atomic_init (&pad->sinktime, -1);
   atomic_init (&pad->srctime, -1);
+  atomic_init (&pad->firsttime, -1);
   {
     pthread_condattr_t attr;
 
@@ -151,14 +152,30 @@ gst_tbq_join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean low)
     if (max_bytes > 0 && in_bytes >= out_bytes + max_bytes)
       return TRUE;
   }
-  if (max_time > 0) {
-    gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (pad->srctime);
-
-    if (in_t >= 0 && out_t >= 0 && in_t > out_t
-        && (guint64) (in_t - out_t) >= max_time)
-      return TRUE;
-  }
+  if (max_time > 0 && gst_tbq_join_pad_time_level (pad) >= max_time)
+    return TRUE;
   return FALSE;
+}
+
+guint64
+gst_tbq_join_pad_time_level (GstTbqJoinPad * pad)
+{
+  gint64 in_t = JOIN_LOAD (pad->sinktime), out_t = JOIN_LOAD (pad->srctime);
+
+  if (out_t < 0)
+    out_t = JOIN_LOAD (pad->firsttime);
+  if (in_t < 0 || out_t < 0 || in_t <= out_t)
+    return 0;
+  return (guint64) (in_t - out_t);
+}
+
+void
+gst_tbq_join_pad_forget_times (GstTbqJoinPad * pad, gboolean sink)
+{
+  if (sink)
+    JOIN_STORE (pad->sinktime, -1);
+  JOIN_STORE (pad->srctime, -1);
+  JOIN_STORE (pad->firsttime, -1);
 }
 
 /* qlock: `pad` waits for room no more, and its thread goes on. */
@@ -174,6 +191,9 @@ locked_let_go (GstTbqJoin * join, GstTbqJoinPad * pad)
   pthread_cond_signal (&pad->room);
 }
 
+/* Buffers out this far apart (microseconds) or more are far apart. */
+#define ROOM_SPARSE_US 50
+
 void
 gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low)
 {
@@ -181,6 +201,16 @@ gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low)
 
   if (JOIN_LOAD (join->room_waiters) == 0 || n == 0)
     return;
+  if (low) {
+    /* Buffers that leave far apart (a slow consumer): each lets a pad go
+     * under the limits, as queue does, for a wake-up per buffer out is
+     * then cheap; the mark saves the wake-ups of a fast one. */
+    gint64 now = g_get_monotonic_time ();
+
+    if (now - join->room_last_out >= ROOM_SPARSE_US)
+      low = FALSE;
+    join->room_last_out = now;
+  }
   /* At the mark, one pad at a time: the next once the last one let go
    * runs (it may keep the level up alone). */
   if (low && join->room_let_go > 0)

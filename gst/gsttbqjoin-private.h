@@ -53,7 +53,9 @@
  *      time limit, a pad's own, as it is): one pad, the waiting pads in
  *      turn (`room_turn`), and the next only once the thread of the last
  *      one let go runs (`room_let_go`: the threads woken at once would all
- *      fill the join and wait again).  So at the limits a few threads are woken for
+ *      fill the join and wait again).  Where buffers leave 50 us apart or
+ *      more (a slow consumer), one pad for each buffer out, as queue does,
+ *      with no mark (`room_last_out`).  So at the limits a few threads are woken for
  *      three quarters of a turn of the queue, each pushes until the limit
  *      again, rather than every waiting thread woken by every buffer out
  *      and all of them then queueing on qlock behind the src task (a
@@ -213,6 +215,11 @@ struct _GstTbqJoinPad
   _Atomic guint64 written;      /* records written or being written */
   _Atomic guint64 buffers_in;
   _Atomic gint64 sinktime;      /* running time of its last buffer in, or -1 */
+  /* The running time its first buffer in began at since its times were
+   * last forgotten (a flush), or -1: where its time level starts while
+   * nothing of it went out (srctime -1).  Set by its thread, forgotten
+   * with srctime. */
+  _Atomic gint64 firsttime;
   /* Set by the thread that deactivates the pad or gets FLUSH_START
    * (seq_cst: ordered against the generation, gsttbqjoin-sink.c). */
   _Atomic gboolean flushing;
@@ -333,6 +340,8 @@ struct _GstTbqJoin
   guint room_turn;              /* the pad woken for room last (an index
                                  * of `pads`): the next look starts after */
   guint room_let_go;            /* pads with room_let_go set */
+  gint64 room_last_out;         /* monotonic time (us) of the last buffer
+                                 * out that found pads waiting for room */
   /* Pads with room_wait set: written under qlock, read by a sink thread
    * without it (relaxed: a hint; a pad that starts to wait after the hint
    * said none is full, and the src side wakes it). */
@@ -428,6 +437,14 @@ void gst_tbq_join_locked_wake_all (GstTbqJoin * join);
  * wait. */
 gboolean gst_tbq_join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad,
     gboolean low);
+/* A pad's time level (arrival order): the running time it reached in
+ * less that of its last buffer out, or, while nothing of it went out,
+ * less the start of its first buffer in; 0 when unknown.  Relaxed
+ * loads. */
+guint64 gst_tbq_join_pad_time_level (GstTbqJoinPad * pad);
+/* A pad's srctime forgotten (a flush drops what it held): and where its
+ * level starts. */
+void gst_tbq_join_pad_forget_times (GstTbqJoinPad * pad, gboolean sink);
 /* qlock: the next pad (in turn) that waits for room and is not full
  * (`low`: is at the low mark) goes on.  The waits: the top of this file. */
 void gst_tbq_join_locked_wake_room (GstTbqJoin * join, gboolean low);

@@ -614,6 +614,12 @@ sink_note_time (GstTbqJoinPad * pad, GstMiniObject * object)
   ts = GST_BUFFER_DTS_OR_PTS (buffer);
   if (!GST_CLOCK_TIME_IS_VALID (ts))
     return -1;
+  if (JOIN_LOAD (pad->firsttime) < 0) {
+    /* Where its level starts (the list's first buffer: close enough). */
+    rt = gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
+    if (GST_CLOCK_TIME_IS_VALID (rt))
+      JOIN_STORE (pad->firsttime, (gint64) rt);
+  }
   if (GST_BUFFER_DURATION_IS_VALID (buffer))
     ts += GST_BUFFER_DURATION (buffer);
   rt = gst_segment_to_running_time (&pad->segment, GST_FORMAT_TIME, ts);
@@ -981,8 +987,7 @@ sink_flush_stop (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   last = join->flushing && !locked_any_flushing (join);
   JOIN_UNLOCK (join);
   gst_segment_init (&pad->segment, GST_FORMAT_UNDEFINED);
-  JOIN_STORE (pad->sinktime, -1);
-  JOIN_STORE (pad->srctime, -1);
+  gst_tbq_join_pad_forget_times (pad, TRUE);
   if (last)
     return sink_flush_end (join, event);
   /* A FLUSH_STOP without a flush (funnel sends each on). */
@@ -1184,8 +1189,7 @@ sink_reset (GstTbqJoinPad * pad)
   pad->done_max = -1;
   pad->attrib_next = 0;
   pad->sync_told = -1;
-  JOIN_STORE (pad->sinktime, -1);
-  JOIN_STORE (pad->srctime, -1);
+  gst_tbq_join_pad_forget_times (pad, TRUE);
 }
 
 static gboolean

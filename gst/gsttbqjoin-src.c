@@ -1095,8 +1095,7 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
   if (join->pair != NULL)
     join->epoch = gst_tbq_pair_epoch (join->pair);
   for (i = 0; i < join->pads->len; i++)
-    JOIN_STORE (((GstTbqJoinPad *) g_ptr_array_index (join->pads,
-                i))->srctime, -1);
+    gst_tbq_join_pad_forget_times (g_ptr_array_index (join->pads, i), FALSE);
 }
 
 /* Push a unit (qlock released): the first flow that is not OK.  Its

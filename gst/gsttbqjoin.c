@@ -652,22 +652,21 @@ gst_tbq_join_change_state (GstElement * element, GstStateChange transition)
 
 /* ---- properties and stats ---- */
 
-/* qlock: the time level, the most over the sink pads: a pad's is the
- * running time it reached in less that of its last buffer out. */
+/* qlock: the time level, the most over the sink pads
+ * (gst_tbq_join_pad_time_level()). */
 static guint64
 locked_level_time (GstTbqJoin * join)
 {
-  gint64 most = 0;
+  guint64 most = 0;
   guint i;
 
   for (i = 0; i < join->pads->len; i++) {
-    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
-    gint64 in = JOIN_LOAD (pad->sinktime), out = JOIN_LOAD (pad->srctime);
+    guint64 level =
+        gst_tbq_join_pad_time_level (g_ptr_array_index (join->pads, i));
 
-    if (in >= 0 && out >= 0 && in > out && in - out > most)
-      most = in - out;
+    most = MAX (most, level);
   }
-  return (guint64) most;
+  return most;
 }
 
 static guint64

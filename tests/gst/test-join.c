@@ -1516,6 +1516,44 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
 
 GST_END_TEST;
 
+/* The time limit alone binds before anything of a pad went out (a
+ * consumer held from the start, as at preroll): the pad's level counts
+ * from its first buffer in.  (It held nothing back before: every buffer
+ * came in.) */
+GST_START_TEST (test_arrival_time_limit_before_the_first_output)
+{
+  Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 0,
+      "max-size-bytes", 0, "max-size-time", (guint64) 5 * GST_MSECOND, NULL);
+  Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
+  guint64 level = 0;
+  gint64 end;
+
+  TBQ_LOCK (f->sink);
+  f->sink->hold = TRUE;
+  TBQ_UNLOCK (f->sink);
+  p.thread = g_thread_new ("producer", producer_main, &p);
+  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  while ((g_object_get (f->join, "current-level-time", &level, NULL),
+          level) < 5 * GST_MSECOND) {
+    fail_unless (g_get_monotonic_time () < end, "the time level stayed at %"
+        G_GUINT64_FORMAT " with %u buffers in", level, p.ok);
+    g_usleep (1000);
+  }
+  /* 1 ms buffers: five make the limit (and one more may be on its way). */
+  fail_unless (p.ok <= 6, "%u buffers taken at a limit of 5 ms", p.ok);
+  fail_unless (level <= 6 * GST_MSECOND);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_flush_start ()));
+  g_thread_join (p.thread);
+  fail_unless_equals_int (p.ret, GST_FLOW_FLUSHING);
+  fail_unless (p.ok <= 6);
+  tbq_test_sink_release (f->sink);
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_flush_stop (TRUE)));
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 /* Wait until the join's level is at least `level` buffers. */
 static guint
 funnel_wait_level (Funnel * f, guint level)
@@ -1815,6 +1853,7 @@ tbqjoin_suite (void)
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
   tcase_add_test (arrival, test_arrival_eight_producers_at_tight_limits);
+  tcase_add_test (arrival, test_arrival_time_limit_before_the_first_output);
   tcase_add_test (arrival,
       test_arrival_a_raised_limit_lets_waiting_producers_go);
   tcase_add_test (flow, test_played_again_after_eos);
