@@ -245,6 +245,9 @@ struct _GstTbqJoinPad
   guint eos_count;              /* the join's eos_count when its EOS
                                  * was written */
   gboolean flush_started;       /* FLUSH_START came, FLUSH_STOP not yet */
+  gboolean in_flush;            /* it got FLUSH_START in the join's flush
+                                 * under way (its SEGMENT goes at the end;
+                                 * the others' stays their state) */
   gboolean room_wait;           /* its thread waits on `room` (arrival
                                  * order, at the limits) */
   gboolean room_let_go;         /* let go, its thread not running yet */

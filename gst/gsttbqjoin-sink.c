@@ -887,6 +887,7 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
             i))->flush_started;
   begins = flushing == 0;
   pad->flush_started = TRUE;
+  pad->in_flush = TRUE;
   if (begins)
     atomic_fetch_add_explicit (&join->gen, 1, memory_order_seq_cst);
   /* From here on the pad's records are of this flush's generation (after
@@ -957,6 +958,18 @@ sink_flush_end (GstTbqJoin * join, GstEvent * event)
               (join->pads, i))->gen, gen, memory_order_seq_cst);
     gst_tbq_join_locked_clear_src (join);
     gst_tbq_join_locked_drain (join);
+    /* The sticky events of what the flush dropped stay their pads' state
+     * (locked_keep_sticky), the SEGMENT of a pad that flushed aside: its
+     * upstream sends a new one after its FLUSH_STOP, as a pad forgets
+     * its SEGMENT there.  A pad that did not flush keeps its SEGMENT, and
+     * sends none again. */
+    for (i = 0; i < join->pads->len; i++) {
+      GstTbqJoinPad *p = g_ptr_array_index (join->pads, i);
+
+      if (p->in_flush)
+        gst_tbq_join_sticky_remove (p->sticky, GST_EVENT_SEGMENT);
+      p->in_flush = FALSE;
+    }
     if (JOIN_FLOW (join) != GST_FLOW_FLUSHING || gst_pad_is_active
         (join->srcpad))
       JOIN_STORE (join->srcresult, GST_FLOW_OK);

@@ -342,8 +342,9 @@ locked_drop (GstTbqJoin * join, JoinItem * item, gboolean fifo)
 
 /* A sticky event of `pad` that a flush drops (`object`, taken when TRUE)
  * still becomes the pad's state, as a pad keeps its sticky events
- * through a flush (SEGMENT and EOS aside): the data after the flush
- * comes after them. */
+ * through a flush (EOS aside, and the SEGMENT of a pad that flushed: its
+ * upstream sends a new one; one that did not flush sends none again):
+ * the data after the flush comes after them. */
 static gboolean
 locked_keep_sticky (GstTbqJoin * join, GstTbqJoinPad * pad,
     GstMiniObject * object)
@@ -354,7 +355,8 @@ locked_keep_sticky (GstTbqJoin * join, GstTbqJoinPad * pad,
       || !GST_EVENT_IS_STICKY (GST_EVENT_CAST (object)))
     return FALSE;
   type = GST_EVENT_TYPE (object);
-  if (type == GST_EVENT_SEGMENT || type == GST_EVENT_EOS)
+  if (type == GST_EVENT_EOS
+      || (type == GST_EVENT_SEGMENT && (pad->in_flush || pad->flush_started)))
     return FALSE;
   locked_absorb (join, pad, GST_EVENT_CAST (object));
   return TRUE;

@@ -1554,6 +1554,66 @@ GST_START_TEST (test_arrival_time_limit_before_the_first_output)
 
 GST_END_TEST;
 
+/* A flush of one producer's pad only: the other producer, which did not
+ * flush and sends no SEGMENT again, keeps the SEGMENT it sent before
+ * (still in the join when the flush dropped what it held), and its next
+ * buffer goes out behind it: FLUSH_STOP took the SEGMENT off the src pad
+ * and downstream.  (It went out with none.) */
+GST_START_TEST (test_arrival_a_flush_of_one_pad_keeps_the_others_segment)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  GstSegment segment;
+  guint i, stop_at = G_MAXUINT, segment_at = G_MAXUINT, buffers_before = 0;
+
+  tbq_test_sink_hold (f->sink);
+  fail_unless_equals_int (gst_pad_push (f->pads[0], tbq_input_new (0)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_holding (f->sink);
+  /* Pad 1: a SEGMENT of its own and a buffer, behind the held one. */
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.base = GST_SECOND;
+  fail_unless (gst_pad_push_event (f->pads[1],
+          gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (1)),
+      GST_FLOW_OK);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_flush_start ()));
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_flush_stop (TRUE)));
+  tbq_test_sink_release (f->sink);
+  /* Pad 1 goes on, no SEGMENT again (it did not flush). */
+  fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (2)),
+      GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 1);
+  TBQ_LOCK (f->sink);
+  for (i = 0; i < f->sink->events->len; i++) {
+    GstEvent *e = g_ptr_array_index (f->sink->events, i);
+
+    if (GST_EVENT_TYPE (e) == GST_EVENT_FLUSH_STOP) {
+      stop_at = i;
+      buffers_before = g_array_index (f->sink->event_at, guint, i);
+      segment_at = G_MAXUINT;
+    } else if (GST_EVENT_TYPE (e) == GST_EVENT_SEGMENT && stop_at != G_MAXUINT
+        && segment_at == G_MAXUINT) {
+      const GstSegment *seg;
+
+      gst_event_parse_segment (e, &seg);
+      fail_unless_equals_uint64 (seg->base, GST_SECOND);
+      segment_at = g_array_index (f->sink->event_at, guint, i);
+    }
+  }
+  fail_unless (stop_at != G_MAXUINT);
+  fail_unless (segment_at != G_MAXUINT, "no SEGMENT after the flush");
+  /* Before the first buffer after the flush: input 2. */
+  fail_unless_equals_int (segment_at, buffers_before);
+  fail_unless (f->sink->indices->len > buffers_before);
+  fail_unless_equals_uint64 (g_array_index (f->sink->indices, guint64,
+          buffers_before), 2);
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 /* Wait until the join's level is at least `level` buffers. */
 static guint
 funnel_wait_level (Funnel * f, guint level)
@@ -1854,6 +1914,8 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
   tcase_add_test (arrival, test_arrival_eight_producers_at_tight_limits);
   tcase_add_test (arrival, test_arrival_time_limit_before_the_first_output);
+  tcase_add_test (arrival,
+      test_arrival_a_flush_of_one_pad_keeps_the_others_segment);
   tcase_add_test (arrival,
       test_arrival_a_raised_limit_lets_waiting_producers_go);
   tcase_add_test (flow, test_played_again_after_eos);
