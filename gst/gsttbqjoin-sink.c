@@ -314,13 +314,17 @@ sink_bind_query (GstTbqJoin * join, GstTbqJoinPad * pad, GstQuery * query)
     gst_tbq_pair_unref (pair);
     return FALSE;
   }
+  /* Both under the stream lock: an activation between them (a state
+   * change) would forget the candidate and leave the flag, and the
+   * split's done hook would then decide the pad with no pair (arrival
+   * order, and a warning at its first data). */
   GST_PAD_STREAM_LOCK (pad);
   sink_note_bind_query (pad, pair, branch);
-  GST_PAD_STREAM_UNLOCK (pad);
   JOIN_LOCK (join);
   pad->bound_by_query = TRUE;
   pad->query_branch = branch;
   JOIN_UNLOCK (join);
+  GST_PAD_STREAM_UNLOCK (pad);
   GST_DEBUG_OBJECT (pad, "branch %u of tbqsplit pair %" G_GUINT64_FORMAT,
       branch, gst_tbq_pair_id (pad->cand_pair));
   gst_tbq_pair_bind_query_set_bound (query);
