@@ -1345,12 +1345,17 @@ split_push_downstream (GstTbQueue * tbq, GstEvent * event)
   }
   pads = locked_branch_pads (split);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
+  /* The new epoch before any FLUSH_STOP goes down: a join whose flush
+   * ends (its last pad's FLUSH_STOP) restarts its order at the pair's
+   * epoch, and in the old one it found the numbers handed to every
+   * branch before the flush still held, and sent their events (a custom
+   * event from before the flush came out after FLUSH_STOP: a soak). */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
+    gst_tbq_pair_flush_stop (split->pair);
   for (i = 0; i < pads->len; i++)
     res &= gst_pad_push_event (g_ptr_array_index (pads, i),
         gst_event_ref (event));
   g_ptr_array_unref (pads);
-  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
-    gst_tbq_pair_flush_stop (split->pair);
   gst_event_unref (event);
   return res;
 }
