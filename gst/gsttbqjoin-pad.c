@@ -119,39 +119,30 @@ gst_tbq_join_locked_kick (GstTbqJoin * join)
     tbq_reader_wake (join->reader);
 }
 
-/* The low mark of a limit: a quarter of it (at least one less than it),
- * 0 for none. */
+/* The level at which the join is full for a limit (0: none): the limit,
+ * or (`low`) one above the low mark, a quarter of the limit and at least
+ * one below it (a limit of 1 has the mark 0: full when not empty). */
 static guint64
-low_mark (guint64 limit)
+full_at (guint64 limit, gboolean low)
 {
-  if (limit == 0)
-    return 0;
-  return limit - MAX (limit * 3 / 4, 1);
+  if (limit == 0 || !low)
+    return limit;
+  return limit - MAX (limit * 3 / 4, 1) + 1;
 }
 
 gboolean
 gst_tbq_join_is_full (GstTbqJoin * join, GstTbqJoinPad * pad, gboolean low)
 {
-  guint64 max_buffers = JOIN_LOAD (join->max_buffers);
-  guint64 max_bytes = JOIN_LOAD (join->max_bytes);
+  guint64 max_buffers = full_at (JOIN_LOAD (join->max_buffers), low);
+  guint64 max_bytes = full_at (JOIN_LOAD (join->max_bytes), low);
   guint64 max_time = JOIN_LOAD (join->max_time);
-  guint64 in = JOIN_LOAD (join->in_buffers);
-  guint64 in_bytes = JOIN_LOAD (join->in_bytes);
   guint64 out = JOIN_LOAD (join->out_buffers);
   guint64 out_bytes = JOIN_LOAD (join->out_bytes);
 
-  if (low) {
-    /* Above the mark (a limit of 1 has the mark 0: not empty). */
-    if (max_buffers > 0 && in > out + low_mark (max_buffers))
-      return TRUE;
-    if (max_bytes > 0 && in_bytes > out_bytes + low_mark (max_bytes))
-      return TRUE;
-  } else {
-    if (max_buffers > 0 && in >= out + max_buffers)
-      return TRUE;
-    if (max_bytes > 0 && in_bytes >= out_bytes + max_bytes)
-      return TRUE;
-  }
+  if (max_buffers > 0 && JOIN_LOAD (join->in_buffers) >= out + max_buffers)
+    return TRUE;
+  if (max_bytes > 0 && JOIN_LOAD (join->in_bytes) >= out_bytes + max_bytes)
+    return TRUE;
   if (max_time > 0 && gst_tbq_join_pad_time_level (pad) >= max_time)
     return TRUE;
   return FALSE;

@@ -1250,6 +1250,27 @@ GST_START_TEST (test_arrival_sticky_before_eos)
 
 GST_END_TEST;
 
+/* Wait until the join's level `property` (current-level-buffers, -bytes
+ * or -time) is at least `level`: the level then. */
+static guint64
+funnel_wait_level (Funnel * f, const gchar * property, guint64 level)
+{
+  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
+  GValue v = G_VALUE_INIT;
+  guint64 now;
+
+  g_value_init (&v, G_TYPE_UINT64);
+  while ((g_object_get_property (G_OBJECT (f->join), property, &v),
+          now = g_value_get_uint64 (&v)) < level) {
+    fail_unless (g_get_monotonic_time () < end,
+        "%s stayed at %" G_GUINT64_FORMAT ", below %" G_GUINT64_FORMAT,
+        property, now, level);
+    g_usleep (1000);
+  }
+  g_value_unset (&v);
+  return now;
+}
+
 /* In arrival order the limits block a producer (downstream held), and a
  * flush ends the wait. */
 GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
@@ -1257,20 +1278,14 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
   Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 5,
       "max-size-bytes", 0, "max-size-time", (guint64) 0, NULL);
   Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
-  guint level = 0;
-  gint64 end;
+  guint64 level;
 
   TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
   tbq_test_sink_wait_holding (f->sink);
-  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
-          level) < 5) {
-    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
-    g_usleep (1000);
-  }
+  level = funnel_wait_level (f, "current-level-buffers", 5);
   /* Full: at the limit, not past it. */
   fail_unless_equals_int (level, 5);
   fail_unless (p.ok <= 7, "%u buffers taken past the limit", p.ok);
@@ -1492,20 +1507,13 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
 {
   Funnel *f = funnel_new (1, "order", 1, "max-size-buffers", 3, NULL);
   Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
-  guint level = 0;
-  gint64 end;
 
   TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
   tbq_test_sink_wait_holding (f->sink);
-  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  while ((g_object_get (f->join, "current-level-buffers", &level, NULL),
-          level) < 3) {
-    fail_unless (g_get_monotonic_time () < end, "the join did not fill");
-    g_usleep (1000);
-  }
+  funnel_wait_level (f, "current-level-buffers", 3);
   gst_pad_set_active (f->sink->pad, FALSE);
   fail_unless (gst_element_set_state (f->pipeline, GST_STATE_READY)
       == GST_STATE_CHANGE_SUCCESS);
@@ -1526,19 +1534,12 @@ GST_START_TEST (test_arrival_time_limit_before_the_first_output)
       "max-size-bytes", 0, "max-size-time", (guint64) 5 * GST_MSECOND, NULL);
   Producer p = { f->pads[0], 0, 100, GST_FLOW_OK, 0, NULL };
   guint64 level = 0;
-  gint64 end;
 
   TBQ_LOCK (f->sink);
   f->sink->hold = TRUE;
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
-  end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  while ((g_object_get (f->join, "current-level-time", &level, NULL),
-          level) < 5 * GST_MSECOND) {
-    fail_unless (g_get_monotonic_time () < end, "the time level stayed at %"
-        G_GUINT64_FORMAT " with %u buffers in", level, p.ok);
-    g_usleep (1000);
-  }
+  level = funnel_wait_level (f, "current-level-time", 5 * GST_MSECOND);
   /* 1 ms buffers: five make the limit (and one more may be on its way). */
   fail_unless (p.ok <= 6, "%u buffers taken at a limit of 5 ms", p.ok);
   fail_unless (level <= 6 * GST_MSECOND);
@@ -1613,22 +1614,6 @@ GST_START_TEST (test_arrival_a_flush_of_one_pad_keeps_the_others_segment)
 }
 
 GST_END_TEST;
-
-/* Wait until the join's level is at least `level` buffers. */
-static guint
-funnel_wait_level (Funnel * f, guint level)
-{
-  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  guint now = 0;
-
-  while ((g_object_get (f->join, "current-level-buffers", &now, NULL),
-          now) < level) {
-    fail_unless (g_get_monotonic_time () < end,
-        "the level stayed at %u, below %u", now, level);
-    g_usleep (1000);
-  }
-  return now;
-}
 
 /* Eight producers at full rate at tight limits (4 buffers, and 3 ms per
  * pad: each waits for room now for one limit, now for the other, and
@@ -1720,9 +1705,9 @@ GST_START_TEST (test_arrival_a_raised_limit_lets_waiting_producers_go)
     p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
   }
   tbq_test_sink_wait_holding (f->sink);
-  fail_unless (funnel_wait_level (f, 2) <= 2 + 4);
+  fail_unless (funnel_wait_level (f, "current-level-buffers", 2) <= 2 + 4);
   g_object_set (f->join, "max-size-buffers", 40, NULL);
-  fail_unless (funnel_wait_level (f, 40) <= 40 + 4);
+  fail_unless (funnel_wait_level (f, "current-level-buffers", 40) <= 40 + 4);
   g_object_set (f->join, "max-size-buffers", 20, NULL);
   tbq_test_sink_release (f->sink);
   for (i = 0; i < 4; i++) {
