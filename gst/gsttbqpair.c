@@ -435,6 +435,20 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 epoch,
   current_push.epoch = epoch;
 }
 
+/* The join's done hook, counted in done_calls by the caller under the
+ * lock: called with no lock held, then uncounted (gst_tbq_pair_unbind()
+ * waits for the count to drop to 0). */
+static void
+call_done (GstTbqPair * pair, GstTbqPairDoneFunc done, gpointer join,
+    guint branch, guint64 epoch, guint64 seq)
+{
+  done (join, branch, epoch, seq);
+  g_mutex_lock (&pair->lock);
+  if (--pair->done_calls == 0)
+    g_cond_broadcast (&pair->done_idle);
+  g_mutex_unlock (&pair->lock);
+}
+
 gboolean
 gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     GstFlowReturn result, const GstTbqPairPush * saved)
@@ -457,11 +471,7 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
   g_mutex_unlock (&pair->lock);
   if (done == NULL)
     return FALSE;
-  done (join, branch, epoch, seq);
-  g_mutex_lock (&pair->lock);
-  if (--pair->done_calls == 0)
-    g_cond_broadcast (&pair->done_idle);
-  g_mutex_unlock (&pair->lock);
+  call_done (pair, done, join, branch, epoch, seq);
   return TRUE;
 }
 
@@ -481,13 +491,8 @@ gst_tbq_pair_kick (GstTbqPair * pair)
     pair->done_calls++;
   }
   g_mutex_unlock (&pair->lock);
-  if (done == NULL)
-    return;
-  done (join, GST_TBQ_PAIR_KICK, epoch, 0);
-  g_mutex_lock (&pair->lock);
-  if (--pair->done_calls == 0)
-    g_cond_broadcast (&pair->done_idle);
-  g_mutex_unlock (&pair->lock);
+  if (done != NULL)
+    call_done (pair, done, join, GST_TBQ_PAIR_KICK, epoch, 0);
 }
 
 void
