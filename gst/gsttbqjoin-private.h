@@ -291,6 +291,10 @@ struct _GstTbqJoinPad
 #define GST_TYPE_TBQ_JOIN (gst_tbq_join_get_type ())
 G_DECLARE_FINAL_TYPE (GstTbqJoin, gst_tbq_join, GST, TBQ_JOIN, GstElement)
 
+/* Sticky events a pad may have that the diff's cache keeps (a pad has
+ * at most one of each type, and a few types; more: not cached). */
+#define JOIN_CLEAN_MAX 8
+
 /* Slot events pushed lately, to know their copies through the branches. */
 #define JOIN_SLOT_RING 256
 
@@ -327,6 +331,11 @@ struct _GstTbqJoin
   /* The generation of flushes: bumped under qlock when a flush begins
    * (seq_cst: see gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
   _Atomic guint gen;
+  /* The src pad's sticky state: bumped after each event pushed there and
+   * at each activation (gst_tbq_join_push_src_event; release, with the
+   * acquire load of locked_sticky_diff: a diff that sees the new value
+   * sees the pad's events after the push). */
+  _Atomic guint src_gen;
 
   /* The two-layer queue, from open() to close() (qlock). */
   TbqQueue *q;
@@ -371,6 +380,15 @@ struct _GstTbqJoin
   GstTbqJoinPad *last_out;      /* the pad whose item went out last (a
                                  * reference, or NULL): its sticky state
                                  * goes out before EOS */
+  /* The sticky events for which the last sticky diff found nothing to
+   * send (locked_sticky_diff): references (no other event takes their
+   * addresses meanwhile), in the pad's order, `clean_len` of them (-1:
+   * none known), at the src pad's state `clean_src_gen`.  The diff
+   * depends on nothing else outside EOS (the join's pair aside: the cache
+   * is forgotten when it binds one). */
+  GstEvent *clean[JOIN_CLEAN_MAX];
+  gint clean_len;
+  guint clean_src_gen;
   GQueue arrival;               /* JoinItem *: records of arrival pads */
   guint held;                   /* items in the FIFOs */
   guint queries_held;           /* serialized queries waiting in the sink
@@ -477,6 +495,8 @@ void gst_tbq_join_locked_start_task (GstTbqJoin * join);
  * stopped until gst_tbq_join_locked_start_task()). */
 void gst_tbq_join_pause_task (GstTbqJoin * join);
 /* A pad's sticky events (the src side's copy): an event in its place. */
+gboolean gst_tbq_join_push_src_event (GstTbqJoin * join, GstEvent * event);
+void gst_tbq_join_locked_forget_clean (GstTbqJoin * join);
 void gst_tbq_join_sticky_store (GPtrArray * sticky, GstEvent * event);
 void gst_tbq_join_sticky_remove (GPtrArray * sticky, GstEventType type);
 

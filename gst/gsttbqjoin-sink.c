@@ -157,6 +157,8 @@ locked_bind_pair (GstTbqJoin * join, GstTbqPair * pair)
   if (!gst_tbq_pair_bind (pair, join, gst_tbq_join_done))
     return FALSE;
   join->pair = gst_tbq_pair_ref (pair);
+  /* (The pair's own branch events are left out of the diff.) */
+  gst_tbq_join_locked_forget_clean (join);
   join->pair_id = gst_tbq_pair_id (join->pair);
   join->epoch = gst_tbq_pair_epoch (join->pair);
   join->next = 0;
@@ -908,7 +910,7 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   GST_DEBUG_OBJECT (pad, "FLUSH_START%s%s", begins ? ", the flush begins" :
       "", forward ? ", sent on" : "");
   if (forward)
-    res = gst_pad_push_event (join->srcpad, event);
+    res = gst_tbq_join_push_src_event (join, event);
   else
     gst_event_unref (event);
   if (begins) {
@@ -948,7 +950,7 @@ sink_flush_end (GstTbqJoin * join, GstEvent * event)
   gboolean res;
 
   GST_DEBUG_OBJECT (join, "the flush ends");
-  res = gst_pad_push_event (join->srcpad, event);
+  res = gst_tbq_join_push_src_event (join, event);
   gst_tbq_join_pause_task (join);
   JOIN_LOCK (join);
   if (join->flushing && !locked_any_flushing (join)) {
@@ -1009,7 +1011,7 @@ sink_flush_stop (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
     return sink_flush_end (join, event);
   /* A FLUSH_STOP without a flush (funnel sends each on). */
   if (lone)
-    return gst_pad_push_event (join->srcpad, event);
+    return gst_tbq_join_push_src_event (join, event);
   gst_event_unref (event);
   return TRUE;
 }
@@ -1032,7 +1034,7 @@ gst_tbq_join_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     default:
       if (GST_EVENT_IS_SERIALIZED (event))
         return sink_serialized_event (join, jpad, event);
-      res = gst_pad_push_event (join->srcpad, event);
+      res = gst_tbq_join_push_src_event (join, event);
       break;
   }
   return res ? GST_FLOW_OK : GST_FLOW_ERROR;

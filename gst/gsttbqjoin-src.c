@@ -249,12 +249,69 @@ locked_absorb (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
  * the src pad's, in sticky order.  After the join's EOS the src pad
  * takes nothing before a STREAM_START: the next stream's goes, even the
  * same as the last (a source that starts over sends the same). */
+void
+gst_tbq_join_locked_forget_clean (GstTbqJoin * join)
+{
+  gint i;
+
+  for (i = 0; i < join->clean_len; i++)
+    gst_event_unref (join->clean[i]);
+  join->clean_len = -1;
+}
+
+/* qlock: whether the last diff found nothing to send for the same sticky
+ * events of a pad (the very objects) and the same src pad state. */
+static gboolean
+locked_is_clean (GstTbqJoin * join, GstTbqJoinPad * pad, guint src_gen)
+{
+  gint i;
+
+  if (join->clean_len != (gint) pad->sticky->len
+      || join->clean_src_gen != src_gen)
+    return FALSE;
+  for (i = 0; i < join->clean_len; i++)
+    if (join->clean[i] != g_ptr_array_index (pad->sticky, i))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+locked_remember_clean (GstTbqJoin * join, GstTbqJoinPad * pad,
+    guint src_gen)
+{
+  guint i;
+
+  gst_tbq_join_locked_forget_clean (join);
+  if (pad->sticky->len > JOIN_CLEAN_MAX)
+    return;
+  for (i = 0; i < pad->sticky->len; i++)
+    join->clean[i] = gst_event_ref (g_ptr_array_index (pad->sticky, i));
+  join->clean_len = (gint) pad->sticky->len;
+  join->clean_src_gen = src_gen;
+}
+
+gboolean
+gst_tbq_join_push_src_event (GstTbqJoin * join, GstEvent * event)
+{
+  gboolean res = gst_pad_push_event (join->srcpad, event);
+
+  /* Release: see src_gen. */
+  atomic_fetch_add_explicit (&join->src_gen, 1, memory_order_release);
+  return res;
+}
+
 static void
 locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
   gboolean at_eos = GST_PAD_IS_EOS (join->srcpad);
-  guint i;
+  /* Acquire, before the src pad's events are looked at: see src_gen. */
+  guint src_gen = atomic_load_explicit (&join->src_gen,
+      memory_order_acquire), queued = out->objects.length, i;
 
+  /* A buffer after a buffer of the same state, the common case: the src
+   * pad's events are not looked at (a lock and a reference each). */
+  if (!at_eos && locked_is_clean (join, pad, src_gen))
+    return;
   for (i = 0; i < pad->sticky->len; i++) {
     GstEvent *event = g_ptr_array_index (pad->sticky, i);
     GstEvent *cur;
@@ -272,6 +329,8 @@ locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
     JOIN_ADD (join->events_out, 1);
     g_queue_push_tail (&out->objects, gst_event_ref (event));
   }
+  if (!at_eos && out->objects.length == queued)
+    locked_remember_clean (join, pad, src_gen);
 }
 
 /* ---- taking items out ---- */
@@ -1094,6 +1153,7 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
   join->next_had_output = FALSE;
   join->n_slots = 0;
   gst_clear_object (&join->last_out);
+  gst_tbq_join_locked_forget_clean (join);
   if (join->pair != NULL)
     join->epoch = gst_tbq_pair_epoch (join->pair);
   for (i = 0; i < join->pads->len; i++)
@@ -1121,7 +1181,7 @@ push_out (GstTbqJoin * join, JoinOut * out)
       GstEvent *event = GST_EVENT_CAST (object);
 
       GST_LOG_OBJECT (join, "pushing %" GST_PTR_FORMAT, event);
-      if (!gst_pad_push_event (join->srcpad, event))
+      if (!gst_tbq_join_push_src_event (join, event))
         GST_DEBUG_OBJECT (join, "an event was not taken downstream");
     }
   }
@@ -1201,7 +1261,7 @@ gst_tbq_join_send_eos_after_flow (GstTbqJoin * join, GstEvent * event)
       "%s: EOS goes on", gst_flow_get_name (ret));
   if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
     GST_ELEMENT_FLOW_ERROR (join, ret);
-  gst_pad_push_event (join->srcpad, event);
+  gst_tbq_join_push_src_event (join, event);
 }
 
 static void
@@ -1279,6 +1339,10 @@ gst_tbq_join_src_activate_mode (GstPad * pad, GstObject * parent,
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
   JOIN_LOCK (join);
+  /* A pad that is deactivated forgets its sticky events (GstPad, after
+   * this function): the diff looks at them again from the next
+   * activation (the src task starts below). */
+  atomic_fetch_add_explicit (&join->src_gen, 1, memory_order_release);
   JOIN_STORE (join->srcresult, active ? GST_FLOW_OK : GST_FLOW_FLUSHING);
   if (active && join->pair != NULL)
     gst_tbq_pair_set_open (join->pair, FALSE);

@@ -308,6 +308,7 @@ gst_tbq_join_init (GstTbqJoin * join)
   join->by_branch = g_ptr_array_new ();
   join->released = g_hash_table_new (NULL, NULL);
   g_queue_init (&join->arrival);
+  join->clean_len = -1;
 }
 
 static void
@@ -331,6 +332,7 @@ gst_tbq_join_finalize (GObject * object)
   GstTbqJoin *join = GST_TBQ_JOIN (object);
 
   gst_clear_object (&join->last_out);
+  gst_tbq_join_locked_forget_clean (join);
   g_ptr_array_unref (join->pads);
   g_ptr_array_unref (join->by_branch);
   g_hash_table_unref (join->released);
