@@ -88,10 +88,15 @@ sink_flow (GstTbqJoin * join, GstTbqJoinPad * pad)
 }
 
 /* Stream lock: write one record into the pad's writer.  The record takes
- * `object` only on GST_FLOW_OK. */
+ * `object` only on GST_FLOW_OK.  `quiet`: inside the split's push of the
+ * pad's branch, whose end comes next on this thread: the record is
+ * published without waking the src task, and the push's end wakes it
+ * (the done mark's record, or a kick: gst_tbq_pair_owe_wake), one
+ * wake-up for both records. */
 static GstFlowReturn
-sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
-    GstMiniObject * object, guint64 seq, guint64 epoch, gint64 rt, guint gen)
+sink_write_full (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
+    GstMiniObject * object, guint64 seq, guint64 epoch, gint64 rt, guint gen,
+    gboolean quiet)
 {
   JoinRecord rec = { object, pad, seq, epoch, rt, gen };
   GstFlowReturn ret;
@@ -103,7 +108,19 @@ sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
    * `written`), counted back below if it is not. */
   JOIN_ADD (pad->written, 1);
   for (;;) {
-    st = tbq_writer_write (pad->writer, type, &rec, sizeof rec);
+    if (quiet) {
+      tbq_writer_set_publish (pad->writer, TBQ_PUBLISH_AT_HANDOFF, 0);
+      st = tbq_writer_write (pad->writer, type, &rec, sizeof rec);
+      tbq_writer_set_publish (pad->writer, TBQ_PUBLISH_EVERY_RECORD, 0);
+      if (st == TBQ_OK) {
+        /* Owed before it is visible: the src task may take it at once,
+         * and the push's end wakes it for nothing then. */
+        gst_tbq_pair_owe_wake ();
+        tbq_writer_publish (pad->writer);
+      }
+    } else {
+      st = tbq_writer_write (pad->writer, type, &rec, sizeof rec);
+    }
     if (st == TBQ_OK)
       return GST_FLOW_OK;
     ret = sink_flow (join, pad);
@@ -128,6 +145,14 @@ sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
   gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
   return ret;
+}
+
+static GstFlowReturn
+sink_write (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
+    GstMiniObject * object, guint64 seq, guint64 epoch, gint64 rt, guint gen)
+{
+  return sink_write_full (join, pad, type, object, seq, epoch, rt, gen,
+      FALSE);
 }
 
 /* ---- binding ---- */
@@ -431,13 +456,15 @@ sink_attribute (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 * seq,
 }
 
 /* Stream lock: the number of an output of a pad bound to a pair (see
- * NUMBERS). */
-static void
+ * NUMBERS): TRUE when the branch is synchronous (inside the split's push
+ * of the number). */
+static gboolean
 sink_number (GstTbqJoin * join, GstTbqJoinPad * pad, GstMiniObject * object,
     guint64 * seq, guint64 * epoch)
 {
   const GstTbqPairPush *cur = gst_tbq_pair_current ();
   GstTbqSeqMeta *meta = object_meta (object, gst_tbq_pair_id (pad->pair));
+  gboolean sync = FALSE;
 
   if (cur->pair == pad->pair && cur->branch == pad->branch) {
     *seq = cur->seq;
@@ -450,6 +477,7 @@ sink_number (GstTbqJoin * join, GstTbqJoinPad * pad, GstMiniObject * object,
         *seq = meta->seq;
     } else {
       sink_tell_sync (pad, TRUE);
+      sync = TRUE;
     }
   } else if (meta != NULL) {
     sink_tell_sync (pad, FALSE);
@@ -461,6 +489,7 @@ sink_number (GstTbqJoin * join, GstTbqJoinPad * pad, GstMiniObject * object,
   }
   if (sink_note_epoch (pad, *epoch) && (gint64) * seq > pad->last_seq)
     pad->last_seq = (gint64) * seq;
+  return sync;
 }
 
 /* Stream lock: the branch is done with `seq` (a done hook or a marker). */
@@ -499,6 +528,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
 {
   GstTbqJoin *join = data;
   GstTbqJoinPad *pad = NULL;
+  guint64 written;
   guint gen;
 
   JOIN_LOCK (join);
@@ -518,17 +548,28 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
     pad = locked_pad_bound_to (join, branch);
   if (pad != NULL)
     gst_object_ref (pad);
+  else
+    /* (What the push wrote may be owed a wake-up.) */
+    gst_tbq_join_locked_kick (join);
   JOIN_UNLOCK (join);
   if (pad == NULL)
     return;
   /* The writer is the pad's: as its streaming thread. */
   GST_PAD_STREAM_LOCK (pad);
+  written = JOIN_LOAD (pad->written);
   /* (Bound now, as its first item would bind it.) */
   if (pad->mode == JOIN_PAD_UNDECIDED)
     sink_decide (join, pad, FALSE);
   gen = pad_gen (pad);
   if (pad->mode == JOIN_PAD_SEQUENCE && sink_flow (join, pad) == GST_FLOW_OK)
     sink_done (join, pad, gen, epoch, seq);
+  if (JOIN_LOAD (pad->written) == written) {
+    /* No record woke the src task: a quiet output of the push may be
+     * waiting for it (sink_write_full). */
+    JOIN_LOCK (join);
+    gst_tbq_join_locked_kick (join);
+    JOIN_UNLOCK (join);
+  }
   GST_PAD_STREAM_UNLOCK (pad);
   gst_object_unref (pad);
 }
@@ -643,6 +684,7 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
 {
   guint gen = pad_gen (pad);
   guint64 seq = JOIN_NO_SEQ, epoch = 0;
+  gboolean sync = FALSE;
   GstFlowReturn ret;
   guint buffers;
   gsize bytes;
@@ -660,7 +702,7 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
     goto refused;
   }
   if (pad->mode == JOIN_PAD_SEQUENCE)
-    sink_number (join, pad, object, &seq, &epoch);
+    sync = sink_number (join, pad, object, &seq, &epoch);
   else if ((ret = sink_wait_room (join, pad)) != GST_FLOW_OK)
     goto refused;
   rt = sink_note_time (pad, object);
@@ -674,7 +716,7 @@ sink_chain_object (GstTbqJoin * join, GstTbqJoinPad * pad, guint16 type,
    * it. */
   GST_LOG_OBJECT (pad, "queueing %" GST_PTR_FORMAT " as %" G_GINT64_FORMAT,
       object, seq == JOIN_NO_SEQ ? (gint64) - 1 : (gint64) seq);
-  ret = sink_write (join, pad, type, object, seq, epoch, rt, gen);
+  ret = sink_write_full (join, pad, type, object, seq, epoch, rt, gen, sync);
   if (ret != GST_FLOW_OK) {
     atomic_fetch_sub_explicit (&join->in_buffers, buffers,
         memory_order_relaxed);
@@ -815,6 +857,9 @@ sink_serialized_event (GstTbqJoin * join, GstTbqJoinPad * pad,
     while (locked_new_stream_waits (join, pad)
         && (ret = sink_flow (join, pad)) == GST_FLOW_OK) {
       GST_LOG_OBJECT (pad, "a new stream: waiting for the join's EOS");
+      /* (A quiet record of the push may wait for the src task to look:
+       * sink_write_full.) */
+      gst_tbq_join_locked_kick (join);
       JOIN_WAIT (join, item_del);
     }
     if (ret != GST_FLOW_OK) {

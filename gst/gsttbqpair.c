@@ -87,6 +87,11 @@ struct _GstTbqPair
   GstTbqPairDoneFunc done;
   guint done_calls;             /* done hook calls under way */
   GCond done_idle;              /* done_calls dropped to 0 */
+  /* Threads waiting on `room` and on `done_idle`: a GCond's signal is a
+   * system call whether or not anybody waits (GLib's), and a resolve or
+   * a done call is one per buffer. */
+  guint room_waiters;
+  guint idle_waiters;
 
   /* Per branch (grown as branches are given numbers). */
   gboolean *sync;               /* the join found it synchronous */
@@ -279,6 +284,28 @@ gst_tbq_pair_set_open (GstTbqPair * pair, gboolean open)
   g_mutex_unlock (&pair->lock);
 }
 
+/* lock: wait on `room` (counted in room_waiters). */
+static void
+locked_wait_room (GstTbqPair * pair)
+{
+  pair->room_waiters++;
+  g_cond_wait (&pair->room, &pair->lock);
+  pair->room_waiters--;
+}
+
+/* lock: the same until monotonic time `end_time` (g_get_monotonic_time):
+ * FALSE when the time came. */
+static gboolean
+locked_wait_room_until (GstTbqPair * pair, gint64 end_time)
+{
+  gboolean woken;
+
+  pair->room_waiters++;
+  woken = g_cond_wait_until (&pair->room, &pair->lock, end_time);
+  pair->room_waiters--;
+  return woken;
+}
+
 /* lock: room for `branch`: in the window, or, with the window exactly
  * full, one number more for the branch that owns the oldest unresolved
  * number and none after it.  A worker may hold a serialized event until
@@ -327,8 +354,8 @@ gst_tbq_pair_wait_room_for (GstTbqPair * pair, guint key, guint branch,
   while (!pair->flushing && key == pair->interrupts
       && !locked_has_room_for (pair, branch)) {
     if (end_time < 0)
-      g_cond_wait (&pair->room, &pair->lock);
-    else if (!g_cond_wait_until (&pair->room, &pair->lock, end_time))
+      locked_wait_room (pair);
+    else if (!locked_wait_room_until (pair, end_time))
       break;
   }
   room = locked_has_room_for (pair, branch) && key == pair->interrupts;
@@ -366,7 +393,7 @@ gst_tbq_pair_wait_room (GstTbqPair * pair, guint key)
   g_mutex_lock (&pair->lock);
   while (!pair->flushing && key == pair->interrupts
       && !locked_has_room (pair))
-    g_cond_wait (&pair->room, &pair->lock);
+    locked_wait_room (pair);
   room = locked_has_room (pair) && key == pair->interrupts;
   g_mutex_unlock (&pair->lock);
   return room;
@@ -433,6 +460,13 @@ gst_tbq_pair_push_begin (GstTbqPair * pair, guint branch, guint64 epoch,
   current_push.branch = branch;
   current_push.seq = seq;
   current_push.epoch = epoch;
+  current_push.owes_wake = FALSE;
+}
+
+void
+gst_tbq_pair_owe_wake (void)
+{
+  current_push.owes_wake = TRUE;
 }
 
 /* The join's done hook, counted in done_calls by the caller under the
@@ -444,7 +478,7 @@ call_done (GstTbqPair * pair, GstTbqPairDoneFunc done, gpointer join,
 {
   done (join, branch, epoch, seq);
   g_mutex_lock (&pair->lock);
-  if (--pair->done_calls == 0)
+  if (--pair->done_calls == 0 && pair->idle_waiters > 0)
     g_cond_broadcast (&pair->done_idle);
   g_mutex_unlock (&pair->lock);
 }
@@ -454,6 +488,7 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     GstFlowReturn result, const GstTbqPairPush * saved)
 {
   guint64 epoch = current_push.epoch;
+  gboolean owes_wake = current_push.owes_wake, called = FALSE;
   GstTbqPairDoneFunc done = NULL;
   gpointer join = NULL;
 
@@ -462,6 +497,12 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
   if (pair->join != NULL && epoch == pair->epoch && !pair->flushing
       && (result != GST_FLOW_OK
           || (branch < pair->n_sync && pair->sync[branch]))) {
+    called = TRUE;
+  } else if (pair->join != NULL && owes_wake) {
+    /* (No number is done: a kick.) */
+    branch = GST_TBQ_PAIR_KICK;
+  }
+  if (called || branch == GST_TBQ_PAIR_KICK) {
     done = pair->done;
     join = pair->join;
     /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
@@ -469,10 +510,9 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     pair->done_calls++;
   }
   g_mutex_unlock (&pair->lock);
-  if (done == NULL)
-    return FALSE;
-  call_done (pair, done, join, branch, epoch, seq);
-  return TRUE;
+  if (done != NULL)
+    call_done (pair, done, join, branch, epoch, seq);
+  return called;
 }
 
 void
@@ -829,8 +869,11 @@ gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join)
     if (pair->n_sync > 0)
       memset (pair->sync, 0, pair->n_sync * sizeof (gboolean));
     /* A call under way was counted when `join` was still bound. */
-    while (pair->done_calls > 0)
+    while (pair->done_calls > 0) {
+      pair->idle_waiters++;
       g_cond_wait (&pair->done_idle, &pair->lock);
+      pair->idle_waiters--;
+    }
   }
   g_mutex_unlock (&pair->lock);
 }
@@ -909,7 +952,8 @@ locked_resolve (GstTbqPair * pair, guint64 upto)
     gst_clear_event (&slot->event);
     pair->resolved++;
   }
-  g_cond_broadcast (&pair->room);
+  if (pair->room_waiters > 0)
+    g_cond_broadcast (&pair->room);
 }
 
 void

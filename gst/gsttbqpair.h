@@ -104,6 +104,10 @@ typedef struct
   guint branch;
   guint64 epoch;
   guint64 seq;
+  /* The join wrote an output of this push without waking its src task
+   * (gst_tbq_pair_owe_wake): the push's end wakes it, with the done hook
+   * (whose record wakes it), or else with a kick. */
+  gboolean owes_wake;
 } GstTbqPairPush;
 
 /* A slot's owner when it is an event for every branch. */
@@ -313,6 +317,11 @@ gboolean gst_tbq_pair_bind (GstTbqPair * pair, gpointer join,
 void gst_tbq_pair_unbind (GstTbqPair * pair, gpointer join);
 /* What this thread is pushing for a split (pair NULL: nothing). */
 const GstTbqPairPush *gst_tbq_pair_current (void);
+/* The join, inside the push gst_tbq_pair_current() names, wrote an
+ * output without waking its src task: gst_tbq_pair_push_end() calls the
+ * done hook, or the hook with GST_TBQ_PAIR_KICK when it calls no done
+ * (the join is then to wake its src task in either call). */
+void gst_tbq_pair_owe_wake (void);
 /* Who number `seq` went to: a branch, GST_TBQ_PAIR_EVERY_BRANCH with
  * *event (a new reference, when `event` is not NULL) the split's copy of
  * the event, GST_TBQ_PAIR_NOT_ASSIGNED or GST_TBQ_PAIR_RESOLVED.  Of the

@@ -575,6 +575,13 @@ TBQ_API TbqStatus tbq_writer_commit (TbqWriter * w);
 /* Give up the reserved record. */
 TBQ_API void tbq_writer_cancel (TbqWriter * w);
 
+/* Publish everything written so far, waking nobody: the copier and a
+ * reader that looks find it, a reader asleep does not wake for it.  For
+ * a host that wakes the reader itself soon after (a tbq_writer_offer(),
+ * a record written under TBQ_PUBLISH_EVERY_RECORD, a
+ * tbq_reader_wake()), once for several records. */
+TBQ_API void tbq_writer_publish (TbqWriter * w);
+
 /* Publish everything written so far and have it delivered now: a waiting
  * reader (napping or not) is asked to take it, else the copier is woken
  * if it sleeps. */

@@ -203,7 +203,8 @@ writer_publish (TbqWriter * w)
 void
 tbq_writer_publish (TbqWriter * w)
 {
-  writer_publish (w);
+  if (w != NULL)
+    writer_publish (w);
 }
 
 static bool

@@ -105,8 +105,8 @@ void tbq_writer_discard (TbqWriter * w, TbqReleaseFunc release,
 
 /* ---- for the write sessions (session.c), on the writer's thread ---- */
 
-/* Make everything written visible to the copier. */
-void tbq_writer_publish (TbqWriter * w);
+/* (tbq_writer_publish(), tbq.h: everything written visible to the
+ * copier.) */
 /* Seal the current block and continue in a fresh one (backpressure
  * applies). */
 TbqStatus tbq_writer_handoff (TbqWriter * w);

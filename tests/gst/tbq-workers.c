@@ -104,7 +104,31 @@ enum
   PROP_MARK_CAPS,
   PROP_STALL_AT,
   PROP_ERROR_AT,
+  PROP_QUERY_AFTER,
 };
+
+/* query_after: a serialized query downstream after output `out` was
+ * pushed with `ret`; it must be answered (a join answers it once the
+ * output is out). */
+static GstFlowReturn
+worker_query_after (TbqTestWorker * w, GstFlowReturn ret)
+{
+  GstQuery *query;
+  gboolean res;
+
+  if (!w->query_after || ret != GST_FLOW_OK)
+    return ret;
+  query = gst_query_new_custom (TBQ_QUERY_SERIALIZED,
+      gst_structure_new_empty ("tbq-worker-query"));
+  res = gst_pad_peer_query (w->srcpad, query);
+  gst_query_unref (query);
+  if (!res)
+    return GST_PAD_IS_FLUSHING (w->srcpad) ? GST_FLOW_FLUSHING : ret;
+  TBQ_LOCK (w);
+  w->queries_answered++;
+  TBQ_UNLOCK (w);
+  return ret;
+}
 
 static void
 worker_lose (TbqTestWorker * w, guint64 index)
@@ -169,12 +193,12 @@ worker_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     gst_buffer_unref (buffer);
     fail_unless (gst_buffer_iterate_meta (out, &state) == NULL);
   }
-  if (w->dup && (ret = gst_pad_push (w->srcpad, gst_buffer_copy (out)))
-      != GST_FLOW_OK) {
+  if (w->dup && (ret = worker_query_after (w, gst_pad_push (w->srcpad,
+                  gst_buffer_copy (out)))) != GST_FLOW_OK) {
     gst_buffer_unref (out);
     return ret;
   }
-  return gst_pad_push (w->srcpad, out);
+  return worker_query_after (w, gst_pad_push (w->srcpad, out));
 }
 
 /* A list: its buffers taken out of it first, one after the other, so
@@ -362,6 +386,9 @@ worker_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_ERROR_AT:
       w->error_at = g_value_get_int (value);
       break;
+    case PROP_QUERY_AFTER:
+      w->query_after = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -398,6 +425,9 @@ worker_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_ERROR_AT:
       g_value_set_int (value, w->error_at);
+      break;
+    case PROP_QUERY_AFTER:
+      g_value_set_boolean (value, w->query_after);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -463,6 +493,9 @@ tbq_test_worker_class_init (TbqTestWorkerClass * klass)
   g_object_class_install_property (gobject_class, PROP_ERROR_AT,
       g_param_spec_int ("error-at", "Error at", "Fail at this input "
           "(-1: never)", -1, G_MAXINT, -1, rw));
+  g_object_class_install_property (gobject_class, PROP_QUERY_AFTER,
+      g_param_spec_boolean ("query-after", "Query after", "A serialized "
+          "query downstream after each output", FALSE, rw));
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "Test worker",
@@ -633,7 +666,8 @@ sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 }
 
 /* ALLOCATION is answered at once, whatever holds the chain; a
- * serialized "tj-query" notes how many buffers came before it. */
+ * serialized "tj-query" notes how many buffers came before it; a
+ * worker's "tbq-worker-query" is answered. */
 static gboolean
 sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
@@ -653,6 +687,9 @@ sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
     TBQ_UNLOCK (s);
     return TRUE;
   }
+  /* (A worker's query_after.) */
+  if (st != NULL && gst_structure_has_name (st, "tbq-worker-query"))
+    return TRUE;
   return gst_pad_query_default (pad, parent, query);
 }
 

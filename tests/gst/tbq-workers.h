@@ -79,6 +79,8 @@ typedef struct
                                  * released (-1: never) */
   gint error_at;                /* fails at its n-th input: an error
                                  * message and GST_FLOW_ERROR (-1: never) */
+  gboolean query_after;         /* after each output, a serialized query
+                                 * downstream, which must be answered */
 
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -87,6 +89,7 @@ typedef struct
                                  * past it) */
   gboolean unstall;             /* lock */
   guint n_in;                   /* lock: inputs taken */
+  guint queries_answered;       /* lock: query_after's */
   GArray *lost;                 /* lock: indices of inputs it made
                                  * nothing of (guint64) */
   GstBuffer *held;              /* merge: the first of two (its thread) */

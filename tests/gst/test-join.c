@@ -535,6 +535,33 @@ GST_START_TEST (test_order_eight_branches)
 
 GST_END_TEST;
 
+/* A worker that makes a serialized query after each output, inside the
+ * split's push (synchronous): the join answers it once the output is out
+ * (an output of a push wakes the join's src task only at the push's end,
+ * or when something waits for it: here the query). */
+GST_START_TEST (test_query_after_each_output_inside_the_push)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  guint64 n = tbq_scaled (2000, 200);
+  Split *s = split_new (2, 4, &cfg, TRUE, NULL);
+  guint j, answered = 0, taken = 0;
+
+  for (j = 0; j < s->n; j++)
+    g_object_set (s->branches[j].w, "query-after", TRUE, NULL);
+  split_stream (s, n, 1);
+  for (j = 0; j < s->n; j++) {
+    TBQ_LOCK (s->branches[j].w);
+    answered += s->branches[j].w->queries_answered;
+    taken += s->branches[j].w->n_in;
+    TBQ_UNLOCK (s->branches[j].w);
+  }
+  fail_unless_equals_int (taken, n);
+  fail_unless_equals_int (answered, n);
+  split_free (s);
+}
+
+GST_END_TEST;
+
 /* A worker that drops (a third of its inputs): the numbers it dropped are
  * gaps, counted exactly; the rest comes out in order, without a stall. */
 GST_START_TEST (test_drops_in_one_branch)
@@ -1870,6 +1897,7 @@ tbqjoin_suite (void)
   tcase_add_test (order, test_order_two_branches);
   tcase_add_test (order, test_order_three_branches);
   tcase_add_test (order, test_order_eight_branches);
+  tcase_add_test (order, test_query_after_each_output_inside_the_push);
   tcase_add_test (order, test_drops_in_one_branch);
   tcase_add_test (order, test_two_outputs_per_input);
   tcase_add_test (order, test_merge_two_into_one);
