@@ -371,6 +371,18 @@ locked_push_pending (GstTbqSplit * split, Branch * b)
   while ((event = g_queue_pop_head (&b->pending)) != NULL) {
     GstEventType type = GST_EVENT_TYPE (event);
 
+    if (b->join == JOIN_UNKNOWN && !GST_EVENT_IS_STICKY (event)) {
+      /* The branch has not asked for its join: it was not linked when
+       * its step looked (a linked one asks first, locked_branch_step).
+       * An unlinked pad drops the event; one linked since must not take
+       * it to a join pad before the bind query (that pad would decide
+       * arrival order on it, and send it out at once, ahead of its
+       * place). */
+      GST_CAT_LOG_OBJECT (DATAFLOW, tbq, "branch %u, not linked when it "
+          "looked: %" GST_PTR_FORMAT " dropped", b->index, event);
+      gst_event_unref (event);
+      continue;
+    }
     if (type == GST_EVENT_SEGMENT) {
       const GstSegment *seg;
 
