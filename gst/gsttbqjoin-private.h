@@ -494,9 +494,13 @@ void gst_tbq_join_locked_start_task (GstTbqJoin * join);
 /* No lock held: stop the src task and wait until it has (it stays
  * stopped until gst_tbq_join_locked_start_task()). */
 void gst_tbq_join_pause_task (GstTbqJoin * join);
-/* A pad's sticky events (the src side's copy): an event in its place. */
+/* Push `event` on the src pad, and note that its sticky state may have
+ * changed (src_gen): every event the join sends out goes this way. */
 gboolean gst_tbq_join_push_src_event (GstTbqJoin * join, GstEvent * event);
+/* qlock: the sticky diff's cache is forgotten (a pair bound, the src side
+ * cleared, finalize). */
 void gst_tbq_join_locked_forget_clean (GstTbqJoin * join);
+/* A pad's sticky events (the src side's copy): an event in its place. */
 void gst_tbq_join_sticky_store (GPtrArray * sticky, GstEvent * event);
 void gst_tbq_join_sticky_remove (GPtrArray * sticky, GstEventType type);
 

@@ -245,10 +245,7 @@ locked_absorb (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   gst_tbq_join_sticky_store (pad->sticky, event);
 }
 
-/* Before an output or event of `pad`: its sticky events that differ from
- * the src pad's, in sticky order.  After the join's EOS the src pad
- * takes nothing before a STREAM_START: the next stream's goes, even the
- * same as the last (a source that starts over sends the same). */
+/* qlock: the diff's cache is forgotten (its references dropped). */
 void
 gst_tbq_join_locked_forget_clean (GstTbqJoin * join)
 {
@@ -275,6 +272,8 @@ locked_is_clean (GstTbqJoin * join, GstTbqJoinPad * pad, guint src_gen)
   return TRUE;
 }
 
+/* qlock: the diff found nothing to send for `pad`'s sticky events at
+ * `src_gen` (more than JOIN_CLEAN_MAX of them: not kept). */
 static void
 locked_remember_clean (GstTbqJoin * join, GstTbqJoinPad * pad,
     guint src_gen)
@@ -290,6 +289,7 @@ locked_remember_clean (GstTbqJoin * join, GstTbqJoinPad * pad,
   join->clean_src_gen = src_gen;
 }
 
+/* Every event the join sends out goes this way (src_gen). */
 gboolean
 gst_tbq_join_push_src_event (GstTbqJoin * join, GstEvent * event)
 {
@@ -300,6 +300,10 @@ gst_tbq_join_push_src_event (GstTbqJoin * join, GstEvent * event)
   return res;
 }
 
+/* Before an output or event of `pad`: its sticky events that differ from
+ * the src pad's, in sticky order.  After the join's EOS the src pad
+ * takes nothing before a STREAM_START: the next stream's goes, even the
+ * same as the last (a source that starts over sends the same). */
 static void
 locked_sticky_diff (GstTbqJoin * join, GstTbqJoinPad * pad, JoinOut * out)
 {
