@@ -5,9 +5,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The queue (sink side, limits, leaky modes, transfer modes, pools,
- * spill, buffering, copy groups) is tbqueue's, unchanged but for where
- * upstream resumes at a limit (resume_low: at the low mark,
- * gst_tbqueue_may_resume): this file is the src side, its branches.  The design: docs/architecture.md
+ * spill, buffering, copy groups) is tbqueue's, unchanged: this file is
+ * the src side, its branches.  The design: docs/architecture.md
  * ("Parallel branches"); the contract with the join: gsttbqpair.h.
  *
  * THREADS
@@ -1857,7 +1856,4 @@ gst_tbq_split_init (GstTbqSplit * split)
   }
   gst_pad_set_query_function (split->queue.sinkpad,
       GST_DEBUG_FUNCPTR (split_sink_query));
-  /* Its branches take items one at a time behind a faster upstream: one
-   * wake-up of upstream per quarter of the limit, not per item. */
-  split->queue.resume_low = TRUE;
 }

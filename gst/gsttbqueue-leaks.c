@@ -196,7 +196,7 @@ wait_for_room (GstTbQueue * tbq)
   TBQ_ADD (tbq->counters.level_waits, 1);
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
   locked_publish (tbq);
-  while (!gst_tbqueue_may_resume (tbq))
+  while (gst_tbqueue_is_filled (tbq))
     GST_TBQUEUE_WAIT_DEL_CHECK (tbq, out_flushing);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not full");

@@ -398,10 +398,6 @@ struct _GstTbQueue
    * next EOS goes on, so that the pipeline ends. */
   gboolean downstream_ended;
   gboolean waiting_del;         /* the upstream thread waits on item_del */
-  /* Set once by a subclass before it plays (tbqsplit): the upstream
-   * thread that waits at a limit resumes at the low mark
-   * (gst_tbqueue_may_resume), not as soon as the level is below. */
-  gboolean resume_low;
   gboolean reader_sleeping;     /* a thread is in tbq_reader_sleep() */
 
   /* Serialized queries, under qlock. */
@@ -589,7 +585,7 @@ void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
 } G_STMT_END
 
 #define GST_TBQUEUE_SIGNAL_DEL(q) G_STMT_START {                        \
-  if ((q)->waiting_del && gst_tbqueue_may_resume (q)) {                 \
+  if ((q)->waiting_del) {                                               \
     STATUS (q, (q)->srcpad, "signal DEL");                              \
     pthread_cond_signal (&(q)->item_del);                               \
   }                                                                     \

@@ -394,34 +394,6 @@ GST_START_TEST (test_a_stalled_branch_does_not_stop_the_others)
 
 GST_END_TEST;
 
-/* Upstream waiting at a limit resumes at the low mark (a quarter below
- * the limit), not when the first item leaves: behind a slower branch it
- * waits at most once per two buffers with max-size-buffers=8, where it
- * would wait for nearly every buffer (each item out woke it for one
- * more).  Nothing is lost and the level stays within the limit. */
-GST_START_TEST (test_upstream_at_a_limit_resumes_at_the_low_mark)
-{
-  Rig *rig = rig_new (1, "max-size-buffers", 8, "max-size-bytes", 0,
-      "max-size-time", (guint64) 0, NULL);
-  guint n = (guint) tbq_scaled (400, 100), i;
-  guint64 waits, peak;
-
-  rig->branches[0].max_delay_us = 200;
-  for (i = 0; i < n; i++)
-    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
-  RIG_WAIT (rig, rig->total == n);
-  check_every_buffer_once (rig, n);
-  waits = tbq_stat (rig->split, "level-waits");
-  peak = tbq_stat (rig->split, "peak-level-buffers");
-  /* (After a wait it pushes two at least before it is full again.) */
-  fail_unless (waits <= n / 2 + 1, "%" G_GUINT64_FORMAT " waits for %u "
-      "buffers", waits, n);
-  fail_unless (peak <= 8, "level %" G_GUINT64_FORMAT, peak);
-  rig_free (rig);
-}
-
-GST_END_TEST;
-
 GST_START_TEST (test_sticky_events_reach_every_branch_before_its_first_buffer)
 {
   Rig *rig = rig_new (3, NULL);
@@ -889,7 +861,6 @@ tbqsplit_suite (void)
   tcase_add_test (tc, test_every_buffer_goes_to_exactly_one_branch_in_order);
   tcase_add_test (tc, test_a_buffer_list_goes_whole_to_one_branch);
   tcase_add_test (tc, test_a_stalled_branch_does_not_stop_the_others);
-  tcase_add_test (tc, test_upstream_at_a_limit_resumes_at_the_low_mark);
   tcase_add_test (tc,
       test_sticky_events_reach_every_branch_before_its_first_buffer);
   tcase_add_test (tc,
