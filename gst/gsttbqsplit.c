@@ -1670,8 +1670,15 @@ split_change_state (GstElement * element, GstStateChange transition)
     gst_tbq_pair_flush_start (split->pair);
   ret = GST_ELEMENT_CLASS (gst_tbq_split_parent_class)->change_state (element,
       transition);
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     forget_stream (split);
+    /* The branches are stopped: the events held for numbers the join did
+     * not pass go now, not at the next start (the join, stopped first in
+     * a bin, passes none of them any more; one still playing finds a new
+     * epoch, as at the next start). */
+    gst_tbq_pair_flush_stop (split->pair);
+    gst_tbq_pair_flush_start (split->pair);
+  }
   return ret;
 }
 
