@@ -1108,6 +1108,26 @@ tbq_wait_stat (GstElement * element, const gchar * field, guint64 value)
   }
 }
 
+guint64
+tbq_wait_property (GstElement * element, const gchar * property,
+    guint64 value)
+{
+  gint64 end = deadline ();
+  GValue v = G_VALUE_INIT;
+  guint64 now;
+
+  /* (A guint property transforms into it.) */
+  g_value_init (&v, G_TYPE_UINT64);
+  while ((g_object_get_property (G_OBJECT (element), property, &v),
+          now = g_value_get_uint64 (&v)) < value) {
+    fail_unless (g_get_monotonic_time () < end, "%s stayed at %"
+        G_GUINT64_FORMAT ", below %" G_GUINT64_FORMAT, property, now, value);
+    g_usleep (1000);
+  }
+  g_value_unset (&v);
+  return now;
+}
+
 void
 tbq_link_wait_level_buffers (TbqLink * l, guint n)
 {

@@ -217,6 +217,11 @@ guint64 tbq_stat (GstElement * element, const gchar * field);
  * no notification: this polls, and fails after TBQ_WAIT_SECONDS. */
 void tbq_wait_stat (GstElement * element, const gchar * field,
     guint64 value);
+/* Wait until an unsigned integer property (guint or guint64) is at least
+ * `value`: its value then.  Polls (levels have no notification), and
+ * fails after TBQ_WAIT_SECONDS. */
+guint64 tbq_wait_property (GstElement * element, const gchar * property,
+    guint64 value);
 
 /* A query type of the tests' own, serialized and downstream, answered by a
  * TbqLink's sink pad when its structure is named "tbq-test". */

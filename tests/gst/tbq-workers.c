@@ -107,9 +107,9 @@ enum
   PROP_QUERY_AFTER,
 };
 
-/* query_after: a serialized query downstream after output `out` was
- * pushed with `ret`; it must be answered (a join answers it once the
- * output is out). */
+/* query_after: a serialized query downstream after an output, whose push
+ * returned `ret`; it must be answered (a join answers it once the output
+ * is out). */
 static GstFlowReturn
 worker_query_after (TbqTestWorker * w, GstFlowReturn ret)
 {

@@ -1277,27 +1277,6 @@ GST_START_TEST (test_arrival_sticky_before_eos)
 
 GST_END_TEST;
 
-/* Wait until the join's level `property` (current-level-buffers, -bytes
- * or -time) is at least `level`: the level then. */
-static guint64
-funnel_wait_level (Funnel * f, const gchar * property, guint64 level)
-{
-  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-  GValue v = G_VALUE_INIT;
-  guint64 now;
-
-  g_value_init (&v, G_TYPE_UINT64);
-  while ((g_object_get_property (G_OBJECT (f->join), property, &v),
-          now = g_value_get_uint64 (&v)) < level) {
-    fail_unless (g_get_monotonic_time () < end,
-        "%s stayed at %" G_GUINT64_FORMAT ", below %" G_GUINT64_FORMAT,
-        property, now, level);
-    g_usleep (1000);
-  }
-  g_value_unset (&v);
-  return now;
-}
-
 /* In arrival order the limits block a producer (downstream held), and a
  * flush ends the wait. */
 GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
@@ -1312,7 +1291,7 @@ GST_START_TEST (test_arrival_limits_block_and_flush_unblocks)
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
   tbq_test_sink_wait_holding (f->sink);
-  level = funnel_wait_level (f, "current-level-buffers", 5);
+  level = tbq_wait_property (f->join, "current-level-buffers", 5);
   /* Full: at the limit, not past it. */
   fail_unless_equals_int (level, 5);
   fail_unless (p.ok <= 7, "%u buffers taken past the limit", p.ok);
@@ -1540,7 +1519,7 @@ GST_START_TEST (test_arrival_stop_ends_a_wait)
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
   tbq_test_sink_wait_holding (f->sink);
-  funnel_wait_level (f, "current-level-buffers", 3);
+  tbq_wait_property (f->join, "current-level-buffers", 3);
   gst_pad_set_active (f->sink->pad, FALSE);
   fail_unless (gst_element_set_state (f->pipeline, GST_STATE_READY)
       == GST_STATE_CHANGE_SUCCESS);
@@ -1566,7 +1545,7 @@ GST_START_TEST (test_arrival_time_limit_before_the_first_output)
   f->sink->hold = TRUE;
   TBQ_UNLOCK (f->sink);
   p.thread = g_thread_new ("producer", producer_main, &p);
-  level = funnel_wait_level (f, "current-level-time", 5 * GST_MSECOND);
+  level = tbq_wait_property (f->join, "current-level-time", 5 * GST_MSECOND);
   /* 1 ms buffers: five make the limit (and one more may be on its way). */
   fail_unless (p.ok <= 6, "%u buffers taken at a limit of 5 ms", p.ok);
   fail_unless (level <= 6 * GST_MSECOND);
@@ -1732,9 +1711,11 @@ GST_START_TEST (test_arrival_a_raised_limit_lets_waiting_producers_go)
     p[i].thread = g_thread_new ("producer", producer_main, &p[i]);
   }
   tbq_test_sink_wait_holding (f->sink);
-  fail_unless (funnel_wait_level (f, "current-level-buffers", 2) <= 2 + 4);
+  fail_unless (tbq_wait_property (f->join, "current-level-buffers", 2)
+      <= 2 + 4);
   g_object_set (f->join, "max-size-buffers", 40, NULL);
-  fail_unless (funnel_wait_level (f, "current-level-buffers", 40) <= 40 + 4);
+  fail_unless (tbq_wait_property (f->join, "current-level-buffers", 40)
+      <= 40 + 4);
   g_object_set (f->join, "max-size-buffers", 20, NULL);
   tbq_test_sink_release (f->sink);
   for (i = 0; i < 4; i++) {

@@ -421,21 +421,6 @@ elements_of (GstElement * bin, const gchar * factory)
   return out;
 }
 
-/* Wait until `property` of `element` is at least `value` (polled: the
- * elements have no notification for it; a hang check, not a timing). */
-static void
-wait_property_at_least (GstElement * element, const gchar * property,
-    guint value)
-{
-  gint64 end = g_get_monotonic_time () + TBQ_WAIT_SECONDS * G_TIME_SPAN_SECOND;
-
-  while (tbq_get_uint (element, property) < value) {
-    fail_unless (g_get_monotonic_time () < end, "%s did not reach %u",
-        property, value);
-    g_usleep (1000);
-  }
-}
-
 /* ---- order ---- */
 
 /* `n` inputs through `branches` branches whose workers are `cfg`, to
@@ -1552,8 +1537,8 @@ GST_START_TEST (test_stalled_worker_bounds_memory)
     tbq_worker_wait_stalled (r->branches[i].w);
   tbq_worker_unstall (r->branches[0].w);
   tbq_worker_unstall (r->branches[2].w);
-  wait_property_at_least (r->split, "current-in-flight", window);
-  wait_property_at_least (r->split, "current-level-buffers", limit);
+  tbq_wait_property (r->split, "current-in-flight", window);
+  tbq_wait_property (r->split, "current-level-buffers", limit);
   /* Full, and no further: nothing more is taken while it stalls.  (The
    * branch that owns the oldest number in flight and none after it may
    * take one more with the window exactly full, docs/parallel.md: while
@@ -1674,7 +1659,7 @@ run_workers_that_hold_and_drop (const gchar * desc, guint n, guint window)
       != GST_STATE_CHANGE_FAILURE);
   if (v != NULL) {
     /* The window is full behind the closed valve: then it opens. */
-    wait_property_at_least (s, "current-in-flight", window);
+    tbq_wait_property (s, "current-in-flight", window);
     g_object_set (v, "drop", FALSE, NULL);
   }
   m = tbq_bus_wait (bus, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
@@ -1811,7 +1796,7 @@ GST_START_TEST (test_a_branch_released_while_it_waits_for_room)
   p = rig_push_async (r, 0, n);
   tbq_worker_wait_stalled (r->branches[0].w);
   /* Full: the others wait for room. */
-  wait_property_at_least (r->split, "current-in-flight", window);
+  tbq_wait_property (r->split, "current-in-flight", window);
   rig_release_branch (r, &r->branches[2]);
   tbq_worker_unstall (r->branches[0].w);
   fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
@@ -1846,7 +1831,7 @@ GST_START_TEST (test_a_branch_released_before_its_first_output)
   rig_play (r);
   p = rig_push_async (r, 0, n);
   tbq_worker_wait_stalled (b->w);
-  wait_property_at_least (r->split, "current-in-flight", window);
+  tbq_wait_property (r->split, "current-in-flight", window);
   /* Its worker holds its first input: the join's pad got nothing yet. */
   gst_element_release_request_pad (r->join, b->joinpad);
   gst_clear_object (&b->joinpad);
@@ -1966,7 +1951,7 @@ GST_START_TEST (test_stop_with_a_full_window)
   rig_play (r);
   p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
   tbq_test_sink_wait_holding (r->sink);
-  wait_property_at_least (r->split, "current-in-flight", window);
+  tbq_wait_property (r->split, "current-in-flight", window);
   fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
       == GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
@@ -1994,7 +1979,7 @@ GST_START_TEST (test_stop_while_every_branch_pushes)
   p = rig_push_async (r, 0, tbq_scaled (100000, 10000));
   tbq_worker_wait_stalled (r->branches[0].w);
   tbq_worker_wait_stalled (r->branches[1].w);
-  wait_property_at_least (r->split, "current-level-buffers", limit);
+  tbq_wait_property (r->split, "current-level-buffers", limit);
   fail_unless (gst_element_set_state (r->pipeline, GST_STATE_NULL)
       == GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (pusher_join (p), GST_FLOW_FLUSHING);
