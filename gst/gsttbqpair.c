@@ -488,30 +488,28 @@ gst_tbq_pair_push_end (GstTbqPair * pair, guint branch, guint64 seq,
     GstFlowReturn result, const GstTbqPairPush * saved)
 {
   guint64 epoch = current_push.epoch;
-  gboolean owes_wake = current_push.owes_wake, called = FALSE;
-  GstTbqPairDoneFunc done = NULL;
-  gpointer join = NULL;
+  gboolean owes_wake = current_push.owes_wake, called;
+  GstTbqPairDoneFunc done;
+  gpointer join;
 
   current_push = *saved;
   g_mutex_lock (&pair->lock);
-  if (pair->join != NULL && epoch == pair->epoch && !pair->flushing
+  called = pair->join != NULL && epoch == pair->epoch && !pair->flushing
       && (result != GST_FLOW_OK
-          || (branch < pair->n_sync && pair->sync[branch]))) {
-    called = TRUE;
-  } else if (pair->join != NULL && owes_wake) {
-    /* (No number is done: a kick.) */
-    branch = GST_TBQ_PAIR_KICK;
+      || (branch < pair->n_sync && pair->sync[branch]));
+  if (pair->join == NULL || !(called || owes_wake)) {
+    g_mutex_unlock (&pair->lock);
+    return FALSE;
   }
-  if (called || branch == GST_TBQ_PAIR_KICK) {
-    done = pair->done;
-    join = pair->join;
-    /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
-     * the call returns. */
-    pair->done_calls++;
-  }
+  done = pair->done;
+  join = pair->join;
+  /* Counted: gst_tbq_pair_unbind() waits for it, so `join` lives until
+   * the call returns. */
+  pair->done_calls++;
   g_mutex_unlock (&pair->lock);
-  if (done != NULL)
-    call_done (pair, done, join, branch, epoch, seq);
+  /* (Not done: only the wake-up the join owes, a kick.) */
+  call_done (pair, done, join, called ? branch : GST_TBQ_PAIR_KICK, epoch,
+      seq);
   return called;
 }
 
