@@ -49,15 +49,8 @@ gst_tbq_join_pad_init (GstTbqJoinPad * pad)
   atomic_init (&pad->sinktime, -1);
   atomic_init (&pad->srctime, -1);
   atomic_init (&pad->firsttime, -1);
-  {
-    pthread_condattr_t attr;
-
-    /* Its waits have deadlines (CLOCK_MONOTONIC: gsttbqjoin-sink.c). */
-    pthread_condattr_init (&attr);
-    pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-    pthread_cond_init (&pad->room, &attr);
-    pthread_condattr_destroy (&attr);
-  }
+  /* Its waits have deadlines (CLOCK_MONOTONIC: gsttbqjoin-sink.c). */
+  tbq_cond_init_monotonic (&pad->room);
 }
 
 /* ---- what both sides do to a pad, and wake ---- */

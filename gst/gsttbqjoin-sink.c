@@ -600,17 +600,11 @@ sink_wait_room (GstTbqJoin * join, GstTbqJoinPad * pad)
   JOIN_LOCK (join);
   while ((ret = sink_flow (join, pad)) == GST_FLOW_OK
       && gst_tbq_join_is_full (join, pad, FALSE)) {
-    struct timespec ts;
-    gint64 deadline;
-
     GST_LOG_OBJECT (pad, "full: waiting");
     pad->room_wait = TRUE;
     JOIN_STORE (join->room_waiters, JOIN_LOAD (join->room_waiters) + 1);
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    deadline = (gint64) ts.tv_sec * GST_SECOND + ts.tv_nsec + look;
-    ts.tv_sec = deadline / GST_SECOND;
-    ts.tv_nsec = deadline % GST_SECOND;
-    if (pthread_cond_timedwait (&pad->room, &join->qlock, &ts) == ETIMEDOUT)
+    if (tbq_cond_wait_until (&pad->room, &join->qlock,
+            tbq_clock_ns () + look))
       look = MIN (look * 2, ROOM_LOOK_MAX_NS);
     if (pad->room_let_go) {
       /* Running: the src side may let the next pad go. */

@@ -825,18 +825,10 @@ locked_wait_sink_until (GstTbQueue * tbq, guint32 key, gint64 end)
 
   if (left <= 0)
     return TRUE;
-  if (tbq->reader_sleeping) {
-    /* (sink_moved is on the realtime clock.) */
-    struct timespec ts;
-    gint64 at;
-
-    clock_gettime (CLOCK_REALTIME, &ts);
-    at = (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000 + left;
-    ts.tv_sec = at / G_USEC_PER_SEC;
-    ts.tv_nsec = (at % G_USEC_PER_SEC) * 1000;
-    return pthread_cond_timedwait (&tbq->sink_moved, &tbq->qlock, &ts)
-        == ETIMEDOUT;
-  }
+  if (tbq->reader_sleeping)
+    /* sink_moved is on the monotonic clock, g_get_monotonic_time()'s. */
+    return tbq_cond_wait_until (&tbq->sink_moved, &tbq->qlock,
+        end * 1000);
   tbq->reader_sleeping = TRUE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   timeout = tbq_reader_sleep (tbq->reader, key, left * 1000) == TBQ_TIMEOUT;
@@ -1043,12 +1035,8 @@ locked_probe (GstTbqSplit * split, Branch * b)
 static gboolean
 locked_wait_idle_until (GstTbqSplit * split, gint64 end)
 {
-  struct timespec ts;
-
-  ts.tv_sec = end / G_USEC_PER_SEC;
-  ts.tv_nsec = (end % G_USEC_PER_SEC) * 1000;
-  return pthread_cond_timedwait (&split->branch_idle, &split->queue.qlock,
-      &ts) == ETIMEDOUT;
+  return tbq_cond_wait_until (&split->branch_idle, &split->queue.qlock,
+      end * 1000);
 }
 
 /* qlock: branch `b` waits for what is downstream of it to stop flushing
@@ -1852,15 +1840,8 @@ gst_tbq_split_init (GstTbqSplit * split)
   split->branches = g_ptr_array_new_with_free_func (branch_free);
   split->sticky = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_event_unref);
-  {
-    pthread_condattr_t attr;
-
-    /* (Monotonic: a branch waiting for downstream looks now and then.) */
-    pthread_condattr_init (&attr);
-    pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-    pthread_cond_init (&split->branch_idle, &attr);
-    pthread_condattr_destroy (&attr);
-  }
+  /* (Monotonic: a branch waiting for downstream looks now and then.) */
+  tbq_cond_init_monotonic (&split->branch_idle);
   gst_pad_set_query_function (split->queue.sinkpad,
       GST_DEBUG_FUNCPTR (split_sink_query));
 }

@@ -329,9 +329,10 @@ gst_tbqueue_base_init (GstTbQueue * tbq, GstTbQueueClass * klass)
   atomic_init (&tbq->srcresult, GST_FLOW_FLUSHING);
 
   pthread_mutex_init (&tbq->qlock, NULL);
-  pthread_cond_init (&tbq->item_del, NULL);
+  /* Monotonic: tbqsplit's waits on these have deadlines. */
+  tbq_cond_init_monotonic (&tbq->item_del);
   pthread_cond_init (&tbq->query_handled, NULL);
-  pthread_cond_init (&tbq->sink_moved, NULL);
+  tbq_cond_init_monotonic (&tbq->sink_moved);
   gst_tbqueue_placement_init (tbq);
   gst_tbqueue_reset_levels (tbq);
 }

@@ -29,6 +29,40 @@ tbq_now_ns (void)
 }
 
 int64_t
+tbq_clock_ns (void)
+{
+  return tbq_now_ns ();
+}
+
+int
+tbq_cond_init_monotonic (pthread_cond_t * cond)
+{
+  pthread_condattr_t attr;
+  int ret;
+
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  ret = pthread_cond_init (cond, &attr);
+  pthread_condattr_destroy (&attr);
+  return ret;
+}
+
+bool
+tbq_cond_wait_until (pthread_cond_t * cond, pthread_mutex_t * mutex,
+    int64_t deadline_ns)
+{
+  struct timespec abs;
+
+  if (deadline_ns < 0) {
+    pthread_cond_wait (cond, mutex);
+    return false;
+  }
+  abs.tv_sec = (time_t) (deadline_ns / NS_PER_SEC);
+  abs.tv_nsec = (long) (deadline_ns % NS_PER_SEC);
+  return pthread_cond_timedwait (cond, mutex, &abs) == ETIMEDOUT;
+}
+
+int64_t
 tbq_deadline (int64_t timeout_ns)
 {
   int64_t now;
@@ -50,13 +84,8 @@ tbq_event_init (TbqEvent * ev)
   atomic_init (&ev->sleeps, 0);
   ev->also = NULL;
 #ifndef TBQ_USE_FUTEX
-  pthread_condattr_t attr;
-
   pthread_mutex_init (&ev->mutex, NULL);
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&ev->cond, &attr);
-  pthread_condattr_destroy (&attr);
+  tbq_cond_init_monotonic (&ev->cond);
 #endif
 }
 
@@ -118,18 +147,9 @@ event_block (TbqEvent * ev, uint32_t key, int64_t deadline_ns)
 {
   pthread_mutex_lock (&ev->mutex);
   /* Relaxed: the mutex orders it against tbq_event_wake(). */
-  while (atomic_load_explicit (&ev->seq, memory_order_relaxed) == key) {
-    if (deadline_ns < 0) {
-      pthread_cond_wait (&ev->cond, &ev->mutex);
-    } else {
-      struct timespec abs;
-
-      abs.tv_sec = (time_t) (deadline_ns / NS_PER_SEC);
-      abs.tv_nsec = (long) (deadline_ns % NS_PER_SEC);
-      if (pthread_cond_timedwait (&ev->cond, &ev->mutex, &abs) == ETIMEDOUT)
-        break;
-    }
-  }
+  while (atomic_load_explicit (&ev->seq, memory_order_relaxed) == key)
+    if (tbq_cond_wait_until (&ev->cond, &ev->mutex, deadline_ns))
+      break;
   pthread_mutex_unlock (&ev->mutex);
 }
 #endif

@@ -118,7 +118,7 @@ tbq_group_new (const TbqGroupConfig * cfg, TbqGroup ** out, char *msg,
   pthread_rwlockattr_destroy (&attr);
   pthread_mutex_init (&g->threads_lock, NULL);
   pthread_mutex_init (&g->leave_lock, NULL);
-  pthread_cond_init (&g->leave_cond, NULL);
+  tbq_cond_init_monotonic (&g->leave_cond);
   *out = g;
   return TBQ_OK;
 
@@ -266,17 +266,9 @@ group_wait_leave (TbqGroup * g, TbqCopier * c)
   tbq_event_wake (&g->share->ev);
   pthread_mutex_lock (&g->leave_lock);
   while (!atomic_load_explicit (&m->left, memory_order_relaxed)
-      && group_served (g)) {
-    struct timespec ts;
-
-    clock_gettime (CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait (&g->leave_cond, &g->leave_lock, &ts);
-  }
+      && group_served (g))
+    (void) tbq_cond_wait_until (&g->leave_cond, &g->leave_lock,
+        tbq_now_ns () + 10000000);
   pthread_mutex_unlock (&g->leave_lock);
   /* Nobody serves the group: say it here.  (Members cannot be removed
    * but by this function, so `m` is still listed.) */

@@ -20,7 +20,6 @@ TbqReaders *
 tbq_readers_new (TbqReader * cursor, uint32_t max, uint32_t batch)
 {
   TbqReaders *s = tbq_alloc_aligned (sizeof *s);
-  pthread_condattr_t attr;
 
   if (s == NULL)
     return NULL;
@@ -37,10 +36,7 @@ tbq_readers_new (TbqReader * cursor, uint32_t max, uint32_t batch)
   s->batch = batch;
   pthread_mutex_init (&s->lock, NULL);
   /* Deadlines are CLOCK_MONOTONIC (event.h). */
-  pthread_condattr_init (&attr);
-  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
-  pthread_cond_init (&s->cond, &attr);
-  pthread_condattr_destroy (&attr);
+  tbq_cond_init_monotonic (&s->cond);
   return s;
 }
 
@@ -354,18 +350,9 @@ follow (TbqReaders * s, TbqReader * r, int64_t deadline)
   /* Release: see readers.h, "MEMORY ORDERS". */
   atomic_store_explicit (&s->sleeps, atomic_load_explicit (&s->sleeps,
           memory_order_relaxed) + 1, memory_order_release);
-  while (s->looks == seen && !kicked (r) && !interrupted (r)) {
-    struct timespec abs;
-
-    if (deadline < 0) {
-      pthread_cond_wait (&s->cond, &s->lock);
-      continue;
-    }
-    abs.tv_sec = (time_t) (deadline / 1000000000);
-    abs.tv_nsec = (long) (deadline % 1000000000);
-    if (pthread_cond_timedwait (&s->cond, &s->lock, &abs) == ETIMEDOUT)
+  while (s->looks == seen && !kicked (r) && !interrupted (r))
+    if (tbq_cond_wait_until (&s->cond, &s->lock, deadline))
       break;
-  }
 }
 
 /* A reader of several waits: for a record to take (`any_record`), or for

@@ -214,14 +214,7 @@ tbq_spill_new (const TbqSpillConfig * cfg, TbqPool * sink,
   tbq_extents_leave_readback_room (extents);
   tbq_extents_hold (extents, s->hold);
   pthread_mutex_init (&s->lock, NULL);
-  {
-    pthread_condattr_t ca;
-
-    pthread_condattr_init (&ca);
-    pthread_condattr_setclock (&ca, CLOCK_MONOTONIC);
-    pthread_cond_init (&s->cond, &ca);
-    pthread_condattr_destroy (&ca);
-  }
+  tbq_cond_init_monotonic (&s->cond);
   pthread_cond_init (&s->idle, NULL);
   return s;
 
@@ -1384,15 +1377,9 @@ spill_wait (TbqSpill * s, int64_t until, bool room)
         spill_room_ready, s, until);
     pthread_mutex_lock (&s->lock);
     s->room_sleeping = false;
-  } else if (until < 0) {
-    pthread_cond_wait (&s->cond, &s->lock);
   } else {
-    struct timespec ts;
-
     /* `cond` waits on CLOCK_MONOTONIC, tbq_now_ns()'s clock. */
-    ts.tv_sec = (time_t) (until / 1000000000);
-    ts.tv_nsec = (long) (until % 1000000000);
-    pthread_cond_timedwait (&s->cond, &s->lock, &ts);
+    (void) tbq_cond_wait_until (&s->cond, &s->lock, until);
   }
   atomic_store_explicit (&s->sleeping, 0, memory_order_relaxed);
 }

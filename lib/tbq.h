@@ -63,6 +63,8 @@
 #ifndef TBQ_H
 #define TBQ_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -1008,6 +1010,22 @@ typedef struct
 
 /* A consistent-enough snapshot (counters are read one by one). Any thread. */
 TBQ_API void tbq_queue_get_stats (TbqQueue * q, TbqStats * stats);
+
+/* ---- Condition variables with deadlines ----
+ *
+ * For the library's own waits and its users' (the GStreamer elements):
+ * a condition variable whose timed waits are on CLOCK_MONOTONIC, so that
+ * a change of the wall clock neither ends nor stretches them. */
+
+/* pthread_cond_init() with the monotonic clock; its result. */
+TBQ_API int tbq_cond_init_monotonic (pthread_cond_t * cond);
+/* Nanoseconds of CLOCK_MONOTONIC. */
+TBQ_API int64_t tbq_clock_ns (void);
+/* Wait on `cond` (made by tbq_cond_init_monotonic(), `mutex` held) until
+ * a wake or the absolute CLOCK_MONOTONIC `deadline_ns` (< 0: no limit).
+ * True when the deadline passed; spurious returns happen. */
+TBQ_API bool tbq_cond_wait_until (pthread_cond_t * cond,
+    pthread_mutex_t * mutex, int64_t deadline_ns);
 
 #ifdef __cplusplus
 }
