@@ -5,7 +5,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The queue (sink side, limits, leaky modes, transfer modes, pools,
- * spill, buffering, copy groups) is tbqueue's, unchanged: this file is
+ * spill, buffering, copy groups) is tbqueue's, unchanged but for where
+ * upstream at a limit goes on (resume_low: at the low mark): this file is
  * the src side, its branches.  The design: docs/architecture.md
  * ("Parallel branches"); the contract with the join: gsttbqpair.h.
  *
@@ -1844,4 +1845,8 @@ gst_tbq_split_init (GstTbqSplit * split)
   tbq_cond_init_monotonic (&split->branch_idle);
   gst_pad_set_query_function (split->queue.sinkpad,
       GST_DEBUG_FUNCPTR (split_sink_query));
+  /* Its branches take items one at a time, usually behind a faster
+   * upstream: upstream at a limit goes on at the low mark, not for each
+   * item out (wait_for_room() in gsttbqueue-leaks.c). */
+  split->queue.resume_low = TRUE;
 }

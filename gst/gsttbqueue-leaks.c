@@ -186,18 +186,48 @@ locked_leak_for_sink (GstTbQueue * tbq, guint32 size)
 
 /* leaky=no: wait until the level dropped below every limit.  What was
  * written is published first: the src task cannot take what it cannot
- * see. */
+ * see.
+ *
+ * With resume_low (tbqsplit), once below the limit it waits on for the
+ * low mark (gst_tbqueue_may_resume), which only the items out that reach
+ * it signal: one wake for the first item out and one at the low mark,
+ * not one per item.  Behind a consumer that stopped short of the low
+ * mark (a stalled branch), it goes on after RESUME_LOW_TOP_UP_NS below
+ * the limit, so that the queue still fills up to its limit as queue's
+ * does. */
+#define RESUME_LOW_TOP_UP_NS (50 * GST_MSECOND)
+
 static GstFlowReturn
 wait_for_room (GstTbQueue * tbq)
 {
   GstFlowReturn ret;
+  gint64 top_up = -1;
 
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is full, waiting for free space");
   TBQ_ADD (tbq->counters.level_waits, 1);
   GST_TBQUEUE_MUTEX_LOCK_CHECK (tbq, out_flushing);
   locked_publish (tbq);
-  while (gst_tbqueue_is_filled (tbq))
-    GST_TBQUEUE_WAIT_DEL_CHECK (tbq, out_flushing);
+  for (;;) {
+    gboolean timeout;
+
+    if (gst_tbqueue_is_filled (tbq)) {
+      GST_TBQUEUE_WAIT_DEL_CHECK (tbq, out_flushing);
+      continue;
+    }
+    if (gst_tbqueue_may_resume (tbq))
+      break;
+    /* Below the limit, above the low mark. */
+    if (top_up < 0)
+      top_up = tbq_clock_ns () + RESUME_LOW_TOP_UP_NS;
+    STATUS (tbq, tbq->sinkpad, "wait for the low mark");
+    tbq->waiting_del = tbq->waiting_low = TRUE;
+    timeout = tbq_cond_wait_until (&tbq->item_del, &tbq->qlock, top_up);
+    tbq->waiting_del = tbq->waiting_low = FALSE;
+    if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)
+      goto out_flushing;
+    if (timeout && !gst_tbqueue_is_filled (tbq))
+      break;
+  }
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   GST_CAT_DEBUG_OBJECT (DATAFLOW, tbq, "queue is not full");
   emit (tbq, SIGNAL_RUNNING);

@@ -72,6 +72,32 @@ gst_tbqueue_is_filled (GstTbQueue * tbq)
       || (max_time > 0 && gst_tbqueue_level_time (tbq) >= max_time);
 }
 
+/* Where the upstream thread that waits at a limit resumes: below every
+ * limit, and, with resume_low, at or under the low mark of the buffers
+ * and bytes limits (a quarter below the limit, at least one), or with
+ * nothing queued.  qlock.  Without it a consumer that takes items one at
+ * a time behind a faster producer wakes the producer for every item
+ * (queue's way, and tbqueue's); with it, about twice per quarter of the
+ * limit.  The time limit has no low mark (a level that stays put while
+ * items leave must not hold upstream). */
+static inline gboolean
+gst_tbqueue_may_resume (GstTbQueue * tbq)
+{
+  guint max_buffers, max_bytes;
+
+  if (gst_tbqueue_is_filled (tbq))
+    return FALSE;
+  if (!tbq->resume_low
+      || TBQ_LOAD (tbq->in_items) == TBQ_LOAD (tbq->out_items))
+    return TRUE;
+  max_buffers = TBQ_LOAD (tbq->max_buffers);
+  max_bytes = TBQ_LOAD (tbq->max_bytes);
+  return !(max_buffers > 0 && gst_tbqueue_level_buffers (tbq)
+      > max_buffers - MAX (max_buffers / 4, 1))
+      && !(max_bytes > 0 && gst_tbqueue_level_bytes (tbq)
+      > max_bytes - MAX (max_bytes / 4, 1));
+}
+
 /* ---- peaks ---- */
 
 /* Raise `peak` to `v`.  Relaxed CAS: a statistic that orders nothing; its

@@ -398,6 +398,14 @@ struct _GstTbQueue
    * next EOS goes on, so that the pipeline ends. */
   gboolean downstream_ended;
   gboolean waiting_del;         /* the upstream thread waits on item_del */
+  /* Set once by a subclass before it plays (tbqsplit): the upstream
+   * thread that waits at a limit resumes at the low mark
+   * (gst_tbqueue_may_resume), or once it waited RESUME_LOW_TOP_UP_NS
+   * below the limit; see wait_for_room() in gsttbqueue-leaks.c. */
+  gboolean resume_low;
+  /* qlock: the upstream thread waits below the limit, above the low
+   * mark: only the low mark (or a flow change) wakes it. */
+  gboolean waiting_low;
   gboolean reader_sleeping;     /* a thread is in tbq_reader_sleep() */
 
   /* Serialized queries, under qlock. */
@@ -585,7 +593,8 @@ void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
 } G_STMT_END
 
 #define GST_TBQUEUE_SIGNAL_DEL(q) G_STMT_START {                        \
-  if ((q)->waiting_del) {                                               \
+  if ((q)->waiting_del                                                  \
+      && (!(q)->waiting_low || gst_tbqueue_may_resume (q))) {           \
     STATUS (q, (q)->srcpad, "signal DEL");                              \
     pthread_cond_signal (&(q)->item_del);                               \
   }                                                                     \

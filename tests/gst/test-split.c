@@ -394,6 +394,36 @@ GST_START_TEST (test_a_stalled_branch_does_not_stop_the_others)
 
 GST_END_TEST;
 
+/* Upstream waiting at a limit goes on at the low mark (a quarter below
+ * the limit), not when the first item leaves: behind a slower branch,
+ * with max-size-buffers=40, it waits about once per ten buffers, where
+ * it would wait for nearly every buffer (each item out let it push one
+ * more).  The bound leaves room: only a branch that takes nothing for
+ * 50 ms while upstream waits above the low mark makes a wait more (the
+ * top-up, which test-parallel's test_stalled_worker_bounds_memory
+ * covers).  Nothing is lost and the level stays within the limit. */
+GST_START_TEST (test_upstream_at_a_limit_resumes_at_the_low_mark)
+{
+  Rig *rig = rig_new (1, "max-size-buffers", 40, "max-size-bytes", 0,
+      "max-size-time", (guint64) 0, NULL);
+  guint n = (guint) tbq_scaled (1000, 200), i;
+  guint64 waits, peak;
+
+  rig->branches[0].max_delay_us = 100;
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (rig_push (rig, i), GST_FLOW_OK);
+  RIG_WAIT (rig, rig->total == n);
+  check_every_buffer_once (rig, n);
+  waits = tbq_stat (rig->split, "level-waits");
+  peak = tbq_stat (rig->split, "peak-level-buffers");
+  fail_unless (waits <= n / 4, "%" G_GUINT64_FORMAT " waits for %u "
+      "buffers", waits, n);
+  fail_unless (peak <= 40, "level %" G_GUINT64_FORMAT, peak);
+  rig_free (rig);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_sticky_events_reach_every_branch_before_its_first_buffer)
 {
   Rig *rig = rig_new (3, NULL);
@@ -861,6 +891,7 @@ tbqsplit_suite (void)
   tcase_add_test (tc, test_every_buffer_goes_to_exactly_one_branch_in_order);
   tcase_add_test (tc, test_a_buffer_list_goes_whole_to_one_branch);
   tcase_add_test (tc, test_a_stalled_branch_does_not_stop_the_others);
+  tcase_add_test (tc, test_upstream_at_a_limit_resumes_at_the_low_mark);
   tcase_add_test (tc,
       test_sticky_events_reach_every_branch_before_its_first_buffer);
   tcase_add_test (tc,
