@@ -1988,6 +1988,54 @@ GST_START_TEST (test_stop_while_every_branch_pushes)
 
 GST_END_TEST;
 
+static void
+count_finalized (gpointer data, GstMiniObject * obj)
+{
+  g_atomic_int_dec_and_test ((gint *) data);
+}
+
+/* The pipeline stops (to READY: the join first, as a bin stops its sinks
+ * first) while the split holds its copies of custom serialized events
+ * for numbers the join cannot pass (the number before them is in a
+ * stalled worker): at READY none of them is alive any more; they do not
+ * wait for the next start. */
+GST_START_TEST (test_stop_drops_the_events_held_for_the_join)
+{
+  TbqWorkerConfig cfg = TBQ_WORKER_DEFAULT;
+  gint alive = 0;
+  guint i, n_events = 5;
+  Rig *r;
+
+  cfg.stall_at = 0;
+  r = rig_new (3, &cfg, TRUE, "max-in-flight", 16, NULL);
+  rig_play (r);
+  /* Numbers 0, 1 and 2: one in each worker, which stalls on it. */
+  rig_push (r, 0, 3);
+  for (i = 0; i < 3; i++)
+    tbq_worker_wait_stalled (r->branches[i].w);
+  tbq_worker_unstall (r->branches[1].w);
+  tbq_worker_unstall (r->branches[2].w);
+  for (i = 0; i < n_events; i++) {
+    GstEvent *event = gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+        gst_structure_new ("tp-held", "i", G_TYPE_UINT, i, NULL));
+
+    g_atomic_int_inc (&alive);
+    gst_mini_object_weak_ref (GST_MINI_OBJECT_CAST (event), count_finalized,
+        &alive);
+    fail_unless (gst_pad_push_event (r->src, event));
+  }
+  /* Every event taken by a branch and out of its worker: behind the
+   * stalled number 0, none is resolved (1 and 2 are, by their workers'
+   * outputs). */
+  tbq_wait_property (r->split, "current-in-flight", 1 + n_events);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_READY)
+      == GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (g_atomic_int_get (&alive), 0);
+  rig_free (r);
+}
+
+GST_END_TEST;
+
 /* ---- nested pairs ---- */
 
 /* Each join of `bin` bound to its split: sequence order, no gap, no late
@@ -2390,6 +2438,7 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_flush_mid_stream_then_more_data);
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (flow, test_stop_while_every_branch_pushes);
+  tcase_add_test (flow, test_stop_drops_the_events_held_for_the_join);
   tcase_add_test (nested, test_nested_tbqparallel);
   tcase_add_test (nested, test_nested_tbqparallel_of_encoders);
   tcase_add_test (nested, test_pair_inside_a_branch);
