@@ -170,6 +170,7 @@ typedef struct
   guint64 seq;
   guint64 epoch;
   gint64 rt;
+  guint gen;                    /* its pad's generation when written */
   gboolean eos;                 /* an EOS event (not counted as pending) */
   /* An event: whether it is a copy of a slot event, and its number
    * (looked up until the answer is sure, gsttbqjoin-src.c). */
@@ -224,8 +225,8 @@ struct _GstTbqJoinPad
    * (seq_cst: ordered against the generation, gsttbqjoin-sink.c). */
   _Atomic gboolean flushing;
   /* The generation of flushes the pad is in, which its records carry:
-   * the join's as it was when the pad got its FLUSH_START, or when the
-   * last flush ended.  Written under qlock (seq_cst, after `flushing`),
+   * the join's made by the pad's last FLUSH_START, or the join's when a
+   * flush it did not get ended.  Written under qlock (seq_cst, after `flushing`),
    * read by the pad's writes (gsttbqjoin-sink.c). */
   _Atomic guint gen;
 
@@ -328,7 +329,7 @@ struct _GstTbqJoin
    * reads it stale writes one more record, which the src side drops or
    * pushes as it would have a moment earlier). */
   _Atomic gint srcresult;
-  /* The generation of flushes: bumped under qlock when a flush begins
+  /* The generation of flushes: bumped under qlock by every FLUSH_START
    * (seq_cst: see gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
   _Atomic guint gen;
   /* The src pad's sticky state: bumped after each event pushed there and
@@ -485,9 +486,11 @@ void gst_tbq_join_src_set_functions (GstPad * pad);
 /* qlock, the src task stopped: forget every item held and the order (a
  * flush, close()). */
 void gst_tbq_join_locked_clear_src (GstTbqJoin * join);
-/* qlock, the src task stopped: drop every record the reader can take
- * now (they are all of an older generation). */
-void gst_tbq_join_locked_drain (GstTbqJoin * join);
+/* qlock, the src task stopped, a flush begins or ends (the pads of the
+ * flush `in_flush`): drop every item held and every record the reader
+ * can take now but those a pad of the flush wrote after its own
+ * FLUSH_STOP, and start the order again. */
+void gst_tbq_join_locked_flush_drop (GstTbqJoin * join);
 /* qlock: start the src task if it may run (active, not flushing, the flow
  * OK). */
 void gst_tbq_join_locked_start_task (GstTbqJoin * join);

@@ -43,19 +43,22 @@
  *
  * FLUSHING AND THE GENERATION.  A flush drops what each pad received
  * before its own FLUSH_START, without a discard (another branch may be
- * writing): the first FLUSH_START of a flush bumps the join's generation
- * (`gen`); a pad takes the new generation when it gets its FLUSH_START
- * (or, a pad that gets none, when the flush ends), and every record
- * carries its pad's generation, read before the pad's `flushing` is
- * checked; the src side drops a record of an older generation than the
- * join's.  FLUSH_START sets `flushing` before the pad's `gen`, both
- * seq_cst.  So a record written past the check either saw `flushing`
- * FALSE and the pad's old generation (it came before the pad's
- * FLUSH_START: dropped when read), or was written after the pad's
- * FLUSH_STOP, with the new one.  The join's generation alone would not
- * do: the flush begins at the first pad's FLUSH_START, and another
- * branch still delivers what it had before its own (the split sends
- * FLUSH_START down one branch after the other).
+ * writing): every FLUSH_START bumps the join's generation (`gen`) and
+ * gives the new one to its pad; a pad that gets none during a flush (from
+ * the first pad's FLUSH_START to the last pad's FLUSH_STOP) takes the
+ * join's when the flush ends.  Every record carries its pad's generation,
+ * read before the pad's `flushing` is checked, and the src side drops a
+ * record whose generation is not its pad's now.  FLUSH_START sets
+ * `flushing` before the pad's `gen`, both seq_cst.  So a record written
+ * past the check either saw `flushing` FALSE and the pad's old generation
+ * (it came before the pad's FLUSH_START: dropped when read), or was
+ * written after the pad's FLUSH_STOP, with the new one, and stays, even
+ * when other pads are still flushing: a producer that flushed alone in
+ * arrival order goes on with its new SEGMENT and data as soon as it
+ * stopped flushing (its data goes out once the flush ends).  One
+ * generation for the whole flush would not do: the split sends
+ * FLUSH_START down one branch after the other, and one producer may
+ * flush twice while another flushes once.
  */
 #include "gsttbqjoin-private.h"
 
@@ -933,12 +936,10 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
   begins = flushing == 0;
   pad->flush_started = TRUE;
   pad->in_flush = TRUE;
-  if (begins)
-    atomic_fetch_add_explicit (&join->gen, 1, memory_order_seq_cst);
-  /* From here on the pad's records are of this flush's generation (after
+  /* From here on the pad's records are of a new generation (after
    * `flushing`: see the top of the file). */
-  atomic_store_explicit (&pad->gen, atomic_load_explicit (&join->gen,
-          memory_order_seq_cst), memory_order_seq_cst);
+  atomic_store_explicit (&pad->gen, atomic_fetch_add_explicit (&join->gen,
+          1, memory_order_seq_cst) + 1, memory_order_seq_cst);
   join->flushing = TRUE;
   forward = !join->have_flush_seqnum || join->flush_seqnum != seqnum;
   join->have_flush_seqnum = TRUE;
@@ -958,8 +959,7 @@ sink_flush_start (GstTbqJoin * join, GstTbqJoinPad * pad, GstEvent * event)
     gst_tbq_join_pause_task (join);
     JOIN_LOCK (join);
     if (join->flushing) {
-      gst_tbq_join_locked_clear_src (join);
-      gst_tbq_join_locked_drain (join);
+      gst_tbq_join_locked_flush_drop (join);
     } else {
       gst_tbq_join_locked_start_task (join);
     }
@@ -996,25 +996,27 @@ sink_flush_end (GstTbqJoin * join, GstEvent * event)
     guint i, gen = atomic_load_explicit (&join->gen, memory_order_seq_cst);
 
     /* A pad that got no FLUSH_START (not flushed by its upstream) is in
-     * the new generation from now on: what it wrote during the flush is
-     * dropped with the rest. */
-    for (i = 0; i < join->pads->len; i++)
-      atomic_store_explicit (&((GstTbqJoinPad *) g_ptr_array_index
-              (join->pads, i))->gen, gen, memory_order_seq_cst);
-    gst_tbq_join_locked_clear_src (join);
-    gst_tbq_join_locked_drain (join);
-    /* The sticky events of what the flush dropped stay their pads' state
-     * (locked_keep_sticky), the SEGMENT of a pad that flushed aside: its
-     * upstream sends a new one after its FLUSH_STOP, as a pad forgets
-     * its SEGMENT there.  A pad that did not flush keeps its SEGMENT, and
-     * sends none again. */
+     * the join's generation from now on, newer than any it wrote in: what
+     * it wrote during the flush is dropped with the rest.  What a pad
+     * wrote after its own FLUSH_STOP stays, in the generation of that
+     * pad's FLUSH_START (gst_tbq_join_locked_flush_drop). */
     for (i = 0; i < join->pads->len; i++) {
       GstTbqJoinPad *p = g_ptr_array_index (join->pads, i);
 
-      if (p->in_flush)
-        gst_tbq_join_sticky_remove (p->sticky, GST_EVENT_SEGMENT);
-      p->in_flush = FALSE;
+      if (!p->in_flush)
+        atomic_store_explicit (&p->gen, gen, memory_order_seq_cst);
     }
+    gst_tbq_join_locked_flush_drop (join);
+    /* The sticky events of what the flush dropped stay their pads' state
+     * (locked_keep_sticky), the SEGMENT of a pad that flushed aside: its
+     * FLUSH_STOP took it (sink_flush_stop), and locked_keep_sticky
+     * refused those of its records dropped since, so a SEGMENT it has now
+     * came after its FLUSH_STOP, and stays (the src task may have taken
+     * it while the flush went on: it ran until its push found the src
+     * pad flushing).  A pad that did not flush keeps its SEGMENT, and
+     * sends none again. */
+    for (i = 0; i < join->pads->len; i++)
+      ((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->in_flush = FALSE;
     if (JOIN_FLOW (join) != GST_FLOW_FLUSHING || gst_pad_is_active
         (join->srcpad))
       JOIN_STORE (join->srcresult, GST_FLOW_OK);

@@ -478,8 +478,9 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
   JoinItem *item;
 
   pad->read++;
-  if (rec->gen != atomic_load_explicit (&join->gen, memory_order_relaxed)) {
-    /* Written before a flush began. */
+  if (rec->gen != atomic_load_explicit (&pad->gen, memory_order_relaxed)) {
+    /* Written before the pad's FLUSH_START, or during a flush it did not
+     * get (gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
     if (rec->object != NULL && !GST_IS_EVENT (rec->object)) {
       guint buffers;
       gsize bytes;
@@ -500,6 +501,7 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
   item->seq = rec->seq;
   item->epoch = rec->epoch;
   item->rt = rec->rt;
+  item->gen = rec->gen;
   item->slot_checked = FALSE;
   item->is_slot = FALSE;
   item->slot = 0;
@@ -538,15 +540,6 @@ locked_read (GstTbqJoin * join)
   }
 }
 
-void
-gst_tbq_join_locked_drain (GstTbqJoin * join)
-{
-  if (join->reader == NULL)
-    return;
-  /* Everything readable now is of an older generation: dropped. */
-  locked_read (join);
-  gst_tbq_join_locked_clear_src (join);
-}
 
 /* ---- arrival order ---- */
 
@@ -836,7 +829,7 @@ static gboolean
 locked_probe_ends (GstTbqJoin * join, GstTbqJoinPad * pad, guint64 n)
 {
   return pad->probe_set && pad->probe_epoch == join->epoch
-      && pad->probe_gen == atomic_load_explicit (&join->gen,
+      && pad->probe_gen == atomic_load_explicit (&pad->gen,
           memory_order_relaxed)
       && pad->read >= pad->probe_target && n <= pad->probe_seq;
 }
@@ -1139,6 +1132,24 @@ locked_collect (GstTbqJoin * join, JoinOut * out)
   return FALSE;
 }
 
+/* The order starts again at number 0 of the pair's epoch, with nothing
+ * sent yet. */
+static void
+locked_restart_order (GstTbqJoin * join)
+{
+  guint i;
+
+  join->next = 0;
+  join->next_had_output = FALSE;
+  join->n_slots = 0;
+  gst_clear_object (&join->last_out);
+  gst_tbq_join_locked_forget_clean (join);
+  if (join->pair != NULL)
+    join->epoch = gst_tbq_pair_epoch (join->pair);
+  for (i = 0; i < join->pads->len; i++)
+    gst_tbq_join_pad_forget_times (g_ptr_array_index (join->pads, i), FALSE);
+}
+
 void
 gst_tbq_join_locked_clear_src (GstTbqJoin * join)
 {
@@ -1153,15 +1164,62 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
     while ((item = g_queue_pop_head (&pad->fifo)) != NULL)
       locked_discard (join, item, TRUE);
   }
-  join->next = 0;
-  join->next_had_output = FALSE;
-  join->n_slots = 0;
-  gst_clear_object (&join->last_out);
-  gst_tbq_join_locked_forget_clean (join);
-  if (join->pair != NULL)
-    join->epoch = gst_tbq_pair_epoch (join->pair);
-  for (i = 0; i < join->pads->len; i++)
-    gst_tbq_join_pad_forget_times (g_ptr_array_index (join->pads, i), FALSE);
+  locked_restart_order (join);
+}
+
+/* Whether an item stays through a flush: one its pad wrote after its own
+ * FLUSH_STOP in this flush (a pad of the flush, and of the generation
+ * that pad's last FLUSH_START made).  Anything else was written before
+ * its pad's FLUSH_START, or by a pad that did not flush during the flush:
+ * void. */
+static gboolean
+locked_survives_flush (JoinItem * item)
+{
+  return item->pad->in_flush && !item->pad->flush_started
+      && item->gen == atomic_load_explicit (&item->pad->gen,
+      memory_order_relaxed);
+}
+
+/* Items read while a flush goes on are of two kinds (gsttbqjoin-sink.c,
+ * "FLUSHING AND THE GENERATION"): void ones, dropped here (their buffers
+ * back to their pools, their sticky events their pads' state but for the
+ * SEGMENT of a pad of the flush: locked_keep_sticky), and those a
+ * producer wrote after its own FLUSH_STOP while another pad was still
+ * flushing (in arrival order, a producer that flushed alone; its new
+ * SEGMENT among them), which stay in their place and go out when the
+ * task runs again.  Both ends of a flush come here: at its beginning
+ * the task may have read for a moment (until its push found the src pad
+ * flushing), and the first pad's FLUSH_START may have waited for the
+ * task while other pads flushed and went on. */
+void
+gst_tbq_join_locked_flush_drop (GstTbqJoin * join)
+{
+  GQueue keep = G_QUEUE_INIT;
+  JoinItem *item;
+  guint i;
+
+  if (join->reader != NULL)
+    locked_read (join);
+  while ((item = g_queue_pop_head (&join->arrival)) != NULL) {
+    if (locked_survives_flush (item))
+      g_queue_push_tail (&keep, item);
+    else
+      locked_discard (join, item, FALSE);
+  }
+  join->arrival = keep;
+  for (i = 0; i < join->pads->len; i++) {
+    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
+
+    g_queue_init (&keep);
+    while ((item = g_queue_pop_head (&pad->fifo)) != NULL) {
+      if (locked_survives_flush (item))
+        g_queue_push_tail (&keep, item);
+      else
+        locked_discard (join, item, TRUE);
+    }
+    pad->fifo = keep;
+  }
+  locked_restart_order (join);
 }
 
 /* Push a unit (qlock released): the first flow that is not OK.  Its

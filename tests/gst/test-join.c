@@ -1621,6 +1621,84 @@ GST_START_TEST (test_arrival_a_flush_of_one_pad_keeps_the_others_segment)
 
 GST_END_TEST;
 
+/* In arrival order a producer flushes alone, also while another one's
+ * flush goes on: pad 0 begins a flush; pad 1 flushes, sends a SEGMENT
+ * (base 1 s) and input 10, flushes again (input 10 goes with that flush),
+ * sends a SEGMENT (base 2 s) and input 11; then pad 0 ends its flush and
+ * sends input 12.  What pad 1 sent after its last FLUSH_STOP is not lost
+ * with the flush that was still going on: input 11 goes out after the
+ * join's FLUSH_STOP, first, behind pad 1's last SEGMENT; input 10 never
+ * goes out.  (11 was lost, and with a buffer of pad 1 after it, that
+ * went out behind no SEGMENT.) */
+GST_START_TEST (test_arrival_what_a_pad_sent_after_its_flush_outlives_another)
+{
+  Funnel *f = funnel_new (2, "order", 1, NULL);
+  GstSegment segment;
+  guint i, k, stops = 0;
+
+  for (i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_pad_push (f->pads[i], tbq_input_new (i)),
+        GST_FLOW_OK);
+  tbq_test_sink_wait_buffers (f->sink, 2);
+  fail_unless (gst_pad_push_event (f->pads[0], gst_event_new_flush_start ()));
+  for (i = 1; i <= 2; i++) {
+    /* (Sent on, downstream already flushing refuses it: FALSE.) */
+    gst_pad_push_event (f->pads[1], gst_event_new_flush_start ());
+    fail_unless (gst_pad_push_event (f->pads[1],
+            gst_event_new_flush_stop (TRUE)));
+    gst_segment_init (&segment, GST_FORMAT_TIME);
+    segment.base = i * GST_SECOND;
+    fail_unless (gst_pad_push_event (f->pads[1],
+            gst_event_new_segment (&segment)));
+    fail_unless_equals_int (gst_pad_push (f->pads[1], tbq_input_new (9 + i)),
+        GST_FLOW_OK);
+  }
+  fail_unless (gst_pad_push_event (f->pads[0],
+          gst_event_new_flush_stop (TRUE)));
+  funnel_go_on (f, 12, 4);
+  TBQ_LOCK (f->sink);
+  /* One FLUSH_STOP, after the first two buffers. */
+  for (i = 0; i < f->sink->events->len; i++)
+    if (GST_EVENT_TYPE (g_ptr_array_index (f->sink->events, i))
+        == GST_EVENT_FLUSH_STOP) {
+      fail_unless_equals_int (g_array_index (f->sink->event_at, guint, i), 2);
+      stops++;
+    }
+  fail_unless_equals_int (stops, 1);
+  /* 11 and 12 after it (the producers' order between them is arrival's),
+   * each behind its producer's SEGMENT sent after the FLUSH_STOP; never
+   * 10. */
+  fail_unless_equals_int (f->sink->indices->len, 4);
+  for (k = 2; k < 4; k++) {
+    guint64 index = g_array_index (f->sink->indices, guint64, k);
+    const GstSegment *seg = NULL;
+    gboolean after_stop = FALSE;
+
+    fail_unless (index == 11 || index == 12, "input %" G_GUINT64_FORMAT,
+        index);
+    /* The SEGMENT in force: the last one before the buffer, after the
+     * FLUSH_STOP. */
+    for (i = 0; i < f->sink->events->len
+        && g_array_index (f->sink->event_at, guint, i) <= k; i++) {
+      GstEvent *e = g_ptr_array_index (f->sink->events, i);
+
+      if (GST_EVENT_TYPE (e) == GST_EVENT_FLUSH_STOP) {
+        after_stop = TRUE;
+        seg = NULL;
+      } else if (GST_EVENT_TYPE (e) == GST_EVENT_SEGMENT && after_stop) {
+        gst_event_parse_segment (e, &seg);
+      }
+    }
+    fail_unless (seg != NULL, "input %" G_GUINT64_FORMAT " behind no SEGMENT",
+        index);
+    fail_unless_equals_uint64 (seg->base, index == 11 ? 2 * GST_SECOND : 0);
+  }
+  TBQ_UNLOCK (f->sink);
+  funnel_free (f);
+}
+
+GST_END_TEST;
+
 /* Eight producers at full rate at tight limits (4 buffers, and 3 ms per
  * pad: each waits for room now for one limit, now for the other, and
  * the join lets them go one at a time): nothing hangs, every buffer comes
@@ -1906,6 +1984,8 @@ tbqjoin_suite (void)
   tcase_add_test (arrival, test_serialized_query_waits_for_its_pad);
   tcase_add_test (flow, test_allocation_query_at_once);
   tcase_add_test (arrival, test_arrival_stop_ends_a_wait);
+  tcase_add_test (arrival,
+      test_arrival_what_a_pad_sent_after_its_flush_outlives_another);
   tcase_add_test (arrival, test_arrival_eight_producers_at_tight_limits);
   tcase_add_test (arrival, test_arrival_time_limit_before_the_first_output);
   tcase_add_test (arrival,
