@@ -540,7 +540,6 @@ locked_read (GstTbqJoin * join)
   }
 }
 
-
 /* ---- arrival order ---- */
 
 /* One item of the arrival queue: TRUE when it put something in `out`. */
