@@ -816,29 +816,6 @@ locked_discovery_pending (GstTbqSplit * split)
   return FALSE;
 }
 
-/* qlock: gst_tbqueue_locked_wait_sink() until monotonic time `end`
- * (microseconds): TRUE when the time came. */
-static gboolean
-locked_wait_sink_until (GstTbQueue * tbq, guint32 key, gint64 end)
-{
-  gint64 left = end - g_get_monotonic_time ();
-  gboolean timeout;
-
-  if (left <= 0)
-    return TRUE;
-  if (tbq->reader_sleeping)
-    /* sink_moved is on the monotonic clock, g_get_monotonic_time()'s. */
-    return tbq_cond_wait_until (&tbq->sink_moved, &tbq->qlock,
-        end * 1000);
-  tbq->reader_sleeping = TRUE;
-  GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  timeout = tbq_reader_sleep (tbq->reader, key, left * 1000) == TBQ_TIMEOUT;
-  GST_TBQUEUE_MUTEX_LOCK (tbq);
-  tbq->reader_sleeping = FALSE;
-  GST_TBQUEUE_BROADCAST (tbq, sink_moved);
-  return timeout;
-}
-
 /* qlock: wait until there is something to take, as tbqueue's src task
  * does (underrun, running and pushing as queue emits them, once for all
  * branches), or until the branch has something else to do (events it
@@ -869,8 +846,9 @@ locked_wait_for_data (GstTbqSplit * split, Branch * b)
        * around this one, whose marker waits in this split behind it).
        * It sends the marker again now and then, as it does waiting for
        * room. */
-      if (locked_wait_sink_until (tbq, key, g_get_monotonic_time ()
-              + PROBE_INTERVAL) && gst_tbqueue_locked_is_empty (tbq, NULL)
+      if (gst_tbqueue_locked_wait_sink_until (tbq, key, tbq_clock_ns ()
+              + PROBE_INTERVAL * 1000) && gst_tbqueue_locked_is_empty (tbq,
+              NULL)
           && g_queue_is_empty (&b->pending) && split->barrier == NULL)
         locked_probe (split, b);
       if (GST_TBQUEUE_FLOW (tbq) != GST_FLOW_OK)

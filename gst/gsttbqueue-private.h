@@ -602,21 +602,35 @@ void gst_tbqueue_log_status (GstTbQueue * q, GstPad * pad, const gchar * msg,
 
 /* qlock: wait, qlock released, until the copier made records visible
  * after `key` (tbq_reader_prepare_wait(), taken under qlock before the
- * caller looked), a kick or a flow change; see WAITING FOR THE COPIER.
- * Spurious returns happen: the caller looks again. */
-static inline void
-gst_tbqueue_locked_wait_sink (GstTbQueue * tbq, guint32 key)
+ * caller looked), a kick or a flow change, or until the CLOCK_MONOTONIC
+ * `deadline_ns` (< 0: none); see WAITING FOR THE COPIER.  TRUE when the
+ * deadline came.  Spurious returns happen: the caller looks again. */
+static inline gboolean
+gst_tbqueue_locked_wait_sink_until (GstTbQueue * tbq, guint32 key,
+    gint64 deadline_ns)
 {
-  if (tbq->reader_sleeping) {
-    GST_TBQUEUE_WAIT (tbq, sink_moved);
-    return;
-  }
+  gint64 left = -1;
+  gboolean timeout;
+
+  if (deadline_ns >= 0 && (left = deadline_ns - tbq_clock_ns ()) <= 0)
+    return TRUE;
+  if (tbq->reader_sleeping)
+    /* (sink_moved is on the monotonic clock, tbq_clock_ns()'s.) */
+    return tbq_cond_wait_until (&tbq->sink_moved, &tbq->qlock, deadline_ns);
   tbq->reader_sleeping = TRUE;
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
-  tbq_reader_sleep (tbq->reader, key, -1);
+  timeout = tbq_reader_sleep (tbq->reader, key, left) == TBQ_TIMEOUT;
   GST_TBQUEUE_MUTEX_LOCK (tbq);
   tbq->reader_sleeping = FALSE;
   GST_TBQUEUE_BROADCAST (tbq, sink_moved);
+  return timeout;
+}
+
+/* The same with no deadline. */
+static inline void
+gst_tbqueue_locked_wait_sink (GstTbQueue * tbq, guint32 key)
+{
+  (void) gst_tbqueue_locked_wait_sink_until (tbq, key, -1);
 }
 
 /* qlock: whether the copy task has records of this element's writer to
