@@ -942,15 +942,27 @@ gst_tbq_pair_assigned (GstTbqPair * pair)
 static void
 locked_resolve (GstTbqPair * pair, guint64 upto)
 {
+  gboolean was_full;
+
   if (upto > pair->next_seq)
     upto = pair->next_seq;
+  if (pair->resolved >= upto)
+    return;
+  was_full = pair->next_seq - pair->resolved >= pair->window;
   while (pair->resolved < upto) {
     Slot *slot = &pair->slots[pair->resolved % pair->capacity];
 
     gst_clear_event (&slot->event);
     pair->resolved++;
   }
-  if (pair->room_waiters > 0)
+  /* A thread waits on `room` only after it found the window full (both
+   * waits' conditions, under the lock), and every change of the window or
+   * of `open` signals: so nobody waits for room unless the window was
+   * full when this resolve began, and a resolve that did not start from
+   * a full window wakes nobody.  (With the window exactly full, the one
+   * branch the window lets take one more has room and does not wait;
+   * its taking it makes the window fuller, not emptier.) */
+  if (was_full && pair->room_waiters > 0)
     g_cond_broadcast (&pair->room);
 }
 
