@@ -1562,9 +1562,13 @@ split_release_pad (GstElement * element, GstPad * pad)
   g_ptr_array_steal_index (split->branches, find_branch (split, b));
   locked_update_window (split);
   locked_wake_branches (split);
-  /* It was the last branch that could take work: the others' end is the
-   * element's. */
-  if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK && split->branches->len > 0)
+  /* It was the last branch that could take work (or the last branch):
+   * the others' end is the element's, NOT_LINKED with none left, as a
+   * tee with no src pad says.  Its task may have stopped before its loop
+   * said so (the deactivation above ends it between two steps): an
+   * upstream thread that went on meanwhile would wait at a full queue
+   * that nothing drains. */
+  if (GST_TBQUEUE_FLOW (tbq) == GST_FLOW_OK)
     locked_branch_ended (split, b, GST_FLOW_FLUSHING);
   GST_TBQUEUE_MUTEX_UNLOCK (tbq);
   gst_element_remove_pad (element, pad);

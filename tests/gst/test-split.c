@@ -753,6 +753,97 @@ GST_START_TEST (test_a_branch_released_while_playing_loses_nothing)
 
 GST_END_TEST;
 
+typedef struct
+{
+  Rig *rig;
+  guint64 n;
+  GstFlowReturn ret;
+} Pusher;
+
+static gpointer
+pusher_main (gpointer data)
+{
+  Pusher *p = data;
+  guint64 i;
+
+  p->ret = GST_FLOW_OK;
+  for (i = 0; i < p->n && p->ret == GST_FLOW_OK; i++)
+    p->ret = rig_push (p->rig, i);
+  return NULL;
+}
+
+static gpointer
+release_main (gpointer data)
+{
+  Branch *b = data;
+
+  gst_element_release_request_pad (b->rig->split, b->esrc);
+  return NULL;
+}
+
+/* The only branch released while upstream waits at the limit (its push
+ * held, the queue full; one item taken first, so that upstream waits for
+ * the low mark, in some rounds): upstream's push ends with NOT_LINKED, as
+ * with a tee that has no src pad, and never waits on at a queue nothing
+ * drains any more.  (Its task could stop between two steps without
+ * saying so, and upstream then waited for ever: 4 of 133 runs of a
+ * hostile script.)  A branch requested afterwards takes
+ * what the queue held and the next buffer. */
+GST_START_TEST (test_the_last_branch_released_while_upstream_waits)
+{
+  guint round;
+
+  for (round = 0; round < 10; round++) {
+    Rig *rig = rig_new (1, "max-size-buffers", 4, "max-size-bytes", 0,
+        "max-size-time", (guint64) 0, NULL);
+    Branch *b = &rig->branches[0];
+    Pusher p = { rig, 1000, GST_FLOW_OK };
+    GThread *pusher, *release;
+    guint total;
+
+    b->hold = TRUE;
+    pusher = g_thread_new ("pusher", pusher_main, &p);
+    tbq_wait_property (rig->split, "current-level-buffers", 4);
+    RIG_WAIT (rig, b->holding == 1);
+    if (round % 2 == 1) {
+      /* One more out: 3 of 4 queued, above the low mark. */
+      pthread_mutex_lock (&rig->lock);
+      b->hold = FALSE;
+      pthread_cond_broadcast (&rig->cond);
+      pthread_mutex_unlock (&rig->lock);
+      RIG_WAIT (rig, rig->total >= 1);
+      pthread_mutex_lock (&rig->lock);
+      b->hold = TRUE;
+      pthread_mutex_unlock (&rig->lock);
+    }
+    /* The release waits for the push it is in: let it go after. */
+    release = g_thread_new ("release", release_main, b);
+    g_usleep (round * 10 * G_TIME_SPAN_MILLISECOND / 2);
+    pthread_mutex_lock (&rig->lock);
+    b->hold = FALSE;
+    pthread_cond_broadcast (&rig->cond);
+    pthread_mutex_unlock (&rig->lock);
+    g_thread_join (release);
+    g_thread_join (pusher);
+    fail_unless_equals_int (p.ret, GST_FLOW_NOT_LINKED);
+    gst_object_unref (b->esrc);
+    /* A branch requested afterwards starts the stream again. */
+    b->esrc = gst_element_request_pad_simple (rig->split, "src_%u");
+    fail_unless (b->esrc != NULL);
+    fail_unless_equals_int (gst_pad_link (b->esrc, b->sink), GST_PAD_LINK_OK);
+    pthread_mutex_lock (&rig->lock);
+    total = rig->total;
+    pthread_mutex_unlock (&rig->lock);
+    fail_unless_equals_int (rig_push (rig, 5000), GST_FLOW_OK);
+    /* (After what the queue still held, which goes there first.) */
+    RIG_WAIT (rig, rig->total > total && g_array_index (b->offsets, guint64,
+            b->offsets->len - 1) == 5000);
+    rig_free (rig);
+  }
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_flush_reaches_every_branch_and_the_stream_goes_on)
 {
   Rig *rig = rig_new (3, NULL);
@@ -892,6 +983,7 @@ tbqsplit_suite (void)
   tcase_add_test (tc, test_a_buffer_list_goes_whole_to_one_branch);
   tcase_add_test (tc, test_a_stalled_branch_does_not_stop_the_others);
   tcase_add_test (tc, test_upstream_at_a_limit_resumes_at_the_low_mark);
+  tcase_add_test (tc, test_the_last_branch_released_while_upstream_waits);
   tcase_add_test (tc,
       test_sticky_events_reach_every_branch_before_its_first_buffer);
   tcase_add_test (tc,
