@@ -564,12 +564,7 @@ gst_tbq_join_done (gpointer data, guint branch, guint64 epoch, guint64 seq)
   if (pad->mode == JOIN_PAD_UNDECIDED)
     sink_decide (join, pad, FALSE);
   gen = pad_gen (pad);
-  /* Also while the pad flushes (a worker that flushed on its own: the
-   * push of `seq` returned FLUSHING): the number is done with, a gap,
-   * and nothing else of the branch may ever say so; a done mark outlives
-   * flushes (locked_take). */
-  if (pad->mode == JOIN_PAD_SEQUENCE && (sink_flow (join, pad) == GST_FLOW_OK
-          || pad_flushing (pad)))
+  if (pad->mode == JOIN_PAD_SEQUENCE && sink_flow (join, pad) == GST_FLOW_OK)
     sink_done (join, pad, gen, epoch, seq);
   if (JOIN_LOAD (pad->written) == written) {
     /* No record woke the src task: a quiet output of the push may be

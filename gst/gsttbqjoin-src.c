@@ -478,12 +478,7 @@ locked_take (GstTbqJoin * join, guint16 type, const JoinRecord * rec)
   JoinItem *item;
 
   pad->read++;
-  /* A done mark is never void: it says the branch is done with its
-   * numbers up to one, which a flush does not undo (one of an epoch the
-   * order is past is dropped at its FIFO's head); a flush of the branch
-   * alone leaves the epoch as it was, and its numbers resolve by it. */
-  if (rec->gen != atomic_load_explicit (&pad->gen, memory_order_relaxed)
-      && type != JOIN_REC_DONE) {
+  if (rec->gen != atomic_load_explicit (&pad->gen, memory_order_relaxed)) {
     /* Written before the pad's FLUSH_START, or during a flush it did not
      * get (gsttbqjoin-sink.c, "FLUSHING AND THE GENERATION"). */
     if (rec->object != NULL && !GST_IS_EVENT (rec->object)) {
@@ -1137,26 +1132,19 @@ locked_collect (GstTbqJoin * join, JoinOut * out)
 }
 
 /* The order starts again at number 0 of the pair's epoch, with nothing
- * sent yet, when the split restarted its numbers (a flush from upstream
- * begins a new epoch before it reaches the branches).  In the same epoch
- * (a flush of some branches alone, or of the join alone) the order goes
- * on where it was: the numbers before `next` went out or were counted as
- * gaps already, and starting again below would count those it passed
- * (and the pair had not counted as resolved yet) as gaps once more. */
+ * sent yet. */
 static void
 locked_restart_order (GstTbqJoin * join)
 {
   guint i;
 
-  if (join->pair == NULL || join->epoch != gst_tbq_pair_epoch (join->pair)) {
-    join->next = 0;
-    join->next_had_output = FALSE;
-    join->n_slots = 0;
-    if (join->pair != NULL)
-      join->epoch = gst_tbq_pair_epoch (join->pair);
-  }
+  join->next = 0;
+  join->next_had_output = FALSE;
+  join->n_slots = 0;
   gst_clear_object (&join->last_out);
   gst_tbq_join_locked_forget_clean (join);
+  if (join->pair != NULL)
+    join->epoch = gst_tbq_pair_epoch (join->pair);
   for (i = 0; i < join->pads->len; i++)
     gst_tbq_join_pad_forget_times (g_ptr_array_index (join->pads, i), FALSE);
 }
@@ -1178,18 +1166,17 @@ gst_tbq_join_locked_clear_src (GstTbqJoin * join)
   locked_restart_order (join);
 }
 
-/* Whether an item stays through a flush: a done mark (locked_take), or
- * one its pad wrote after its own FLUSH_STOP in this flush (a pad of the
- * flush, and of the generation that pad's last FLUSH_START made).
- * Anything else was written before its pad's FLUSH_START, or by a pad
- * that did not flush during the flush: void. */
+/* Whether an item stays through a flush: one its pad wrote after its own
+ * FLUSH_STOP in this flush (a pad of the flush, and of the generation
+ * that pad's last FLUSH_START made).  Anything else was written before
+ * its pad's FLUSH_START, or by a pad that did not flush during the flush:
+ * void. */
 static gboolean
 locked_survives_flush (JoinItem * item)
 {
-  return item->type == JOIN_REC_DONE || (item->pad->in_flush
-      && !item->pad->flush_started
+  return item->pad->in_flush && !item->pad->flush_started
       && item->gen == atomic_load_explicit (&item->pad->gen,
-          memory_order_relaxed));
+      memory_order_relaxed);
 }
 
 /* Items read while a flush goes on are of two kinds (gsttbqjoin-sink.c,

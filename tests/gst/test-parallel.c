@@ -2036,72 +2036,6 @@ GST_START_TEST (test_stop_drops_the_events_held_for_the_join)
 
 GST_END_TEST;
 
-/* A worker that flushes on its own output (FLUSH_START, FLUSH_STOP and a
- * SEGMENT again on its src pad, as an element that flushes itself does)
- * while the stream flows and nothing upstream flushes: what it had in
- * hand is lost, as gaps, and the rest goes on in order to EOS.  The
- * numbers of that branch must still resolve: the push the flush ended
- * wrote no done mark (the join's pad flushed), and the flush dropped the
- * done marks the join had not read yet, so the window stayed full and
- * the stream stopped for good (3 of 6 runs of a hostile script).  Here
- * the worker holds an input when the flush begins (a stall), so its push
- * always ends in the flush. */
-GST_START_TEST (test_a_worker_flushed_alone_costs_only_gaps)
-{
-  guint round;
-
-  for (round = 0; round < 4; round++) {
-    TbqWorkerConfig cfg[2] = { TBQ_WORKER_DEFAULT, TBQ_WORKER_DEFAULT };
-    guint64 n = tbq_scaled (400, 120), i, prev = 0;
-    GstPad *wsink, *wsrc;
-    GstEvent *segment;
-    Branch *b;
-    Pusher *p;
-    Rig *r;
-
-    cfg[0].delay_us = cfg[1].delay_us = 100;
-    cfg[round % 2].stall_at = 5;
-    r = rig_new (2, cfg, FALSE, NULL);
-    b = &r->branches[round % 2];
-    rig_play (r);
-    p = rig_push_async (r, 0, n);
-    tbq_worker_wait_stalled (b->w);
-    wsink = gst_element_get_static_pad (b->worker, "sink");
-    wsrc = gst_element_get_static_pad (b->worker, "src");
-    segment = gst_pad_get_sticky_event (wsrc, GST_EVENT_SEGMENT, 0);
-    fail_unless (segment != NULL);
-    gst_pad_push_event (wsrc, gst_event_new_flush_start ());
-    /* Its push of the held input ends with FLUSHING. */
-    tbq_worker_unstall (b->w);
-    /* Between two of its inputs: the end of its flush. */
-    GST_PAD_STREAM_LOCK (wsink);
-    fail_unless (gst_pad_push_event (wsrc, gst_event_new_flush_stop (TRUE)));
-    fail_unless (gst_pad_push_event (wsrc, gst_event_copy (segment)));
-    GST_PAD_STREAM_UNLOCK (wsink);
-    gst_event_unref (segment);
-    gst_object_unref (wsink);
-    gst_object_unref (wsrc);
-    fail_unless_equals_int (pusher_join (p), GST_FLOW_OK);
-    rig_eos (r);
-    TBQ_LOCK (r->sink);
-    for (i = 0; i < r->sink->indices->len; i++) {
-      guint64 index = g_array_index (r->sink->indices, guint64, i);
-
-      fail_unless (i == 0 || index > prev, "%" G_GUINT64_FORMAT " after %"
-          G_GUINT64_FORMAT, index, prev);
-      prev = index;
-    }
-    /* Every input out but those the flush took, each of them a gap. */
-    fail_unless_equals_uint64 (tbq_join_stat (r->join, "gaps"),
-        n - r->sink->indices->len);
-    fail_unless (r->sink->indices->len > n / 2);
-    TBQ_UNLOCK (r->sink);
-    rig_free (r);
-  }
-}
-
-GST_END_TEST;
-
 /* ---- nested pairs ---- */
 
 /* Each join of `bin` bound to its split: sequence order, no gap, no late
@@ -2505,7 +2439,6 @@ tbqparallel_suite (void)
   tcase_add_test (flow, test_stop_with_a_full_window);
   tcase_add_test (flow, test_stop_while_every_branch_pushes);
   tcase_add_test (flow, test_stop_drops_the_events_held_for_the_join);
-  tcase_add_test (flow, test_a_worker_flushed_alone_costs_only_gaps);
   tcase_add_test (nested, test_nested_tbqparallel);
   tcase_add_test (nested, test_nested_tbqparallel_of_encoders);
   tcase_add_test (nested, test_pair_inside_a_branch);
