@@ -1190,34 +1190,34 @@ locked_survives_flush (JoinItem * item)
  * the task may have read for a moment (until its push found the src pad
  * flushing), and the first pad's FLUSH_START may have waited for the
  * task while other pads flushed and went on. */
-void
-gst_tbq_join_locked_flush_drop (GstTbqJoin * join)
+/* Drop the items of `queue` (a pad's FIFO when `fifo`, else the arrival
+ * queue) that do not survive the flush; the others stay, in order. */
+static void
+locked_drop_void (GstTbqJoin * join, GQueue * queue, gboolean fifo)
 {
   GQueue keep = G_QUEUE_INIT;
   JoinItem *item;
+
+  while ((item = g_queue_pop_head (queue)) != NULL) {
+    if (locked_survives_flush (item))
+      g_queue_push_tail (&keep, item);
+    else
+      locked_discard (join, item, fifo);
+  }
+  *queue = keep;
+}
+
+void
+gst_tbq_join_locked_flush_drop (GstTbqJoin * join)
+{
   guint i;
 
   if (join->reader != NULL)
     locked_read (join);
-  while ((item = g_queue_pop_head (&join->arrival)) != NULL) {
-    if (locked_survives_flush (item))
-      g_queue_push_tail (&keep, item);
-    else
-      locked_discard (join, item, FALSE);
-  }
-  join->arrival = keep;
-  for (i = 0; i < join->pads->len; i++) {
-    GstTbqJoinPad *pad = g_ptr_array_index (join->pads, i);
-
-    g_queue_init (&keep);
-    while ((item = g_queue_pop_head (&pad->fifo)) != NULL) {
-      if (locked_survives_flush (item))
-        g_queue_push_tail (&keep, item);
-      else
-        locked_discard (join, item, TRUE);
-    }
-    pad->fifo = keep;
-  }
+  locked_drop_void (join, &join->arrival, FALSE);
+  for (i = 0; i < join->pads->len; i++)
+    locked_drop_void (join,
+        &((GstTbqJoinPad *) g_ptr_array_index (join->pads, i))->fifo, TRUE);
   locked_restart_order (join);
 }
 
