@@ -952,13 +952,19 @@ tbq_bus_count (GstBus * bus, GstMessageType type, const gchar * text)
 
   while ((m = gst_bus_pop_filtered (bus, type)) != NULL) {
     GError *err = NULL;
+    gchar *debug = NULL;
 
     if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_WARNING)
-      gst_message_parse_warning (m, &err, NULL);
+      gst_message_parse_warning (m, &err, &debug);
     else
-      gst_message_parse_error (m, &err, NULL);
-    if (text == NULL || strstr (err->message, text) != NULL)
+      gst_message_parse_error (m, &err, &debug);
+    if (text == NULL || strstr (err->message, text) != NULL) {
+      /* In the test's log: what a failed count was made of. */
+      g_printerr ("%s from %s: %s (%s)\n", GST_MESSAGE_TYPE_NAME (m),
+          GST_MESSAGE_SRC_NAME (m), err->message, debug ? debug : "");
       n++;
+    }
+    g_free (debug);
     g_error_free (err);
     gst_message_unref (m);
   }
